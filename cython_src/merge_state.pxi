@@ -1,0 +1,241 @@
+# Included by the training modules (a Cython include: the class is compiled into each module that
+# trains, so no cross-module cimport is needed).
+"""Weighted token sequences and the incremental pair counts that BPE training merges over.
+
+Shared by phase 1 (sequences = unique pretokens, units = bytes) and phase 2 (sequences = supermerge
+candidates, units = whole pretoken tokens). Semantics are the reference's: pairs are counted without
+overlap inside a run of equal tokens, a merge applies left to right without overlap, and the best pair
+has the highest count, ties going to the smallest left token bytes, then the smallest right token bytes.
+Each merge costs time in proportion to the sequences that hold the pair (a pair -> sequences index).
+"""
+from cython.operator cimport dereference as deref
+from libc.stdint cimport int8_t, int32_t, int64_t
+from libcpp.string cimport string
+from libcpp.unordered_map cimport unordered_map
+from libcpp.vector cimport vector
+
+from pair_table cimport (PairTable, pack_pair, pair_table_free, pair_table_get,
+                         pair_table_get_or_insert, pair_table_init)
+
+
+cdef struct HeapEntry:
+    int64_t count
+    int32_t pair
+
+
+cdef class MergeState:
+    cdef vector[string] token_bytes
+    cdef unordered_map[string, int32_t] token_ids
+    cdef vector[vector[int32_t]] seqs
+    cdef vector[int64_t] weights
+    cdef PairTable table
+    cdef vector[int32_t] pair_left
+    cdef vector[int32_t] pair_right
+    cdef vector[int64_t] pair_count
+    cdef vector[vector[int32_t]] pair_seqs
+    cdef vector[int32_t] pair_stamp
+    cdef vector[int64_t] pair_before
+    cdef vector[int32_t] touched
+    cdef vector[int32_t] seq_stamp
+    cdef vector[int32_t] scratch
+    cdef vector[HeapEntry] heap
+    cdef int32_t step
+
+    def __cinit__(self):
+        pair_table_init(&self.table, 1 << 16)
+        self.step = 0
+
+    def __dealloc__(self):
+        pair_table_free(&self.table)
+
+    # -- tokens ------------------------------------------------------------------------------------
+    cdef int32_t intern(self, const string& b) except -2 nogil:
+        """The id of the token with bytes `b`, created at the end of the vocabulary when new."""
+        cdef unordered_map[string, int32_t].iterator it = self.token_ids.find(b)
+        if it != self.token_ids.end():
+            return deref(it).second
+        cdef int32_t tid = <int32_t>self.token_bytes.size()
+        self.token_bytes.push_back(b)
+        self.token_ids[b] = tid
+        return tid
+
+    # -- heap: max by count, then min left bytes, then min right bytes ------------------------------
+    cdef inline bint _before(self, const HeapEntry& a, const HeapEntry& b) noexcept nogil:
+        if a.count != b.count:
+            return a.count > b.count
+        cdef int c = self.token_bytes[self.pair_left[a.pair]].compare(
+            self.token_bytes[self.pair_left[b.pair]])
+        if c != 0:
+            return c < 0
+        c = self.token_bytes[self.pair_right[a.pair]].compare(self.token_bytes[self.pair_right[b.pair]])
+        if c != 0:
+            return c < 0
+        return a.pair < b.pair
+
+    cdef void _push(self, int32_t pair) noexcept nogil:
+        cdef HeapEntry e
+        e.count = self.pair_count[pair]
+        e.pair = pair
+        self.heap.push_back(e)
+        cdef size_t i = self.heap.size() - 1
+        cdef size_t parent
+        while i > 0:
+            parent = (i - 1) >> 1
+            if not self._before(e, self.heap[parent]):
+                break
+            self.heap[i] = self.heap[parent]
+            i = parent
+        self.heap[i] = e
+
+    cdef void _pop(self) noexcept nogil:
+        cdef HeapEntry last = self.heap.back()
+        self.heap.pop_back()
+        cdef size_t n = self.heap.size()
+        if n == 0:
+            return
+        cdef size_t i = 0
+        cdef size_t child
+        while True:
+            child = 2 * i + 1
+            if child >= n:
+                break
+            if child + 1 < n and self._before(self.heap[child + 1], self.heap[child]):
+                child += 1
+            if not self._before(self.heap[child], last):
+                break
+            self.heap[i] = self.heap[child]
+            i = child
+        self.heap[i] = last
+
+    # -- pairs -------------------------------------------------------------------------------------
+    cdef int32_t _pair_index(self, int32_t left, int32_t right) except -2 nogil:
+        cdef int32_t idx = <int32_t>self.pair_left.size()
+        cdef int32_t found = pair_table_get_or_insert(&self.table, pack_pair(left, right), idx)
+        if found >= 0:
+            return found
+        self.pair_left.push_back(left)
+        self.pair_right.push_back(right)
+        self.pair_count.push_back(0)
+        self.pair_seqs.push_back(vector[int32_t]())
+        self.pair_stamp.push_back(-1)
+        self.pair_before.push_back(0)
+        return idx
+
+    cdef int _counted_pairs(self, const vector[int32_t]& s, vector[int32_t]& out) except -1 nogil:
+        """The pairs of `s` as counted (a run of n equal tokens gives n // 2 pairs), as pair indices."""
+        out.clear()
+        cdef size_t n = s.size()
+        cdef size_t i = 0
+        while i + 1 < n:
+            out.push_back(self._pair_index(s[i], s[i + 1]))
+            if s[i] == s[i + 1] and i + 2 < n and s[i + 2] == s[i]:
+                i += 2
+            else:
+                i += 1
+        return 0
+
+    cdef int count_all_pairs(self) except -1 nogil:
+        """Initial pair counts and pair -> sequence index over all sequences, then the heap."""
+        cdef size_t w, k
+        cdef int32_t p
+        self.seq_stamp.assign(self.seqs.size(), -1)
+        for w in range(self.seqs.size()):
+            self._counted_pairs(self.seqs[w], self.scratch)
+            for k in range(self.scratch.size()):
+                p = self.scratch[k]
+                self.pair_count[p] += self.weights[w]
+                if self.pair_stamp[p] != <int32_t>w:
+                    self.pair_stamp[p] = <int32_t>w
+                    self.pair_seqs[p].push_back(<int32_t>w)
+        self.pair_stamp.assign(self.pair_stamp.size(), -1)
+        for k in range(self.pair_count.size()):
+            if self.pair_count[k] > 0:
+                self._push(<int32_t>k)
+        return 0
+
+    cdef int32_t best_pair(self) except -2 nogil:
+        """The pair to merge next (left on the heap), or -1 when no pair has a positive count."""
+        cdef HeapEntry top
+        while self.heap.size() > 0:
+            top = self.heap[0]
+            if top.count == self.pair_count[top.pair]:
+                return top.pair
+            self._pop()
+            if 0 < self.pair_count[top.pair] < top.count:
+                self._push(top.pair)
+        return -1
+
+    cdef void _touch(self, int32_t pair) noexcept nogil:
+        if self.pair_stamp[pair] != self.step:
+            self.pair_stamp[pair] = self.step
+            self.pair_before[pair] = self.pair_count[pair]
+            self.touched.push_back(pair)
+
+    cdef int8_t merge(self, int32_t pair, int32_t new_id) except -1 nogil:
+        """Apply `pair` -> `new_id` in every sequence that holds it; 1 when some sequence became one token."""
+        cdef int32_t a = self.pair_left[pair]
+        cdef int32_t b = self.pair_right[pair]
+        cdef vector[int32_t] seq_list
+        seq_list.swap(self.pair_seqs[pair])
+        cdef int8_t flag = 0
+        cdef size_t j, k, i, n, out_len
+        cdef int32_t w, p
+        cdef int64_t wt
+        cdef bint changed
+        self.step += 1
+        self.touched.clear()
+        for j in range(seq_list.size()):
+            w = seq_list[j]
+            if self.seq_stamp[w] == self.step:
+                continue
+            self.seq_stamp[w] = self.step
+            n = self.seqs[w].size()
+            # Apply the merge in place, left to right, without overlap.
+            changed = False
+            i = 0
+            out_len = 0
+            while i < n:
+                if i + 1 < n and self.seqs[w][i] == a and self.seqs[w][i + 1] == b:
+                    changed = True
+                    break
+                i += 1
+            if not changed:
+                continue
+            wt = self.weights[w]
+            self._counted_pairs(self.seqs[w], self.scratch)
+            for k in range(self.scratch.size()):
+                p = self.scratch[k]
+                self._touch(p)
+                self.pair_count[p] -= wt
+            i = 0
+            while i < n:
+                if i + 1 < n and self.seqs[w][i] == a and self.seqs[w][i + 1] == b:
+                    self.seqs[w][out_len] = new_id
+                    i += 2
+                else:
+                    self.seqs[w][out_len] = self.seqs[w][i]
+                    i += 1
+                out_len += 1
+            self.seqs[w].resize(out_len)
+            if out_len == 1 and n > 1:
+                flag = 1
+            self._counted_pairs(self.seqs[w], self.scratch)
+            for k in range(self.scratch.size()):
+                p = self.scratch[k]
+                self._touch(p)
+                self.pair_count[p] += wt
+                if self.pair_left[p] == new_id or self.pair_right[p] == new_id:
+                    self.pair_seqs[p].push_back(w)
+        for k in range(self.touched.size()):
+            p = self.touched[k]
+            if self.pair_count[p] > self.pair_before[p]:
+                self._push(p)
+        return flag
+
+    cdef void token_frequencies(self, vector[int64_t]& out) noexcept nogil:
+        """How often each token occurs in the sequences, weighted."""
+        cdef size_t w, i
+        out.assign(self.token_bytes.size(), 0)
+        for w in range(self.seqs.size()):
+            for i in range(self.seqs[w].size()):
+                out[self.seqs[w][i]] += self.weights[w]

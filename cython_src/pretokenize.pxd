@@ -1,0 +1,277 @@
+# cython: language_level=3
+"""The pretokenizer's C core, header-only (every function inline), so that any Cython module can
+`from pretokenize cimport pretokenize_utf8` without importing `sqltok._pretokenize` at run time.
+
+Semantics are documented in pretokenize.pyx. The matcher never backtracks: each branch of the
+patterns is resolved by one forward scan (see `word_end`, `space_end`), so the time is linear.
+"""
+from libc.stdint cimport int64_t, uint16_t, uint32_t, uint64_t
+from libc.string cimport memcpy
+from libcpp.vector cimport vector
+
+
+cdef extern from "unicode_tables.h" nogil:
+    # Class bits (low byte) and script code (high byte) of every code point; Unicode 17.0.0.
+    const int UC_LU, UC_LL, UC_LT, UC_LM, UC_LO, UC_M, UC_N, UC_WS
+    const int UC_L, UC_UPPERISH, UC_LOWERISH
+    const int SC_UNKNOWN, SC_COMMON, SC_INHERITED, SC_FIRST_SPECIFIC, SC_LAST_SPECIFIC, SC_COUNT
+    const char* const SC_NAMES[]
+    uint16_t uc_entry(uint32_t cp)
+
+
+cdef enum:
+    LF = 10
+    CR = 13
+    SPACE = 32
+    APOSTROPHE = 39
+    SLASH = 47
+
+
+# ---------------------------------------------------------------------------------------------------
+# Matching one run
+
+cdef inline Py_ssize_t next_char(const unsigned char* s, Py_ssize_t i, Py_ssize_t n,
+                                 uint32_t* cp) noexcept nogil:
+    """Decode the code point at byte i into cp; return the offset of the next one."""
+    cdef uint32_t b = s[i]
+    if b < 0x80:
+        cp[0] = b
+        return i + 1
+    if b < 0xE0:
+        if i + 2 > n:
+            cp[0] = 0xFFFD
+            return n
+        cp[0] = ((b & 0x1F) << 6) | (s[i + 1] & 0x3F)
+        return i + 2
+    if b < 0xF0:
+        if i + 3 > n:
+            cp[0] = 0xFFFD
+            return n
+        cp[0] = ((b & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F)
+        return i + 3
+    if i + 4 > n:
+        cp[0] = 0xFFFD
+        return n
+    b = ((b & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6) | (s[i + 3] & 0x3F)
+    cp[0] = b if b <= 0x10FFFF else 0xFFFD
+    return i + 4
+
+
+cdef inline Py_ssize_t class_run(const unsigned char* s, Py_ssize_t k, Py_ssize_t n,
+                                 int mask) noexcept nogil:
+    """End of the run of characters with a class bit in `mask` starting at byte k."""
+    cdef uint32_t cp
+    cdef Py_ssize_t nx
+    while k < n:
+        nx = next_char(s, k, n, &cp)
+        if not (uc_entry(cp) & mask):
+            break
+        k = nx
+    return k
+
+
+cdef inline Py_ssize_t upperish_run(const unsigned char* s, Py_ssize_t k, Py_ssize_t n,
+                                    Py_ssize_t* last_lower) noexcept nogil:
+    """End of the UPPERISH run from byte k; last_lower gets the end of its last LOWERISH char or -1."""
+    cdef uint32_t cp
+    cdef uint16_t c
+    cdef Py_ssize_t nx
+    last_lower[0] = -1
+    while k < n:
+        nx = next_char(s, k, n, &cp)
+        c = uc_entry(cp)
+        if not (c & UC_UPPERISH):
+            break
+        if c & UC_LOWERISH:
+            last_lower[0] = nx
+        k = nx
+    return k
+
+
+cdef inline Py_ssize_t word_end(const unsigned char* s, Py_ssize_t i, Py_ssize_t after, Py_ssize_t n,
+                                uint16_t c0) noexcept nogil:
+    """End of the two word branches (without contraction) at byte i, or -1; `after` ends char i.
+
+    Branch order: prefixed [UPPERISH]*[LOWERISH]+, unprefixed, prefixed [UPPERISH]+[LOWERISH]*,
+    unprefixed. A letter cannot be a prefix; a non-letter can only match unprefixed if it is a mark.
+    """
+    cdef Py_ssize_t k, e, last_lower
+    cdef Py_ssize_t j = i if c0 & UC_L else after
+    k = upperish_run(s, j, n, &last_lower)
+    e = class_run(s, k, n, UC_LOWERISH)
+    if e > k:
+        return e
+    if last_lower >= 0:
+        return last_lower
+    if j == after and c0 & UC_M:
+        return after
+    return k if k > j else -1
+
+
+cdef inline Py_ssize_t contraction_end(const unsigned char* s, Py_ssize_t e, Py_ssize_t n) noexcept nogil:
+    """e extended over a following (?i:'s|'t|'re|'ve|'m|'ll|'d), if any."""
+    cdef unsigned char c, c2
+    if e + 1 >= n or s[e] != APOSTROPHE:
+        return e
+    c = s[e + 1] | 0x20
+    if c == b's' or c == b't' or c == b'm' or c == b'd':
+        return e + 2
+    if e + 2 >= n:
+        return e
+    if s[e + 1] == 0xC5 and s[e + 2] == 0xBF:  # U+017F LATIN SMALL LETTER LONG S folds to s
+        return e + 3
+    c2 = s[e + 2] | 0x20
+    if ((c == b'r' or c == b'v') and c2 == b'e') or (c == b'l' and c2 == b'l'):
+        return e + 3
+    return e
+
+
+cdef inline Py_ssize_t punct_end(const unsigned char* s, Py_ssize_t k, Py_ssize_t n) noexcept nogil:
+    """End of [^\\s\\p{L}\\p{N}]*[\\r\\n/]* from byte k."""
+    cdef uint32_t cp
+    cdef Py_ssize_t nx
+    while k < n:
+        nx = next_char(s, k, n, &cp)
+        if uc_entry(cp) & (UC_L | UC_N | UC_WS):
+            break
+        k = nx
+    while k < n and (s[k] == CR or s[k] == LF or s[k] == SLASH):
+        k += 1
+    return k
+
+
+cdef inline Py_ssize_t digits_end(const unsigned char* s, Py_ssize_t k, Py_ssize_t n) noexcept nogil:
+    """End of up to two more \\p{N} characters from byte k (the tail of \\p{N}{1,3})."""
+    cdef uint32_t cp
+    cdef Py_ssize_t nx
+    cdef int more
+    for more in range(2):
+        if k >= n:
+            break
+        nx = next_char(s, k, n, &cp)
+        if not (uc_entry(cp) & UC_N):
+            break
+        k = nx
+    return k
+
+
+cdef inline Py_ssize_t space_end(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    """End of \\s*[\\r\\n]+ | \\s+(?!\\S) | \\s+ at byte i (a whitespace character)."""
+    cdef uint32_t cp
+    cdef Py_ssize_t k = i, nx, last_start = i, last_newline = -1
+    while k < n:
+        nx = next_char(s, k, n, &cp)
+        if not (uc_entry(cp) & UC_WS):
+            break
+        if cp == CR or cp == LF:
+            last_newline = nx
+        last_start = k
+        k = nx
+    if last_newline >= 0:
+        return last_newline
+    if k == n or last_start == i:
+        return k
+    return last_start
+
+
+cdef inline Py_ssize_t rest_end(const unsigned char* s, Py_ssize_t i, Py_ssize_t after, Py_ssize_t n,
+                                uint32_t cp0, uint16_t c0) noexcept nogil:
+    """End of the branches shared by both patterns (REST) at byte i."""
+    cdef uint32_t cp1
+    cdef Py_ssize_t nx
+    if c0 & UC_N:
+        return digits_end(s, after, n)
+    if cp0 == SPACE and after < n:
+        nx = next_char(s, after, n, &cp1)
+        if not (uc_entry(cp1) & (UC_L | UC_N | UC_WS)):
+            return punct_end(s, nx, n)
+    if c0 & UC_WS:
+        return space_end(s, i, n)
+    return punct_end(s, after, n)
+
+
+cdef inline Py_ssize_t match_main(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    """End of the main pattern's match at byte i."""
+    cdef uint32_t cp0
+    cdef Py_ssize_t e, after = next_char(s, i, n, &cp0)
+    cdef uint16_t c0 = uc_entry(cp0)
+    if not (c0 & UC_N) and cp0 != CR and cp0 != LF:
+        e = word_end(s, i, after, n, c0)
+        if e >= 0:
+            return contraction_end(s, e, n)
+    return rest_end(s, i, after, n, cp0, c0)
+
+
+cdef inline Py_ssize_t match_specific(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    """End of the script-specific pattern's match at byte i."""
+    cdef uint32_t cp0, cp1
+    cdef Py_ssize_t nx, after = next_char(s, i, n, &cp0)
+    cdef uint16_t c0 = uc_entry(cp0)
+    if c0 & UC_L:
+        return class_run(s, after, n, UC_M)
+    if cp0 == SPACE and after < n:
+        nx = next_char(s, after, n, &cp1)
+        if uc_entry(cp1) & UC_L:
+            return class_run(s, nx, n, UC_M)
+    return rest_end(s, i, after, n, cp0, c0)
+
+
+cdef inline int match_run(const unsigned char* s, Py_ssize_t start, Py_ssize_t end, bint specific,
+                   vector[int64_t]& ends) except -1 nogil:
+    """Append the end of every pretoken of s[start:end], matched as a string of its own."""
+    cdef const unsigned char* run = s + start
+    cdef Py_ssize_t n = end - start, i = 0
+    while i < n:
+        i = match_specific(run, i, n) if specific else match_main(run, i, n)
+        ends.push_back(start + i)
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------------
+# Script runs
+
+cdef inline bint is_ascii(const unsigned char* s, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t word, acc = 0
+    cdef Py_ssize_t i = 0
+    while i + 8 <= n:
+        memcpy(&word, s + i, 8)
+        acc |= word
+        i += 8
+    while i < n:
+        acc |= s[i]
+        i += 1
+    return (acc & 0x8080808080808080ULL) == 0
+
+
+cdef inline bint is_specific(int script) noexcept nogil:
+    return SC_FIRST_SPECIFIC <= script <= SC_LAST_SPECIFIC
+
+
+cdef inline int pretokenize_utf8(const unsigned char* s, Py_ssize_t n, bint script_aware,
+                          vector[int64_t]& ends) except -1 nogil:
+    """Append to `ends` the end byte offset (from s) of every pretoken of the UTF-8 text s[:n]."""
+    cdef uint32_t cp
+    cdef int script, current = -1  # -1: no character yet; SC_COMMON/SC_INHERITED: no real script yet
+    cdef Py_ssize_t i = 0, nx, run_start = 0, last_end = 0
+    if not script_aware or is_ascii(s, n):  # ASCII is Latin and Common only: one run
+        return match_run(s, 0, n, False, ends)
+    while i < n:
+        nx = next_char(s, i, n, &cp)
+        script = uc_entry(cp) >> 8
+        if script == current:
+            last_end = nx
+        elif script == SC_INHERITED:
+            if current == -1:
+                current = SC_INHERITED
+            last_end = nx
+        elif script == SC_COMMON or script == SC_UNKNOWN:
+            if current == -1:
+                current = SC_COMMON
+        else:
+            if current > SC_INHERITED:
+                match_run(s, run_start, last_end, is_specific(current), ends)
+                run_start = last_end
+            current = script
+            last_end = nx
+        i = nx
+    return match_run(s, run_start, n, is_specific(current), ends)

@@ -1,0 +1,31 @@
+"""Build: the Python package `sqltok`, with `udfs/`, `sql/` and the Cython extensions of `cython_src/`
+installed inside it (the repository keeps them as top-level folders, one concept each)."""
+import sys
+
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+CXX_ARGS = ["-O3", "-std=c++17"] if sys.platform != "win32" else ["/O2", "/std:c++17"]
+
+
+def ext(name: str) -> Extension:
+    return Extension(
+        f"sqltok._{name}",
+        [f"cython_src/{name}.pyx"],
+        include_dirs=["cython_src"],
+        language="c++",
+        extra_compile_args=CXX_ARGS,
+    )
+
+
+setup(
+    packages=["sqltok", "sqltok.formats", "sqltok.udfs", "sqltok.sql"],
+    package_dir={"sqltok": "sqltok", "sqltok.udfs": "udfs", "sqltok.sql": "sql"},
+    package_data={"sqltok.sql": ["*.sql"], "sqltok": ["data/*"]},
+    ext_modules=cythonize(
+        [ext("pretokenize"), ext("bpe_train"), ext("bpe_encode")],
+        compiler_directives={"language_level": "3", "boundscheck": False, "wraparound": False,
+                             "cdivision": True, "initializedcheck": False},
+        include_path=["cython_src"],
+    ),
+)

@@ -1,0 +1,6 @@
+-- What a training source holds: documents used, NULL and empty ones skipped, UTF-8 bytes.
+SELECT count(text) FILTER (WHERE text <> '')          AS documents,
+       count(*) - count(text)                         AS null_documents,
+       count(*) FILTER (WHERE text = '')              AS empty_documents,
+       coalesce(sum(strlen(text)), 0)::BIGINT   AS bytes
+FROM ({source});

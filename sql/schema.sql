@@ -1,0 +1,48 @@
+-- The model store: every model is rows keyed by its name, so one DELETE per table removes it whole.
+CREATE SCHEMA IF NOT EXISTS sqltok;
+
+CREATE TABLE IF NOT EXISTS sqltok.models (
+    model          VARCHAR NOT NULL,   -- the name SQL and Python refer to it by
+    method         VARCHAR NOT NULL,   -- word | boundless | superbpe (the reference's names)
+    vocab_size     INTEGER NOT NULL,   -- tokens, special tokens not included
+    script_aware   BOOLEAN NOT NULL,
+    settings       VARCHAR NOT NULL,   -- the reference's settings line (JSON)
+    super_settings VARCHAR,            -- two-phase models: the superwords settings line (JSON)
+    source         VARCHAR,            -- what it was trained on
+    documents      BIGINT,             -- documents used (NULL and empty ones not counted)
+    null_documents BIGINT,
+    empty_documents BIGINT,
+    bytes          BIGINT,             -- UTF-8 bytes of the documents used
+    created        TIMESTAMP DEFAULT current_timestamp
+);
+
+CREATE TABLE IF NOT EXISTS sqltok.tokens (
+    model    VARCHAR NOT NULL,
+    id       INTEGER NOT NULL,
+    token    BLOB NOT NULL,
+    count    BIGINT NOT NULL,          -- final frequency in the training units
+    is_super BOOLEAN NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS sqltok.merges (
+    model    VARCHAR NOT NULL,
+    is_super BOOLEAN NOT NULL,         -- false: phase-1 (regular) merge; true: supermerge
+    idx      INTEGER NOT NULL,         -- position in its phase's merge list
+    left_id  INTEGER NOT NULL,
+    right_id INTEGER NOT NULL,
+    new_id   INTEGER NOT NULL,         -- the token the merge yields (an existing one for a duplicate)
+    count    BIGINT NOT NULL,          -- pair count when the merge was chosen
+    flag     TINYINT NOT NULL          -- 1: it turned some unit into a single token
+);
+
+CREATE TABLE IF NOT EXISTS sqltok.special_tokens (
+    model VARCHAR NOT NULL,
+    id    INTEGER NOT NULL,
+    token VARCHAR NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS sqltok.pretoken_counts (
+    model    VARCHAR NOT NULL,
+    pretoken VARCHAR NOT NULL,
+    n        BIGINT NOT NULL
+);

@@ -1,0 +1,162 @@
+"""The `sqltok` command: train, export, import, list and drop models in a DuckDB database file."""
+from __future__ import annotations
+
+import argparse
+import sys
+from importlib.resources import files
+
+import duckdb
+
+from . import __version__
+from .corpus import Source
+from .errors import SqltokError
+from .evaluate import holdout_split
+from .models_io import FORMATS, export_model, import_model
+from .register import register
+from .settings import DEFAULT_SPECIAL_TOKENS
+from .store import drop_model, model_names
+from .train import train_bpe
+
+DEFAULT_DB = "sqltok.duckdb"
+
+
+def sample_path() -> str:
+    """The path of the real English sample corpus that ships with sqltok (JSONL, `text` key)."""
+    return str(files("sqltok").joinpath("data/sample_en.jsonl.gz"))
+
+
+def _source(args) -> Source:
+    if sum(x is not None for x in (args.source, args.sql, args.table)) != 1:
+        raise SqltokError("give one source: a file, --sql QUERY or --table NAME")
+    mode = "line" if args.lines else "file" if args.whole_file else None
+    return Source(path=args.source, sql=args.sql, table=args.table, text_key=args.text_key,
+                  text_mode=mode, max_documents=args.max_documents)
+
+
+def _cmd_train(args) -> None:
+    con = duckdb.connect(args.db)
+    register(con)
+    src = _source(args)
+    if args.holdout:
+        src, held = holdout_split(src, args.holdout)
+    specials = tuple(s for s in args.special_tokens.split(",") if s) if args.special_tokens is not None \
+        else DEFAULT_SPECIAL_TOKENS
+    progress = sys.stderr.isatty() if args.progress is None else args.progress
+    report = train_bpe(con, src, args.vocab_size, args.model, simple=args.simple,
+                       special_tokens=specials, replace=args.replace, progress=progress)
+    print(f"model {report.model!r} in {args.db}: {report.vocab_size} tokens, {report.merges} merges")
+    print(f"documents: {report.documents} used, {report.null_documents} NULL and "
+          f"{report.empty_documents} empty skipped; {report.bytes:,} bytes; "
+          f"{report.unique_pretokens:,} unique pretokens")
+    print("seconds: " + ", ".join(f"{k} {v:.2f}" for k, v in report.seconds.items()))
+    print("first merges:")
+    for idx, left, right, count in con.execute(
+            "SELECT idx, left_token, right_token, count FROM sqltok_merges(?) LIMIT 10",
+            [report.model]).fetchall():
+        print(f"  {idx:>4}  {bytes(left)!r:>12} + {bytes(right)!r:<12} {count:>12,}")
+    if args.holdout:
+        from .evaluate import compression
+
+        c = compression(con, report.model, held)
+        print(f"held-back documents ({args.holdout:.0%}): {c['documents']} documents, {c['bytes']:,} bytes, "
+              f"{c['tokens']:,} tokens: {c['bytes_per_token']:.3f} bytes per token")
+
+
+def _cmd_export(args) -> None:
+    con = duckdb.connect(args.db, read_only=True)
+    export_model(con, args.model, args.output, format=args.format, lossy=args.lossy)
+    print(f"wrote {args.output}")
+
+
+def _cmd_import(args) -> None:
+    con = duckdb.connect(args.db)
+    import_model(con, args.path, args.model, replace=args.replace)
+    print(f"imported {args.path} as {args.model!r} into {args.db}")
+
+
+def _cmd_models(args) -> None:
+    con = duckdb.connect(args.db)
+    register(con)
+    for row in con.execute("SELECT model, method, vocab_size, script_aware, documents, source "
+                           "FROM sqltok_models()").fetchall():
+        print("\t".join("" if x is None else str(x) for x in row))
+
+
+def _cmd_drop(args) -> None:
+    drop_model(duckdb.connect(args.db), args.model)
+    print(f"dropped {args.model!r}")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="sqltok", description=__doc__)
+    p.add_argument("--version", action="version", version=f"sqltok {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def db(sp):
+        sp.add_argument("--db", default=DEFAULT_DB, help=f"DuckDB database file (default: ./{DEFAULT_DB})")
+
+    t = sub.add_parser("train", help="train a byte-level BPE model")
+    t.add_argument("source", nargs="?", help="Parquet, JSONL (.gz/.zst) or text file(s); globs allowed")
+    t.add_argument("--sql", help="a SQL query whose column `text` (see --text-key) holds the documents")
+    t.add_argument("--table", help="an existing table or view")
+    t.add_argument("--text-key", default="text", help="JSON key or column holding the text (default: text)")
+    g = t.add_mutually_exclusive_group()
+    g.add_argument("--lines", action="store_true", help="plain text: one document per line")
+    g.add_argument("--whole-file", action="store_true", help="plain text: one document per file")
+    t.add_argument("--max-documents", type=int, help="use only the first N documents")
+    t.add_argument("--vocab-size", type=int, required=True)
+    t.add_argument("--model", required=True, help="the model's name in the database")
+    t.add_argument("--simple", action="store_true", help="no script splitting (GPT-4o pattern only)")
+    t.add_argument("--special-tokens", help="comma-separated (default: <|endoftext|>; '' for none)")
+    t.add_argument("--holdout", type=float, default=0.0,
+                   help="hold back this fraction of documents and report compression on them")
+    t.add_argument("--replace", action="store_true", help="overwrite a model of the same name")
+    t.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar (default: when stderr is a terminal)")
+    db(t)
+    t.set_defaults(func=_cmd_train)
+
+    e = sub.add_parser("export", help="write a model to a file")
+    e.add_argument("model")
+    e.add_argument("--format", choices=FORMATS, default="reference")
+    e.add_argument("-o", "--output", required=True)
+    e.add_argument("--lossy", action="store_true", help="hf: write what HF can express, with a warning")
+    db(e)
+    e.set_defaults(func=_cmd_export)
+
+    i = sub.add_parser("import", help="read a reference .model file into the database")
+    i.add_argument("path")
+    i.add_argument("--model", required=True)
+    i.add_argument("--replace", action="store_true")
+    db(i)
+    i.set_defaults(func=_cmd_import)
+
+    m = sub.add_parser("models", help="list the models in the database")
+    db(m)
+    m.set_defaults(func=_cmd_models)
+
+    d = sub.add_parser("drop", help="remove a model from the database")
+    d.add_argument("model")
+    db(d)
+    d.set_defaults(func=_cmd_drop)
+
+    s = sub.add_parser("sample", help="print the path of the bundled sample corpus")
+    s.set_defaults(func=lambda args: print(sample_path()))
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        args.func(args)
+    except (SqltokError, duckdb.Error, OSError) as e:
+        print(f"sqltok: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("sqltok: interrupted; the database is as it was", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,18 @@
+"""Small helpers over the DuckDB Python API (whose Arrow method names changed in DuckDB 2.0)."""
+from __future__ import annotations
+
+import pyarrow as pa
+
+
+def arrow_table(con, query: str, params: list | None = None) -> pa.Table:
+    """The result of `query` as one pyarrow Table with contiguous columns."""
+    rel = con.sql(query, params=params or None)
+    fetch = getattr(rel, "to_arrow_table", None) or rel.arrow
+    return fetch().combine_chunks()
+
+
+def column(table: pa.Table, i: int) -> pa.Array:
+    """Column `i` of a combined table as one Array (empty tables give an empty Array)."""
+    col = table.column(i)
+    return col.chunk(0) if col.num_chunks == 1 else pa.concat_arrays(col.chunks) if col.num_chunks else \
+        pa.array([], col.type)

@@ -1,0 +1,20 @@
+"""Errors sqltok raises for bad input, bad arguments and missing things (all are ValueErrors)."""
+
+
+class SqltokError(ValueError):
+    """Base class: a clear message about what was wrong and how to fix it."""
+
+
+class CorpusError(SqltokError):
+    """A training source that cannot be read as documents."""
+
+
+class ModelNotFoundError(SqltokError, KeyError):
+    """No model of that name in the database."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return self.args[0] if self.args else ""
+
+
+class ModelExistsError(SqltokError):
+    """A model of that name exists already (pass replace=True / --replace)."""

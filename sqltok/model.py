@@ -1,0 +1,56 @@
+"""A trained byte-level BPE model as plain Python data: what the DuckDB tables and the model files hold.
+
+Tokens are identified by their bytes; ids are positions in `tokens`. Merges refer to token ids.
+A two-phase model (BoundlessBPE, SuperBPE) also carries `supermerges` and a second settings block.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+#: The 243 byte values that can occur in UTF-8, in the order of the initial vocabulary (ids 0..242).
+BYTE_ALPHABET: tuple[int, ...] = tuple(list(range(0x00, 0xC0)) + list(range(0xC2, 0xF5)))
+
+#: Method names as the reference's `.model` header spells them.
+METHODS = ("word", "boundless", "superbpe")
+
+
+@dataclass(frozen=True)
+class Merge:
+    """One merge: `left` and `right` token ids, the pair count when it was chosen, and the flag
+    (1 when the merge turned at least one multi-token unit into a single token)."""
+
+    left: int
+    right: int
+    count: int
+    flag: int
+
+
+@dataclass
+class Model:
+    """A byte-level BPE model (method `word`) or a two-phase superword model."""
+
+    method: str
+    tokens: list[bytes]
+    token_counts: list[int]
+    is_super: list[bool]
+    merges: list[Merge]
+    settings: dict
+    special_tokens: dict[str, int] = field(default_factory=dict)
+    supermerges: list[Merge] = field(default_factory=list)
+    super_settings: dict | None = None
+
+    def __post_init__(self) -> None:
+        if self.method not in METHODS:
+            raise ValueError(f"unknown method {self.method!r}; expected one of {METHODS}")
+        if not (len(self.tokens) == len(self.token_counts) == len(self.is_super)):
+            raise ValueError("tokens, token_counts and is_super must have the same length")
+
+    @property
+    def vocab_size(self) -> int:
+        """Number of tokens, special tokens not included."""
+        return len(self.tokens)
+
+    @property
+    def script_aware(self) -> bool:
+        """True when training split documents into runs of one script first."""
+        return self.settings.get("script_specific_regex") is not None
