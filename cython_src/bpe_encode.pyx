@@ -1,6 +1,8 @@
 # cython: language_level=3
-"""Encoding pretokens with a trained merge list, by rank: repeatedly apply the lowest-index merge
-present in the pretoken (all its occurrences, left to right) until none applies.
+"""Encoding pretokens with a trained merge list, by rank, as the reference does: repeatedly apply the
+lowest-index merge present in the pretoken (all its occurrences, left to right) among those ranked
+after the last one applied, until none applies. (Going back to a lower rank could only matter after a
+merge whose result duplicates an existing token; the reference never goes back.)
 
 `count_tokens` is what held-back evaluation needs (compression = bytes / tokens).
 """
@@ -38,7 +40,7 @@ cdef class MergeRanks:
     cdef int encode(self, const uint8_t* s, Py_ssize_t n, vector[int32_t]& out) except -1 nogil:
         """The token ids of the byte string `s[:n]` into `out`; -1 in `out` for a non-UTF-8 byte."""
         cdef Py_ssize_t i, j, k
-        cdef int32_t best, r
+        cdef int32_t best, r, last = -1
         out.resize(n)
         for i in range(n):
             out[i] = self.byte_id[s[i]]
@@ -46,10 +48,11 @@ cdef class MergeRanks:
             best = -1
             for i in range(<Py_ssize_t>out.size() - 1):
                 r = pair_table_get(&self.table, pack_pair(out[i], out[i + 1]))
-                if r >= 0 and (best < 0 or r < best):
+                if r > last and (best < 0 or r < best):
                     best = r
             if best < 0:
                 break
+            last = best
             j = 0
             i = 0
             k = <Py_ssize_t>out.size()

@@ -247,15 +247,31 @@ cdef inline bint is_specific(int script) noexcept nogil:
     return SC_FIRST_SPECIFIC <= script <= SC_LAST_SPECIFIC
 
 
+cdef inline Py_ssize_t skip_ascii_latin(const unsigned char* s, Py_ssize_t i, Py_ssize_t n,
+                                         Py_ssize_t* last_end) noexcept nogil:
+    """Skip the ASCII bytes from i inside a Latin run: letters (Latin) move last_end, the rest is
+    Common. Return the offset of the first non-ASCII byte (or n)."""
+    while i < n and s[i] < 0x80:
+        if <unsigned char>((s[i] | 0x20) - 97) < 26:
+            last_end[0] = i + 1
+        i += 1
+    return i
+
+
 cdef inline int pretokenize_utf8(const unsigned char* s, Py_ssize_t n, bint script_aware,
-                          vector[int64_t]& ends) except -1 nogil:
+                                 vector[int64_t]& ends) except -1 nogil:
     """Append to `ends` the end byte offset (from s) of every pretoken of the UTF-8 text s[:n]."""
     cdef uint32_t cp
     cdef int script, current = -1  # -1: no character yet; SC_COMMON/SC_INHERITED: no real script yet
+    cdef int latin = uc_entry(97) >> 8
     cdef Py_ssize_t i = 0, nx, run_start = 0, last_end = 0
     if not script_aware or is_ascii(s, n):  # ASCII is Latin and Common only: one run
         return match_run(s, 0, n, False, ends)
     while i < n:
+        if current == latin:
+            i = skip_ascii_latin(s, i, n, &last_end)
+            if i == n:
+                break
         nx = next_char(s, i, n, &cp)
         script = uc_entry(cp) >> 8
         if script == current:

@@ -31,7 +31,7 @@ Input must be valid UTF-8 (other bytes are never read out of bounds, but split a
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.string cimport memcmp, memcpy
+from libc.string cimport memcpy
 from libcpp.vector cimport vector
 
 from arrow_buffers cimport binary_offsets_and_data, buffer_address
@@ -123,6 +123,19 @@ cdef inline uint64_t load32(const unsigned char* p) noexcept nogil:
     return w
 
 
+cdef inline bint same_bytes(const unsigned char* a, const unsigned char* b, Py_ssize_t n) noexcept nogil:
+    """a[:n] == b[:n], by whole words (short tails as overlapping loads, like `hash_bytes`)."""
+    while n > 8:
+        if load64(a) != load64(b):
+            return False
+        a += 8
+        b += 8
+        n -= 8
+    if n >= 4:
+        return load32(a) == load32(b) and load32(a + n - 4) == load32(b + n - 4)
+    return n == 0 or (a[0] == b[0] and a[n >> 1] == b[n >> 1] and a[n - 1] == b[n - 1])
+
+
 cdef inline uint64_t mix(uint64_t h) noexcept nogil:
     # splitmix64 finalizer
     h ^= h >> 30
@@ -172,7 +185,7 @@ cdef inline int count_add(vector[uint64_t]& slots, vector[Entry]& entries,
             break
         if (slot >> 32) == (h >> 32):
             e = &entries[(slot & 0xFFFFFFFFULL) - 1]
-            if e.size == size and memcmp(e.key, key, size) == 0:
+            if e.size == size and same_bytes(e.key, key, size):
                 e.count += 1
                 return 0
         j = (j + 1) & mask
@@ -204,8 +217,13 @@ def count_pretokens(arr, script_aware: bool = True) -> tuple:
     cdef vector[uint64_t] slots
     cdef vector[int64_t] ends
     cdef int64_t r, a, b, start, documents = 0, nulls = 0, empty = 0, total = 0, size = 0
-    cdef size_t k
-    slots.assign(1 << 16, 0)
+    cdef size_t k, expected = 1024
+    if col.length:  # guess: one unique pretoken per 64 bytes (English: one per ~90)
+        expected += <size_t>(row_offset(&col, col.length) - row_offset(&col, 0)) // 64
+    entries.reserve(expected)
+    slots.assign(1 << 11, 0)
+    while slots.size() < 2 * expected:
+        slots.resize(2 * slots.size())
     with nogil:
         for r in range(col.length):
             if not row_valid(&col, r):

@@ -22,7 +22,7 @@ DEFAULT_DB = "sqltok.duckdb"
 
 def sample_path() -> str:
     """The path of the real English sample corpus that ships with sqltok (JSONL, `text` key)."""
-    return str(files("sqltok").joinpath("data/sample_en.jsonl.gz"))
+    return str(files("sqltok").joinpath("data/sample_en.jsonl.zst"))
 
 
 def _source(args) -> Source:

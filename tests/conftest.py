@@ -10,3 +10,25 @@ GOLDEN_DIR = Path(__file__).parent / "data" / "golden"
 def golden_dir() -> Path:
     """Gzipped copies of the reference's golden files (`*.model.gz`, `*.ids.gz`, `*.jsonl.gz`)."""
     return GOLDEN_DIR
+
+
+TRAIN_DIR = Path(__file__).parent / "data" / "train"
+
+
+@pytest.fixture(scope="session")
+def train_dir() -> Path:
+    """The reference's training files (`en_train.jsonl.zst`, `multi_train.jsonl.zst`), all documents."""
+    return TRAIN_DIR
+
+
+@pytest.fixture()
+def con():
+    """A fresh in-memory DuckDB connection with sqltok registered."""
+    import duckdb
+
+    import sqltok
+
+    c = duckdb.connect()
+    sqltok.register(c)
+    yield c
+    c.close()

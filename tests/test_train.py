@@ -1,0 +1,198 @@
+"""BPE training inside DuckDB: parity with the reference's golden models, the model tables, sources."""
+from __future__ import annotations
+
+import gzip
+import json
+
+import duckdb
+import pytest
+
+import sqltok
+from sqltok.evaluate import compression
+from sqltok.formats.reference import dumps
+
+GOLDEN_BPE = [  # name, training file, vocab size, simple
+    ("bpe_en_simple_v2048", "en_train", 2048, True),
+    ("bpe_en_v8192", "en_train", 8192, False),
+    ("bpe_en_v7433", "en_train", 7433, False),
+    ("bpe_multi_v4096", "multi_train", 4096, False),
+]
+
+
+@pytest.mark.parametrize("name,train,vocab,simple", GOLDEN_BPE)
+def test_golden_models_byte_for_byte(con, golden_dir, train_dir, name, train, vocab, simple):
+    src = sqltok.Source(path=str(train_dir / f"{train}.jsonl.zst"))
+    sqltok.train_bpe(con, src, vocab, name, simple=simple)
+    expected = gzip.decompress((golden_dir / f"{name}.model.gz").read_bytes()).decode("utf-8")
+    assert dumps(sqltok.load_model(con, name)) == expected
+
+
+@pytest.mark.parametrize("name,simple", [("bpe_en_simple_v2048", True), ("bpe_en_v8192", False)])
+def test_token_counts_on_held_out_match_golden_encodings(con, golden_dir, train_dir, name, simple):
+    vocab = int(name.rsplit("_v", 1)[1])
+    sqltok.train_bpe(con, sqltok.Source(path=str(train_dir / "en_train.jsonl.zst")), vocab, name, simple=simple)
+    ids = gzip.decompress((golden_dir / f"{name}.en_valid.ids.gz").read_bytes()).decode() \
+        if (golden_dir / f"{name}.en_valid.ids.gz").exists() else None
+    if ids is None:
+        pytest.skip("golden encodings of this model are not bundled")
+    expected = sum(len(line.split()) for line in ids.splitlines())
+    got = compression(con, name, sqltok.Source(path=str(golden_dir / "en_valid.jsonl.gz")))
+    assert got["tokens"] == expected
+
+
+def _model_tables(con) -> dict:
+    return {t: con.execute(f"SELECT * FROM sqltok.{t} ORDER BY ALL").fetchall()
+            for t in ("models", "tokens", "merges", "special_tokens", "pretoken_counts")}
+
+
+def test_tables_and_macros(con):
+    con.execute("CREATE TABLE docs AS SELECT * FROM (VALUES ('low lower lowest'), ('new newer newest'), "
+                "(NULL), (''), ('low low low')) t(text)")
+    rep = sqltok.train_bpe(con, "SELECT text FROM docs", 260, "m")
+    assert (rep.documents, rep.null_documents, rep.empty_documents) == (3, 1, 1)
+    counts = dict(con.execute("SELECT pretoken, n FROM sqltok_pretoken_counts('m')").fetchall())
+    assert counts["low"] == 2 and counts[" low"] == 2 and counts[" lowest"] == 1
+    merges = con.execute("SELECT idx, left_token, right_token, token, count FROM sqltok_merges('m')").fetchall()
+    assert len(merges) == rep.merges == 13 < 260 - 243  # stopped early: no pair left
+    assert rep.vocab_size == 243 + 13
+    assert merges[:2] == [(0, b"l", b"o", b"lo", 6), (1, b"lo", b"w", b"low", 6)]
+    assert all(m[1] + m[2] == m[3] for m in merges)
+    assert [c for *_, c in merges] == sorted((c for *_, c in merges), reverse=True)
+    assert con.execute("SELECT id, token FROM sqltok_special_tokens('m')").fetchall() == [(256, "<|endoftext|>")]
+    assert con.execute("SELECT count(*) FROM sqltok_tokens('m')").fetchall()[0][0] == 256
+    assert con.execute("SELECT model, vocab_size FROM sqltok_models()").fetchall() == [("m", 256)]
+
+
+def test_pretokenize_in_sql(con):
+    got = con.execute("SELECT pretokenize('Hello 世界, it''s 2026!')").fetchall()[0][0]
+    assert got == sqltok.pretokenize("Hello 世界, it's 2026!")
+    assert "".join(got) == "Hello 世界, it's 2026!"
+    simple = con.execute("SELECT pretokenize('Hello 世界', simple := true)").fetchall()[0][0]
+    assert simple == sqltok.pretokenize("Hello 世界", script_aware=False)
+    assert con.execute("SELECT pretokenize(NULL::VARCHAR)").fetchall()[0][0] is None
+
+
+def _first_docs_counts(path, n, key="text"):
+    from collections import Counter
+
+    c = Counter()
+    with open(path, encoding="utf-8") as f:
+        for i, line in enumerate(f):
+            if i == n:
+                break
+            c.update(sqltok.pretokenize(json.loads(line)[key]))
+    return c
+
+
+@pytest.fixture()
+def jsonl(tmp_path):
+    docs = [{"body": f"document number {i}: " + "word " * (i % 7), "id": i} for i in range(50)]
+    path = tmp_path / "docs.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
+    return path
+
+
+def test_sources_jsonl_key_and_first_n_in_file_order(con, jsonl):
+    sqltok.train_bpe(con, sqltok.Source(path=str(jsonl), text_key="body", max_documents=10), 300, "m")
+    got = dict(con.execute("SELECT pretoken, n FROM sqltok_pretoken_counts('m')").fetchall())
+    assert got == dict(_first_docs_counts(jsonl, 10, key="body"))
+
+
+def test_sources_parquet_table_text_and_sql_agree(con, tmp_path):
+    texts = ["the cat sat", "on the mat", "the end"]
+    con.execute("CREATE TABLE t AS SELECT * FROM (VALUES (1, 'the cat sat'), (2, 'on the mat'), (3, 'the end')) v(i, body)")
+    con.execute(f"COPY (SELECT body AS text FROM t ORDER BY i) TO '{tmp_path / 'c.parquet'}' (FORMAT parquet)")
+    (tmp_path / "lines.txt").write_text("\n".join(texts) + "\n", encoding="utf-8")
+    (tmp_path / "crlf.txt").write_text("\r\n".join(texts) + "\r\n", encoding="utf-8", newline="")
+    for i, text in enumerate(texts):
+        (tmp_path / f"doc{i}.txt").write_text(text, encoding="utf-8")
+    sources = {
+        "parquet": sqltok.Source(path=str(tmp_path / "c.parquet")),
+        "table": sqltok.Source(table="t", text_key="body"),
+        "lines": sqltok.Source(path=str(tmp_path / "lines.txt"), text_mode="line"),
+        "crlf": sqltok.Source(path=str(tmp_path / "crlf.txt"), text_mode="line"),
+        "files": sqltok.Source(path=str(tmp_path / "doc*.txt"), text_mode="file"),
+        "sql": sqltok.Source(sql="SELECT body FROM t", text_key="body"),
+    }
+    results = {}
+    for name, src in sources.items():
+        sqltok.train_bpe(con, src, 250, name)
+        results[name] = con.execute(f"SELECT pretoken, n FROM sqltok_pretoken_counts('{name}') ORDER BY ALL").fetchall()
+    assert all(r == results["parquet"] for r in results.values()), results
+
+
+def test_plain_text_needs_an_explicit_mode(con, tmp_path):
+    (tmp_path / "a.txt").write_text("hello", encoding="utf-8")
+    with pytest.raises(sqltok.CorpusError, match="whole file"):
+        sqltok.train_bpe(con, sqltok.Source(path=str(tmp_path / "a.txt")), 300, "m")
+
+
+def test_blob_documents_valid_and_invalid_utf8(con):
+    con.execute("CREATE TABLE b AS SELECT * FROM (VALUES ('ok text'::BLOB), ('caf\\xC3\\xA9'::BLOB)) t(text)")
+    sqltok.train_bpe(con, "SELECT text FROM b", 250, "ok")
+    assert ("café", 1) in con.execute("SELECT pretoken, n FROM sqltok_pretoken_counts('ok')").fetchall() \
+        or (" café", 1) in con.execute("SELECT pretoken, n FROM sqltok_pretoken_counts('ok')").fetchall()
+    con.execute("INSERT INTO b VALUES ('bad \\xFF byte'::BLOB)")
+    with pytest.raises(sqltok.CorpusError, match="document 3 .* not valid UTF-8"):
+        sqltok.train_bpe(con, "SELECT text FROM b", 250, "bad")
+    assert not sqltok.model_names(con) == [] and "bad" not in sqltok.model_names(con)
+
+
+@pytest.mark.parametrize("vocab,msg", [(242, "at least 243"), (1 << 30, "absurdly large"), ("5", "integer")])
+def test_bad_vocab_sizes(con, vocab, msg):
+    with pytest.raises(ValueError, match=msg):
+        sqltok.train_bpe(con, "SELECT 'x' AS text", vocab, "m")
+
+
+def test_missing_file_unknown_model_existing_name(con, tmp_path):
+    with pytest.raises(sqltok.CorpusError, match="no such file"):
+        sqltok.train_bpe(con, sqltok.Source(path=str(tmp_path / "nope.jsonl")), 300, "m")
+    with pytest.raises(sqltok.ModelNotFoundError, match="no model named 'ghost'.*models: none"):
+        sqltok.load_model(con, "ghost")
+    sqltok.train_bpe(con, "SELECT 'aaa bbb' AS text", 245, "m")
+    with pytest.raises(sqltok.ModelExistsError, match="replace"):
+        sqltok.train_bpe(con, "SELECT 'ccc' AS text", 245, "m")
+    sqltok.train_bpe(con, "SELECT 'ccc ddd' AS text", 246, "m", replace=True)
+    assert con.execute("SELECT count(*) FROM sqltok.tokens WHERE model = 'm'").fetchall()[0][0] == 246
+    with pytest.raises(sqltok.CorpusError, match="no non-empty documents"):
+        sqltok.train_bpe(con, "SELECT NULL::VARCHAR AS text", 300, "empty")
+    with pytest.raises(sqltok.CorpusError, match="cannot read"):
+        sqltok.train_bpe(con, "SELECT text FROM no_such_table", 300, "x")
+
+
+@pytest.mark.parametrize("failure", [KeyboardInterrupt, RuntimeError])
+def test_failed_run_leaves_database_as_it_was(con, monkeypatch, failure):
+    sqltok.train_bpe(con, "SELECT 'aaa bbb' AS text", 245, "m")
+    before = _model_tables(con)
+    import sqltok.store as store
+    import sqltok.train as train
+
+    real = store.save_model
+
+    def half_then_fail(*args, **kwargs):
+        real(*args, **kwargs)
+        raise failure("stopped half way")
+
+    monkeypatch.setattr(train, "save_model", half_then_fail)
+    with pytest.raises(failure):
+        sqltok.train_bpe(con, "SELECT 'new words here' AS text", 250, "m", replace=True)
+    with pytest.raises(failure):
+        sqltok.train_bpe(con, "SELECT 'new words here' AS text", 250, "other")
+    assert _model_tables(con) == before
+
+
+def test_progress_is_quiet_unless_asked(con, capsys):
+    sqltok.train_bpe(con, "SELECT 'aaa bbb ccc' AS text", 246, "q")
+    assert capsys.readouterr().err == ""
+    sqltok.train_bpe(con, "SELECT 'aaa bbb ccc' AS text", 246, "p", progress=True)
+    assert "merges/s" in capsys.readouterr().err
+
+
+def test_database_file_persists_models(tmp_path):
+    db = str(tmp_path / "work.duckdb")
+    with duckdb.connect(db) as c:
+        sqltok.register(c)
+        sqltok.train_bpe(c, "SELECT 'persist me please' AS text", 250, "p")
+    with duckdb.connect(db) as c:
+        assert sqltok.model_names(c) == ["p"]
+        assert sqltok.load_model(c, "p").vocab_size == 250
