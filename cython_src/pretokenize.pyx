@@ -35,12 +35,16 @@ from libc.string cimport memcpy
 from libcpp.vector cimport vector
 
 from arrow_buffers cimport binary_offsets_and_data, buffer_address
-from pretokenize cimport pretokenize_utf8
+from pretokenize cimport (SC_COUNT, SC_NAMES, UC_LL, UC_LM, UC_LO, UC_LT, UC_LU, UC_M, UC_N, UC_WS,
+                         pretokenize_utf8, uc_entry)
 
 import pyarrow as pa
 
 #: Unicode version of the character tables.
 UNICODE_VERSION = "17.0.0"
+#: Class bits of a table entry (see `unicode_table`); \\s is White_Space.
+CLASS_BITS = {"Lu": UC_LU, "Ll": UC_LL, "Lt": UC_LT, "Lm": UC_LM, "Lo": UC_LO, "M": UC_M, "N": UC_N,
+              "s": UC_WS}
 
 # ---------------------------------------------------------------------------------------------------
 # Python API
@@ -63,6 +67,13 @@ def pretokenize(text: str, script_aware: bool = True) -> list:
         out.append(PyUnicode_DecodeUTF8(<const char*>s + start, end - start, NULL))
         start = end
     return out
+
+
+def unicode_table() -> tuple:
+    """(entries: list[int], script_names: tuple[str, ...]): the table entry of every code point
+    (class bits | script code << 8) and the script name of each code, for tests and inspection."""
+    entries = [uc_entry(cp) for cp in range(0x110000)]
+    return entries, tuple(SC_NAMES[i].decode() for i in range(SC_COUNT))
 
 
 cdef struct StringColumn:

@@ -1,27 +1,27 @@
 -- Table macros over the model store; `register` creates them for the connection (TEMP).
 CREATE OR REPLACE TEMP MACRO sqltok_tokens(m) AS TABLE
     SELECT id, token, count, is_super
-    FROM sqltok.tokens WHERE model = m ORDER BY id;
+    FROM sqltok_store.tokens WHERE model = m ORDER BY id;
 
 CREATE OR REPLACE TEMP MACRO sqltok_merges(m) AS TABLE
     SELECT mg.idx, l.token AS left_token, r.token AS right_token, t.token AS token,
            mg.count, mg.flag, mg.is_super, mg.left_id, mg.right_id, mg.new_id
-    FROM sqltok.merges mg
-    JOIN sqltok.tokens l ON l.model = mg.model AND l.id = mg.left_id
-    JOIN sqltok.tokens r ON r.model = mg.model AND r.id = mg.right_id
-    JOIN sqltok.tokens t ON t.model = mg.model AND t.id = mg.new_id
+    FROM sqltok_store.merges mg
+    JOIN sqltok_store.tokens l ON l.model = mg.model AND l.id = mg.left_id
+    JOIN sqltok_store.tokens r ON r.model = mg.model AND r.id = mg.right_id
+    JOIN sqltok_store.tokens t ON t.model = mg.model AND t.id = mg.new_id
     WHERE mg.model = m
     ORDER BY mg.is_super, mg.idx;
 
 CREATE OR REPLACE TEMP MACRO sqltok_pretoken_counts(m) AS TABLE
-    SELECT pretoken, n FROM sqltok.pretoken_counts WHERE model = m;
+    SELECT pretoken, n FROM sqltok_store.pretoken_counts WHERE model = m;
 
 CREATE OR REPLACE TEMP MACRO sqltok_special_tokens(m) AS TABLE
-    SELECT id, token FROM sqltok.special_tokens WHERE model = m ORDER BY id;
+    SELECT id, token FROM sqltok_store.special_tokens WHERE model = m ORDER BY id;
 
 CREATE OR REPLACE TEMP MACRO sqltok_models() AS TABLE
     SELECT model, method, vocab_size, script_aware, documents, bytes, source, created
-    FROM sqltok.models ORDER BY model;
+    FROM sqltok_store.models ORDER BY model;
 
 -- pretokenize(text [, simple := true]) -> VARCHAR[]: the GPT-4o pattern, script-aware unless simple.
 CREATE OR REPLACE TEMP MACRO pretokenize(text, simple := false) AS

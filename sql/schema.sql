@@ -1,7 +1,7 @@
 -- The model store: every model is rows keyed by its name, so one DELETE per table removes it whole.
-CREATE SCHEMA IF NOT EXISTS sqltok;
+CREATE SCHEMA IF NOT EXISTS sqltok_store;
 
-CREATE TABLE IF NOT EXISTS sqltok.models (
+CREATE TABLE IF NOT EXISTS sqltok_store.models (
     model          VARCHAR NOT NULL,   -- the name SQL and Python refer to it by
     method         VARCHAR NOT NULL,   -- word | boundless | superbpe (the reference's names)
     vocab_size     INTEGER NOT NULL,   -- tokens, special tokens not included
@@ -16,7 +16,7 @@ CREATE TABLE IF NOT EXISTS sqltok.models (
     created        TIMESTAMP DEFAULT current_timestamp
 );
 
-CREATE TABLE IF NOT EXISTS sqltok.tokens (
+CREATE TABLE IF NOT EXISTS sqltok_store.tokens (
     model    VARCHAR NOT NULL,
     id       INTEGER NOT NULL,
     token    BLOB NOT NULL,
@@ -24,7 +24,7 @@ CREATE TABLE IF NOT EXISTS sqltok.tokens (
     is_super BOOLEAN NOT NULL
 );
 
-CREATE TABLE IF NOT EXISTS sqltok.merges (
+CREATE TABLE IF NOT EXISTS sqltok_store.merges (
     model    VARCHAR NOT NULL,
     is_super BOOLEAN NOT NULL,         -- false: phase-1 (regular) merge; true: supermerge
     idx      INTEGER NOT NULL,         -- position in its phase's merge list
@@ -35,13 +35,13 @@ CREATE TABLE IF NOT EXISTS sqltok.merges (
     flag     TINYINT NOT NULL          -- 1: it turned some unit into a single token
 );
 
-CREATE TABLE IF NOT EXISTS sqltok.special_tokens (
+CREATE TABLE IF NOT EXISTS sqltok_store.special_tokens (
     model VARCHAR NOT NULL,
     id    INTEGER NOT NULL,
     token VARCHAR NOT NULL
 );
 
-CREATE TABLE IF NOT EXISTS sqltok.pretoken_counts (
+CREATE TABLE IF NOT EXISTS sqltok_store.pretoken_counts (
     model    VARCHAR NOT NULL,
     pretoken VARCHAR NOT NULL,
     n        BIGINT NOT NULL

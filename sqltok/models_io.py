@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .errors import SqltokError
 from .formats.hf import write_hf
 from .formats.reference import read_reference, write_reference
 from .store import check_new_name, delete_rows, ensure_schema, load_model, save_model, transaction
@@ -17,7 +18,7 @@ def export_model(con, name: str, path: str | Path, format: str = "reference", lo
     `lossy=True`, which writes the closest HF equivalent and warns what differs.
     """
     if format not in FORMATS:
-        raise ValueError(f"unknown format {format!r}; expected one of {FORMATS}")
+        raise SqltokError(f"unknown format {format!r}; expected one of {FORMATS}")
     model = load_model(con, name)
     if format == "reference":
         write_reference(model, path)

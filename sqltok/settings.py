@@ -2,6 +2,8 @@
 line a `.model` file carries (kept verbatim so that written files match the reference byte for byte)."""
 from __future__ import annotations
 
+from .errors import SqltokError
+
 #: GPT-4o (o200k) pre-tokenization pattern, `regex.findall` semantics.
 MAIN_PATTERN = (
     r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
@@ -39,8 +41,8 @@ def reference_settings(script_aware: bool, is_super: bool = False, superbpe_mode
 def check_vocab_size(vocab_size: int) -> None:
     """Reject sizes below the byte alphabet or absurdly large ones with a clear message."""
     if not isinstance(vocab_size, int) or isinstance(vocab_size, bool):
-        raise ValueError(f"vocab_size must be an integer, not {vocab_size!r}")
+        raise SqltokError(f"vocab_size must be an integer, not {vocab_size!r}")
     if vocab_size < MIN_VOCAB_SIZE:
-        raise ValueError(f"vocab_size must be at least {MIN_VOCAB_SIZE} (the byte tokens), not {vocab_size}")
+        raise SqltokError(f"vocab_size must be at least {MIN_VOCAB_SIZE} (the byte tokens), not {vocab_size}")
     if vocab_size > MAX_VOCAB_SIZE:
-        raise ValueError(f"vocab_size {vocab_size} is absurdly large (at most {MAX_VOCAB_SIZE})")
+        raise SqltokError(f"vocab_size {vocab_size} is absurdly large (at most {MAX_VOCAB_SIZE})")

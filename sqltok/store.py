@@ -11,7 +11,7 @@ from typing import Iterator
 import pyarrow as pa
 
 from .duck import arrow_table
-from .errors import ModelExistsError, ModelNotFoundError
+from .errors import ModelExistsError, ModelNotFoundError, SqltokError
 from .model import Merge, Model
 from .sql_files import run_script
 
@@ -33,15 +33,23 @@ def transaction(con) -> Iterator[None]:
     con.execute("COMMIT")
 
 
+def _has_store(con) -> bool:
+    """True when the database holds sqltok's tables (read-only databases are never written to)."""
+    return con.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'sqltok_store' "
+                       "AND table_name = 'models'").fetchall()[0][0] > 0
+
+
 def model_names(con) -> list[str]:
     """The names of the models in the database, sorted."""
-    ensure_schema(con)
-    return [r[0] for r in con.execute("SELECT model FROM sqltok.models ORDER BY model").fetchall()]
+    if not _has_store(con):
+        return []
+    return [r[0] for r in con.execute("SELECT model FROM sqltok_store.models ORDER BY model").fetchall()]
 
 
 def model_exists(con, name: str) -> bool:
-    ensure_schema(con)
-    return con.execute("SELECT count(*) FROM sqltok.models WHERE model = ?", [name]).fetchall()[0][0] > 0
+    if not _has_store(con):
+        return False
+    return con.execute("SELECT count(*) FROM sqltok_store.models WHERE model = ?", [name]).fetchall()[0][0] > 0
 
 
 def require_model(con, name: str) -> None:
@@ -55,7 +63,7 @@ def require_model(con, name: str) -> None:
 def check_new_name(con, name: str, replace: bool) -> None:
     """Validate a model name about to be written; with `replace` an existing model may be overwritten."""
     if not isinstance(name, str) or not name.strip():
-        raise ValueError("a model needs a non-empty name")
+        raise SqltokError("a model needs a non-empty name")
     if model_exists(con, name) and not replace:
         raise ModelExistsError(f"a model named {name!r} exists already; choose another name or replace it "
                                "(replace=True, --replace)")
@@ -67,7 +75,7 @@ _MODEL_TABLES = ("models", "tokens", "merges", "special_tokens", "pretoken_count
 def delete_rows(con, name: str) -> None:
     """Delete every row of model `name` (the caller holds the transaction)."""
     for t in _MODEL_TABLES:
-        con.execute(f"DELETE FROM sqltok.{t} WHERE model = ?", [name])
+        con.execute(f"DELETE FROM sqltok_store.{t} WHERE model = ?", [name])
 
 
 def drop_model(con, name: str) -> None:
@@ -81,7 +89,7 @@ def _insert_arrow(con, table: str, name: str, data: pa.Table) -> None:
     con.register("__sqltok_rows", data)
     try:
         cols = ", ".join(data.column_names)
-        con.execute(f"INSERT INTO sqltok.{table} (model, {cols}) SELECT ?, {cols} FROM __sqltok_rows", [name])
+        con.execute(f"INSERT INTO sqltok_store.{table} (model, {cols}) SELECT ?, {cols} FROM __sqltok_rows", [name])
     finally:
         con.unregister("__sqltok_rows")
 
@@ -105,7 +113,7 @@ def save_model(con, name: str, model: Model, info: dict | None = None) -> None:
     """
     info = info or {}
     con.execute(
-        "INSERT INTO sqltok.models (model, method, vocab_size, script_aware, settings, super_settings, "
+        "INSERT INTO sqltok_store.models (model, method, vocab_size, script_aware, settings, super_settings, "
         "source, documents, null_documents, empty_documents, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [name, model.method, model.vocab_size, model.script_aware, json.dumps(model.settings),
          None if model.super_settings is None else json.dumps(model.super_settings),
@@ -132,11 +140,11 @@ def load_model(con, name: str) -> Model:
     """Read model `name` back from its tables."""
     require_model(con, name)
     method, settings, super_settings = con.execute(
-        "SELECT method, settings, super_settings FROM sqltok.models WHERE model = ?", [name]).fetchall()[0]
-    tok = arrow_table(con, "SELECT token, count, is_super FROM sqltok.tokens WHERE model = ? ORDER BY id", [name])
-    mg = con.execute("SELECT is_super, left_id, right_id, count, flag FROM sqltok.merges WHERE model = ? "
+        "SELECT method, settings, super_settings FROM sqltok_store.models WHERE model = ?", [name]).fetchall()[0]
+    tok = arrow_table(con, "SELECT token, count, is_super FROM sqltok_store.tokens WHERE model = ? ORDER BY id", [name])
+    mg = con.execute("SELECT is_super, left_id, right_id, count, flag FROM sqltok_store.merges WHERE model = ? "
                      "ORDER BY is_super, idx", [name]).fetchall()
-    special = con.execute("SELECT token, id FROM sqltok.special_tokens WHERE model = ? ORDER BY id",
+    special = con.execute("SELECT token, id FROM sqltok_store.special_tokens WHERE model = ? ORDER BY id",
                           [name]).fetchall()
     return Model(
         method=method,

@@ -123,7 +123,7 @@ def train_bpe(con: duckdb.DuckDBPyConnection, source, vocab_size: int, model: st
     with transaction(con):
         delete_rows(con, model)
         save_model(con, model, result, info)
-        con.execute(f"INSERT INTO sqltok.pretoken_counts SELECT ?, pretoken, n FROM {tmp}", [model])
+        con.execute(f"INSERT INTO sqltok_store.pretoken_counts SELECT ?, pretoken, n FROM {tmp}", [model])
     con.execute(f"DROP TABLE IF EXISTS {tmp}")
     seconds["store"] = time.perf_counter() - t0
     return TrainReport(model, docs, nulls, empties, nbytes, len(counts), len(result.merges),

@@ -153,7 +153,7 @@ def test_missing_file_unknown_model_existing_name(con, tmp_path):
     with pytest.raises(sqltok.ModelExistsError, match="replace"):
         sqltok.train_bpe(con, "SELECT 'ccc' AS text", 245, "m")
     sqltok.train_bpe(con, "SELECT 'ccc ddd' AS text", 246, "m", replace=True)
-    assert con.execute("SELECT count(*) FROM sqltok.tokens WHERE model = 'm'").fetchall()[0][0] == 246
+    assert con.execute("SELECT count(*) FROM sqltok_store.tokens WHERE model = 'm'").fetchall()[0][0] == 246
     with pytest.raises(sqltok.CorpusError, match="no non-empty documents"):
         sqltok.train_bpe(con, "SELECT NULL::VARCHAR AS text", 300, "empty")
     with pytest.raises(sqltok.CorpusError, match="cannot read"):

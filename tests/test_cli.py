@@ -1,0 +1,99 @@
+"""The `sqltok` command line: train, export, import, list, drop, and clear errors."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from sqltok.cli import main, sample_path
+
+
+@pytest.fixture()
+def corpus(tmp_path):
+    path = tmp_path / "docs.jsonl"
+    docs = ["The quick brown fox jumps over the lazy dog.", "It's 2026; the fox isn't lazy!", "Ünïcödé wörds"]
+    path.write_text("".join(json.dumps({"body": d}) + "\n" for d in docs * 20), encoding="utf-8")
+    return path
+
+
+def test_train_export_import_roundtrip(tmp_path, corpus, capsys):
+    db = str(tmp_path / "w.duckdb")
+    assert main(["train", str(corpus), "--text-key", "body", "--vocab-size", "300", "--model", "m",
+                 "--db", db, "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "model 'm'" in out and "first merges" in out and "60 used" in out
+    model_file = tmp_path / "m.model"
+    assert main(["export", "m", "--db", db, "-o", str(model_file)]) == 0
+    assert model_file.read_text(encoding="utf-8").startswith("BoundlessBPE v2 word\n")
+    assert main(["import", str(model_file), "--model", "again", "--db", db]) == 0
+    again = tmp_path / "again.model"
+    assert main(["export", "again", "--db", db, "-o", str(again)]) == 0
+    assert again.read_bytes() == model_file.read_bytes()
+    capsys.readouterr()
+    assert main(["models", "--db", db]) == 0
+    assert [line.split("\t")[0] for line in capsys.readouterr().out.splitlines()] == ["again", "m"]
+    assert main(["drop", "again", "--db", db]) == 0
+
+
+def test_hf_export_of_simple_model_loads_in_tokenizers(tmp_path, corpus):
+    tokenizers = pytest.importorskip("tokenizers")
+    db = str(tmp_path / "w.duckdb")
+    assert main(["train", str(corpus), "--text-key", "body", "--vocab-size", "300", "--model", "s",
+                 "--simple", "--db", db, "--no-progress"]) == 0
+    assert main(["export", "s", "--db", db, "--format", "hf", "-o", str(tmp_path / "tokenizer.json")]) == 0
+    tok = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    text = "The quick brown fox isn't lazy."
+    assert tok.decode(tok.encode(text).ids) == text
+
+
+def test_script_aware_hf_export_is_refused_clearly(tmp_path, corpus, capsys):
+    db = str(tmp_path / "w.duckdb")
+    main(["train", str(corpus), "--text-key", "body", "--vocab-size", "280", "--model", "sa", "--db", db,
+          "--no-progress"])
+    assert main(["export", "sa", "--db", db, "--format", "hf", "-o", str(tmp_path / "t.json")]) == 2
+    assert "script" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["train", "missing.jsonl", "--vocab-size", "300", "--model", "m"], "no such file"),
+    (["train", "--sql", "SELECT 'a' AS text", "--vocab-size", "100", "--model", "m"], "at least 243"),
+    (["export", "ghost", "-o", "x.model"], "no model named 'ghost'"),
+    (["train", "--vocab-size", "300", "--model", "m"], "give one source"),
+])
+def test_errors_are_clear_and_exit_2(tmp_path, monkeypatch, capsys, argv, message):
+    monkeypatch.chdir(tmp_path)
+    duckdb.connect("sqltok.duckdb").close()
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_existing_model_needs_replace(tmp_path, corpus, capsys):
+    db = str(tmp_path / "w.duckdb")
+    args = ["train", str(corpus), "--text-key", "body", "--vocab-size", "260", "--model", "m", "--db", db,
+            "--no-progress"]
+    assert main(args) == 0
+    assert main(args) == 2
+    assert "exists already" in capsys.readouterr().err
+    assert main(args + ["--replace"]) == 0
+
+
+def test_bundled_sample_and_holdout(tmp_path, capsys):
+    db = str(tmp_path / "w.duckdb")
+    assert main(["train", sample_path(), "--vocab-size", "1000", "--model", "demo", "--holdout", "0.1",
+                 "--max-documents", "500", "--db", db, "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "held-back documents" in out and "bytes per token" in out
+
+
+def test_console_script_runs(tmp_path):
+    import sqltok
+
+    env = dict(os.environ, PYTHONPATH=str(Path(sqltok.__file__).parents[1]))
+    out = subprocess.run([sys.executable, "-m", "sqltok.cli", "sample"], capture_output=True, text=True,
+                         cwd=tmp_path, env=env)
+    assert out.returncode == 0 and out.stdout.strip().endswith("sample_en.jsonl.zst")

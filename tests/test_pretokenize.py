@@ -1,0 +1,207 @@
+"""The Cython pretokenizer equals the reference (tests/oracle_pretokenize.py: `regex.findall` per run).
+
+tests/data/corpora_sample.jsonl holds the first 20 documents of every fixture corpus
+(../shared/fixtures/corpora), each cut to at most 1,500 UTF-8 bytes at a space or newline; the full
+corpora are checked too when ../shared is present.
+"""
+import json
+from collections import Counter
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import oracle_pretokenize as oracle
+from sqltok._pretokenize import (CLASS_BITS, count_pretokens, pretokenize, pretokenize_arrow,
+                                 unicode_table)
+
+SAMPLE = Path(__file__).parent / "data" / "corpora_sample.jsonl"
+SHARED_CORPORA = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "corpora"
+MODES = [True, False]
+
+
+def check(text: str) -> None:
+    for aware in MODES:
+        assert pretokenize(text, aware) == oracle.pretokenize(text, aware), (text, aware)
+
+
+def read_texts(path: Path) -> list[str]:
+    with path.open(encoding="utf-8") as f:
+        return [json.loads(line)["text"] for line in f]
+
+
+# --- fixed cases --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, expected", [
+    ("Hello world!", ["Hello", " world", "!"]),
+    ("Hello мир 你好 world!", ["Hello", " мир", " 你", "好", " world", "!"]),
+    ("Helloмир你好world!", ["Hello", "мир", "你", "好", "world", "!"]),
+    ("café   мир", ["café", "  ", " мир"]),
+    ("漢字カタカナ ABC", ["漢", "字", "カ", "タ", "カ", "ナ", " ABC"]),
+    ("I'M HERE'S don'T we'LL", ["I'M", " HERE'S", " don'T", " we'LL"]),
+    ("a\r\n\r\n  b  \n c   ", ["a", "\r\n\r\n", " ", " b", "  \n", " c", "   "]),
+    ("x 123456", ["x", " ", "123", "456"]),
+    ("ABCʰdef AB\u0301", ["ABCʰdef", " AB\u0301"]),
+])
+def test_examples(text, expected):
+    assert pretokenize(text) == expected
+    check(text)
+
+
+@pytest.mark.parametrize("text", [
+    "", " ", "\n", "\r\n", " \u0301", "\u0301", "\u0301abc", ". \u0301", "a. \u0301b", "\u0301 б",
+    "ǅemal ǅ", "ABCʰ", " \u0301A", "$$$/\n\n", " ?!/\r", "'s", "x'ſ 'Ll 'RE 'vE", "K'ſ\u212a",
+    "日本語のテキスト。", "ภาษาไทย ๑๒๓", "ပြည်", "ខ្មែរ", "ລາວ", "ー々〆", "a\u200db", "🙂👍🏽 ok",
+    "١٢٣٤ ½ Ⅻ", "\u3000x\u00a0y\u2028z\u0085", "\U000e0001a", "\u0378\u0379", "αβγ\u0301 δ",
+])
+def test_edge_cases(text):
+    check(text)
+
+
+def test_contraction_case_folding():
+    """(?i:...) folds exactly the ASCII letters of the contractions and U+017F onto them."""
+    everything = "".join(map(chr, range(0x110000)))
+    folding = {m.group() for m in regex.finditer(r"(?i)[strevmld]", everything)}
+    assert folding == set("strevmldSTREVMLD\u017f")
+    for c in folding | {"\u212a", "\u0130", "\u0131"}:
+        for tail in ("", "e", "l", "E", "L"):
+            check(f"word'{c}{tail} x")
+
+
+# --- properties over arbitrary Unicode ----------------------------------------------------------
+
+FRAGMENTS = [
+    "a", "Z", "the", " The", "HTTP", "x", "'", "'s", "'S", "'ll", "'LL", "'Re", "'ve", "'d", "'M", "'t",
+    "\u017f", "\u212a", "ǅ", "ʰ", "ˆ", "ª", "\u0301", "\u0308", "\u064b", "\u20dd", "\u200c", "\u200d",
+    "\ufe0f", "é", "ß", "Ω", "ω", "\u0386", "дом", "Д", "ب", "مرحبا", "\u0915\u094d\u0937", "ह",
+    "\u0e01", "\u0e31", "ภา", "\u1000", "\u103a", "\u1780", "\u17d2", "\u0e81", "\u0eb2", "한",
+    "漢", "字", "々", "〆", "あ", "ゝ", "カ", "ー", "ｶ", "ｰ", "0", "42", "٣", "½", "Ⅻ", "𝟘",
+    " ", "  ", "\t", "\n", "\r", "\r\n", "\u00a0", "\u3000", "\u2028", "\u0085", "\x0b", "\x1c",
+    ".", ",", "/", "?!", "--", "(", "@", "#", "…", "“", "«", "🙂", "👍🏽", "🇫🇷", "\u0378",
+    "\U000e0001", "\U00010940", "\ue000", "\x00",
+]
+fragment_texts = st.lists(st.sampled_from(FRAGMENTS), max_size=40).map("".join)
+any_texts = st.text(st.characters(codec="utf-8"), max_size=60)
+
+
+@settings(max_examples=600, deadline=None)
+@given(fragment_texts)
+def test_fragments_equal_oracle(text):
+    check(text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(any_texts)
+def test_any_unicode_equals_oracle(text):
+    check(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(fragment_texts, any_texts), max_size=4).map("".join))
+def test_mixtures_equal_oracle(text):
+    check(text)
+
+
+# --- corpora ------------------------------------------------------------------------------------
+
+def test_corpora_sample():
+    texts = read_texts(SAMPLE)
+    assert len(texts) >= 200
+    for text in texts:
+        check(text)
+
+
+@pytest.mark.skipif(not SHARED_CORPORA.is_dir(), reason="../shared/fixtures/corpora not present")
+@pytest.mark.parametrize("lang", ["en", "code", "zh", "ja", "ko", "th", "hi", "ru", "el", "ar", "de",
+                                  "fr", "es"])
+def test_full_corpus(lang):
+    for text in read_texts(SHARED_CORPORA / f"{lang}.jsonl"):
+        check(text)
+
+
+# --- linear time --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("unit", ["a", "A", " ", "'", "'s", "\n ", "1", "\u0301", " \u0301", "ʰ",
+                                  "Aʰ", "漢", "a\u0301", ". ", "-A", "aб"])
+def test_pathological_inputs(unit):
+    big = unit * (1_000_000 // len(unit))
+    for aware in MODES:
+        assert "".join(pretokenize(big, aware)) == big
+    check(unit * (50_000 // len(unit)))
+
+
+# --- Arrow batches ------------------------------------------------------------------------------
+
+ROWS = ["Hello world!", None, "", "漢字カタカナ ABC", "I'M here\r\n", None, "ภาษา ไทย", "x"]
+
+
+def expected_counts(texts, aware) -> Counter:
+    return Counter(p.encode() for t in texts if t for p in oracle.pretokenize(t, aware))
+
+
+@pytest.mark.parametrize("make", [
+    lambda rows: pa.array(rows, pa.string()),
+    lambda rows: pa.array(rows, pa.large_string()),
+    lambda rows: pa.array(rows, pa.string_view()),
+    lambda rows: pa.array(["pad", None] + rows + ["tail"], pa.string()).slice(2, len(rows)),
+    lambda rows: pa.chunked_array([pa.array(rows[:3], pa.string()), pa.array(rows[3:], pa.string())]),
+])
+@pytest.mark.parametrize("aware", MODES)
+def test_count_pretokens(make, aware):
+    pretokens, counts, stats = count_pretokens(make(ROWS), aware)
+    assert pretokens.type == pa.large_binary() and counts.type == pa.int64()
+    assert dict(zip(pretokens.to_pylist(), counts.to_pylist())) == expected_counts(ROWS, aware)
+    assert len(set(pretokens.to_pylist())) == len(pretokens)
+    assert stats == {"documents": 5, "null": 2, "empty": 1,
+                     "bytes": sum(len(t.encode()) for t in ROWS if t)}
+
+
+def test_count_pretokens_sample_and_empty_batch():
+    texts = read_texts(SAMPLE)
+    pretokens, counts, stats = count_pretokens(pa.array(texts), True)
+    assert dict(zip(pretokens.to_pylist(), counts.to_pylist())) == expected_counts(texts, True)
+    assert stats["documents"] == sum(1 for t in texts if t)
+    pretokens, counts, stats = count_pretokens(pa.array([], pa.string()), True)
+    assert len(pretokens) == len(counts) == 0 and stats["documents"] == 0
+
+
+@pytest.mark.parametrize("make", [
+    lambda rows: pa.array(rows, pa.string()),
+    lambda rows: pa.array(rows, pa.large_string()),
+    lambda rows: pa.array(["pad", None] + rows, pa.string()).slice(2),
+])
+@pytest.mark.parametrize("aware", MODES)
+def test_pretokenize_arrow(make, aware):
+    out = pretokenize_arrow(make(ROWS), aware)
+    out.validate(full=True)
+    assert out.type == pa.list_(pa.string())
+    assert out.to_pylist() == [None if t is None else oracle.pretokenize(t, aware) for t in ROWS]
+    no_nulls = pretokenize_arrow(pa.array([t for t in ROWS if t is not None]), aware)
+    assert no_nulls.null_count == 0 and no_nulls.to_pylist()[1] == []
+
+
+# --- character tables ---------------------------------------------------------------------------
+
+def regex_knows_unicode_17() -> bool:
+    try:
+        return regex.match(r"\p{sc=Sidetic}", "\U00010940") is not None
+    except regex.error:
+        return False
+
+
+@pytest.mark.skipif(not regex_knows_unicode_17(), reason="regex predates Unicode 17")
+def test_tables_equal_regex():
+    entries, _ = unicode_table()
+    everything = "".join(map(chr, range(0x110000)))
+    for name, bit in CLASS_BITS.items():
+        prop = r"\s" if name == "s" else rf"\p{{{name}}}"
+        expected = [m.start() for m in regex.finditer(prop, everything)]
+        assert [cp for cp, e in enumerate(entries) if e & bit] == expected, name
+
+
+def test_scripts_equal_scripts_txt():
+    entries, names = unicode_table()
+    assert [names[e >> 8] for e in entries] == oracle.script_table()
