@@ -41,7 +41,7 @@ def test_token_counts_on_held_out_match_golden_encodings(con, golden_dir, train_
 
 
 def _model_tables(con) -> dict:
-    return {t: con.execute(f"SELECT * FROM sqltok.{t} ORDER BY ALL").fetchall()
+    return {t: con.execute(f"SELECT * FROM sqltok_store.{t} ORDER BY ALL").fetchall()
             for t in ("models", "tokens", "merges", "special_tokens", "pretoken_counts")}
 
 
