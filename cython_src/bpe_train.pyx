@@ -28,19 +28,18 @@ cdef int _load_pretokens(MergeState st, const int32_t* byte_id, object pretokens
         raise ValueError("pretokens must not be NULL")
     cdef const int64_t* cnt = int64_values(counts, keep)
     cdef int64_t i, j, start, end, bad = -1
-    st.seqs.resize(n)
-    st.weights.resize(n)
+    st.units.reserve(view_end(v, n - 1) - view_start(v, 0) if n else 0)
     with nogil:
         for i in range(n):
             start = view_start(v, i)
             end = view_end(v, i)
-            st.weights[i] = cnt[i]
-            st.seqs[i].resize(end - start)
+            st.add_sequence(cnt[i])
             for j in range(start, end):
                 if byte_id[v.values[j]] < 0:
                     bad = i
                     break
-                st.seqs[i][j - start] = byte_id[v.values[j]]
+                st.units.push_back(byte_id[v.values[j]])
+            st.seq_len[i] = <int32_t>(end - start)
             if bad >= 0:
                 break
     if bad >= 0:

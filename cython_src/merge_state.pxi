@@ -26,7 +26,9 @@ cdef struct HeapEntry:
 cdef class MergeState:
     cdef vector[string] token_bytes
     cdef unordered_map[string, int32_t] token_ids
-    cdef vector[vector[int32_t]] seqs
+    cdef vector[int32_t] units          # all sequences, back to back; a sequence only shrinks
+    cdef vector[int64_t] seq_start
+    cdef vector[int32_t] seq_len
     cdef vector[int64_t] weights
     cdef PairTable table
     cdef vector[int32_t] pair_left
@@ -121,10 +123,22 @@ cdef class MergeState:
         self.pair_before.push_back(0)
         return idx
 
-    cdef int _counted_pairs(self, const vector[int32_t]& s, vector[int32_t]& out) except -1 nogil:
-        """The pairs of `s` as counted (a run of n equal tokens gives n // 2 pairs), as pair indices."""
+    cdef int add_sequence(self, int64_t weight) except -1 nogil:
+        """Open a new sequence; its units are then appended to `units` by the caller."""
+        self.seq_start.push_back(<int64_t>self.units.size())
+        self.seq_len.push_back(0)
+        self.weights.push_back(weight)
+        return 0
+
+    cdef inline int32_t* _seq(self, size_t w) noexcept nogil:
+        return self.units.data() + self.seq_start[w]
+
+    cdef int _counted_pairs(self, size_t w, vector[int32_t]& out) except -1 nogil:
+        """The pairs of sequence `w` as counted (a run of n equal tokens gives n // 2 pairs), as pair
+        indices."""
         out.clear()
-        cdef size_t n = s.size()
+        cdef const int32_t* s = self._seq(w)
+        cdef size_t n = self.seq_len[w]
         cdef size_t i = 0
         while i + 1 < n:
             out.push_back(self._pair_index(s[i], s[i + 1]))
@@ -138,9 +152,9 @@ cdef class MergeState:
         """Initial pair counts and pair -> sequence index over all sequences, then the heap."""
         cdef size_t w, k
         cdef int32_t p
-        self.seq_stamp.assign(self.seqs.size(), -1)
-        for w in range(self.seqs.size()):
-            self._counted_pairs(self.seqs[w], self.scratch)
+        self.seq_stamp.assign(self.seq_len.size(), -1)
+        for w in range(self.seq_len.size()):
+            self._counted_pairs(w, self.scratch)
             for k in range(self.scratch.size()):
                 p = self.scratch[k]
                 self.pair_count[p] += self.weights[w]
@@ -181,6 +195,7 @@ cdef class MergeState:
         cdef size_t j, k, i, n, out_len
         cdef int32_t w, p
         cdef int64_t wt
+        cdef int32_t* s
         cdef bint changed
         self.step += 1
         self.touched.clear()
@@ -189,37 +204,38 @@ cdef class MergeState:
             if self.seq_stamp[w] == self.step:
                 continue
             self.seq_stamp[w] = self.step
-            n = self.seqs[w].size()
+            s = self._seq(w)
+            n = self.seq_len[w]
             # Apply the merge in place, left to right, without overlap.
             changed = False
             i = 0
             out_len = 0
             while i < n:
-                if i + 1 < n and self.seqs[w][i] == a and self.seqs[w][i + 1] == b:
+                if i + 1 < n and s[i] == a and s[i + 1] == b:
                     changed = True
                     break
                 i += 1
             if not changed:
                 continue
             wt = self.weights[w]
-            self._counted_pairs(self.seqs[w], self.scratch)
+            self._counted_pairs(w, self.scratch)
             for k in range(self.scratch.size()):
                 p = self.scratch[k]
                 self._touch(p)
                 self.pair_count[p] -= wt
             i = 0
             while i < n:
-                if i + 1 < n and self.seqs[w][i] == a and self.seqs[w][i + 1] == b:
-                    self.seqs[w][out_len] = new_id
+                if i + 1 < n and s[i] == a and s[i + 1] == b:
+                    s[out_len] = new_id
                     i += 2
                 else:
-                    self.seqs[w][out_len] = self.seqs[w][i]
+                    s[out_len] = s[i]
                     i += 1
                 out_len += 1
-            self.seqs[w].resize(out_len)
+            self.seq_len[w] = <int32_t>out_len
             if out_len == 1 and n > 1:
                 flag = 1
-            self._counted_pairs(self.seqs[w], self.scratch)
+            self._counted_pairs(w, self.scratch)
             for k in range(self.scratch.size()):
                 p = self.scratch[k]
                 self._touch(p)
@@ -235,7 +251,9 @@ cdef class MergeState:
     cdef void token_frequencies(self, vector[int64_t]& out) noexcept nogil:
         """How often each token occurs in the sequences, weighted."""
         cdef size_t w, i
+        cdef const int32_t* s
         out.assign(self.token_bytes.size(), 0)
-        for w in range(self.seqs.size()):
-            for i in range(self.seqs[w].size()):
-                out[self.seqs[w][i]] += self.weights[w]
+        for w in range(self.seq_len.size()):
+            s = self._seq(w)
+            for i in range(<size_t>self.seq_len[w]):
+                out[s[i]] += self.weights[w]
