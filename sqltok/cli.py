@@ -33,6 +33,11 @@ def _source(args) -> Source:
                   text_mode=mode, max_documents=args.max_documents)
 
 
+def _show(token: bytes) -> str:
+    """A token for people: its text quoted, bytes that are not UTF-8 as escapes."""
+    return repr(bytes(token).decode("utf-8", "backslashreplace"))
+
+
 def _cmd_train(args) -> None:
     con = duckdb.connect(args.db)
     register(con)
@@ -42,6 +47,8 @@ def _cmd_train(args) -> None:
     specials = tuple(s for s in args.special_tokens.split(",") if s) if args.special_tokens is not None \
         else DEFAULT_SPECIAL_TOKENS
     progress = sys.stderr.isatty() if args.progress is None else args.progress
+    if progress:  # DuckDB's own bar covers the counting query
+        con.execute("SET enable_progress_bar = true")
     report = train_bpe(con, src, args.vocab_size, args.model, simple=args.simple,
                        special_tokens=specials, replace=args.replace, progress=progress)
     print(f"model {report.model!r} in {args.db}: {report.vocab_size} tokens, {report.merges} merges")
@@ -53,7 +60,7 @@ def _cmd_train(args) -> None:
     for idx, left, right, count in con.execute(
             "SELECT idx, left_token, right_token, count FROM sqltok_merges(?) LIMIT 10",
             [report.model]).fetchall():
-        print(f"  {idx:>4}  {bytes(left)!r:>12} + {bytes(right)!r:<12} {count:>12,}")
+        print(f"  {idx:>4}  {_show(left):>12} + {_show(right):<12} {count:>12,}")
     if args.holdout:
         from .evaluate import compression
 
