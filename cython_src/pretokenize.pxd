@@ -90,10 +90,14 @@ cdef inline Py_ssize_t upperish_run(const unsigned char* s, Py_ssize_t k, Py_ssi
 
 cdef inline Py_ssize_t word_end(const unsigned char* s, Py_ssize_t i, Py_ssize_t after, Py_ssize_t n,
                                 uint16_t c0) noexcept nogil:
-    """End of the two word branches (without contraction) at byte i, or -1; `after` ends char i.
+    """End of the two word branches (without contraction) at byte i, or -1; `after` ends char i,
+    which is a letter or a possible prefix [^\\r\\n\\p{L}\\p{N}].
 
-    Branch order: prefixed [UPPERISH]*[LOWERISH]+, unprefixed, prefixed [UPPERISH]+[LOWERISH]*,
-    unprefixed. A letter cannot be a prefix; a non-letter can only match unprefixed if it is a mark.
+    Backtracking order: prefixed [UPPERISH]*[LOWERISH]+, unprefixed, prefixed [UPPERISH]+[LOWERISH]*,
+    unprefixed. A letter is never a prefix. One scan of the longest UPPERISH run [j, k) decides all:
+    [UPPERISH]*[LOWERISH]+ takes the whole run when a LOWERISH run follows, else backtracks to end
+    right after the run's last LOWERISH character (Lm, Lo or M); failing that, a prefix that is a
+    mark matches alone unprefixed (it is LOWERISH); then [UPPERISH]+[LOWERISH]* takes a non-empty run.
     """
     cdef Py_ssize_t k, e, last_lower
     cdef Py_ssize_t j = i if c0 & UC_L else after
@@ -217,7 +221,7 @@ cdef inline Py_ssize_t match_specific(const unsigned char* s, Py_ssize_t i, Py_s
 
 
 cdef inline int match_run(const unsigned char* s, Py_ssize_t start, Py_ssize_t end, bint specific,
-                   vector[int64_t]& ends) except -1 nogil:
+                          vector[int64_t]& ends) except -1 nogil:
     """Append the end of every pretoken of s[start:end], matched as a string of its own."""
     cdef const unsigned char* run = s + start
     cdef Py_ssize_t n = end - start, i = 0
@@ -262,7 +266,7 @@ cdef inline int pretokenize_utf8(const unsigned char* s, Py_ssize_t n, bint scri
                                  vector[int64_t]& ends) except -1 nogil:
     """Append to `ends` the end byte offset (from s) of every pretoken of the UTF-8 text s[:n]."""
     cdef uint32_t cp
-    cdef int script, current = -1  # -1: no character yet; SC_COMMON/SC_INHERITED: no real script yet
+    cdef int script, current = -1  # the run's real script; -1 before the first one
     cdef int latin = uc_entry(97) >> 8
     cdef Py_ssize_t i = 0, nx, run_start = 0, last_end = 0
     if not script_aware or is_ascii(s, n):  # ASCII is Latin and Common only: one run
@@ -274,17 +278,10 @@ cdef inline int pretokenize_utf8(const unsigned char* s, Py_ssize_t n, bint scri
                 break
         nx = next_char(s, i, n, &cp)
         script = uc_entry(cp) >> 8
-        if script == current:
+        if script == current or script == SC_INHERITED:
             last_end = nx
-        elif script == SC_INHERITED:
-            if current == -1:
-                current = SC_INHERITED
-            last_end = nx
-        elif script == SC_COMMON or script == SC_UNKNOWN:
-            if current == -1:
-                current = SC_COMMON
-        else:
-            if current > SC_INHERITED:
+        elif script != SC_COMMON and script != SC_UNKNOWN:  # a new real script
+            if current >= 0:
                 match_run(s, run_start, last_end, is_specific(current), ends)
                 run_start = last_end
             current = script

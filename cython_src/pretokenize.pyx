@@ -12,26 +12,25 @@ A hand-written, linear-time matcher over UTF-8 replaces the regex engine. Patter
 with UPPERISH = [\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}], LOWERISH = [\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}] and \\s the
 Unicode White_Space property (what `regex` means by \\s). Every character is matched by some branch,
 so the pretokens tile the text and the matcher only reports where each one ends. Backtracking is
-resolved by forward scans: `[UPPERISH]*[LOWERISH]+` ends after the LOWERISH run that follows the
-longest UPPERISH run, else right after the last LOWERISH character (Lm, Lo, M) inside that run; the
-optional prefix may itself be a mark that, when the prefixed word fails, matches alone.
-`(?i:...)` folds only U+017F LONG S onto an ASCII letter of the contractions (to `s`).
+resolved by forward scans (see `word_end` in pretokenize.pxd, the C core other modules cimport).
+`(?i:...)` folds exactly the ASCII letters and U+017F LONG S (onto `s`), as `regex` does.
 
-Script-aware mode (the reference `Pretokenizer.pretokenize`) cuts the text into single-script runs
-by the Unicode Script property and matches each run as its own string:
-- Inherited characters stay in the current run, and so do the Common/Unknown ones before them: an
-  Inherited character after trailing punctuation keeps that punctuation in the current run;
-- Common/Unknown characters never start a run; leading ones (and leading Inherited ones) join the
-  first real run;
-- a new real script ends the current run right after its last non-Common/Unknown character;
+Script-aware mode (the reference's `Pretokenizer.pretokenize`, default) cuts the text into
+single-script runs by the Unicode Script property and matches each run as its own string:
+- Common/Unknown characters never start a run; leading ones join the first real run;
+- a new real script ends the current run right after its last non-Common/Unknown character, so
+  trailing Common characters move into the next run;
+- Inherited characters count as characters of the current run, so an Inherited character after
+  trailing Common ones keeps them in the current run ("a. \\u0301б" -> runs "a. \\u0301" | "б",
+  pretokens "a", ".", " \\u0301", "б"); before the first real script they lead like Common ones;
 - runs of Han, Hiragana, Katakana, Thai, Myanmar, Khmer and Lao use the script-specific pattern,
-  all others (and a text of only Common/Inherited/Unknown characters) the main pattern.
+  all others (and a text without a real script) the main pattern.
 Input must be valid UTF-8 (other bytes are never read out of bounds, but split arbitrarily).
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 from libcpp.vector cimport vector
 
 from arrow_buffers cimport binary_offsets_and_data, buffer_address
@@ -49,8 +48,8 @@ CLASS_BITS = {"Lu": UC_LU, "Ll": UC_LL, "Lt": UC_LT, "Lm": UC_LM, "Lo": UC_LO, "
 # ---------------------------------------------------------------------------------------------------
 # Python API
 
-def pretokenize(text: str, script_aware: bool = True) -> list:
-    """Pretokens of `text` (list[str]), as the reference pretokenizer gives them.
+def pretokenize(text: str, script_aware: bool = True) -> list[str]:
+    """Pretokens of `text`, as the reference pretokenizer gives them.
 
     script_aware=False is the reference's simple mode: the main pattern over the whole text.
     """
@@ -69,9 +68,9 @@ def pretokenize(text: str, script_aware: bool = True) -> list:
     return out
 
 
-def unicode_table() -> tuple:
-    """(entries: list[int], script_names: tuple[str, ...]): the table entry of every code point
-    (class bits | script code << 8) and the script name of each code, for tests and inspection."""
+def unicode_table() -> tuple[list[int], tuple[str, ...]]:
+    """The table entry of every code point (class bits | script code << 8) and the name of every
+    script code, for tests and inspection."""
     entries = [uc_entry(cp) for cp in range(0x110000)]
     return entries, tuple(SC_NAMES[i].decode() for i in range(SC_COUNT))
 
@@ -113,13 +112,14 @@ cdef object string_column(object arr, StringColumn* col):
 
 
 # ---------------------------------------------------------------------------------------------------
-# Counting pretokens: an open-addressing map over byte slices of the input
+# Counting pretokens: an open-addressing map over byte slices of the input. A slot holds the key's
+# first 8 bytes, so most lookups touch one cache line (keys up to 8 bytes never leave the table).
 
-cdef struct Entry:
-    const unsigned char* key
+cdef struct Slot:
+    uint64_t head  # the key's first min(size, 8) bytes, little-endian, zero-padded
+    const unsigned char* key  # into the input buffer
     int64_t size
-    int64_t count
-    uint64_t hash
+    int64_t count  # 0: empty slot
 
 
 cdef inline uint64_t load64(const unsigned char* p) noexcept nogil:
@@ -134,17 +134,14 @@ cdef inline uint64_t load32(const unsigned char* p) noexcept nogil:
     return w
 
 
-cdef inline bint same_bytes(const unsigned char* a, const unsigned char* b, Py_ssize_t n) noexcept nogil:
-    """a[:n] == b[:n], by whole words (short tails as overlapping loads, like `hash_bytes`)."""
-    while n > 8:
-        if load64(a) != load64(b):
-            return False
-        a += 8
-        b += 8
-        n -= 8
+cdef inline uint64_t head_word(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    """The first min(n, 8) bytes of p as a zero-padded little-endian word, never reading p[n:]."""
+    if n >= 8:
+        return load64(p)
     if n >= 4:
-        return load32(a) == load32(b) and load32(a + n - 4) == load32(b + n - 4)
-    return n == 0 or (a[0] == b[0] and a[n >> 1] == b[n >> 1] and a[n - 1] == b[n - 1])
+        return load32(p) | (load32(p + n - 4) << (8 * (n - 4)))
+    return (<uint64_t>p[0] | (<uint64_t>p[n >> 1] << (8 * (n >> 1)))
+            | (<uint64_t>p[n - 1] << (8 * (n - 1))))
 
 
 cdef inline uint64_t mix(uint64_t h) noexcept nogil:
@@ -156,54 +153,90 @@ cdef inline uint64_t mix(uint64_t h) noexcept nogil:
     return h ^ (h >> 31)
 
 
-cdef inline uint64_t hash_bytes(const unsigned char* p, Py_ssize_t n) noexcept nogil:
-    """A 64-bit hash of p[:n] reading whole words (short tails as overlapping loads)."""
-    cdef uint64_t h = <uint64_t>n * <uint64_t>0x9E3779B97F4A7C15ULL
+cdef inline uint64_t hash_key(const unsigned char* p, Py_ssize_t n, uint64_t head) noexcept nogil:
+    cdef uint64_t h = mix(head ^ (<uint64_t>n * <uint64_t>0x9E3779B97F4A7C15ULL))
     while n > 8:
-        h = mix(h ^ load64(p))
         p += 8
         n -= 8
-    if n >= 4:
-        h ^= load32(p) | (load32(p + n - 4) << 32)
-    elif n > 0:
-        h ^= <uint64_t>p[0] | (<uint64_t>p[n >> 1] << 8) | (<uint64_t>p[n - 1] << 16)
-    return mix(h)
+        h = mix(h ^ head_word(p, n))
+    return h
 
 
-cdef inline void place(vector[uint64_t]& slots, uint64_t h, uint64_t index) noexcept nogil:
-    cdef uint64_t mask = slots.size() - 1, j = h & mask
-    while slots[j] != 0:
+cdef inline bint same_tail(const unsigned char* a, const unsigned char* b, Py_ssize_t n) noexcept nogil:
+    """a[8:n] == b[8:n] (the heads are already equal)."""
+    while n > 8:
+        a += 8
+        b += 8
+        n -= 8
+        if head_word(a, n) != head_word(b, n):
+            return False
+    return True
+
+
+cdef inline Slot* find_slot(vector[Slot]& slots, const unsigned char* key, int64_t size,
+                            uint64_t head) noexcept nogil:
+    """The slot holding key[:size], or the empty slot where it belongs."""
+    cdef uint64_t mask = slots.size() - 1, j = hash_key(key, size, head) & mask
+    cdef Slot* slot
+    while True:
+        slot = &slots[j]
+        if slot.count == 0 or (slot.head == head and slot.size == size
+                               and same_tail(slot.key, key, size)):
+            return slot
         j = (j + 1) & mask
-    slots[j] = ((h >> 32) << 32) | (index + 1)
 
 
-cdef int grow(vector[uint64_t]& slots, const vector[Entry]& entries) except -1 nogil:
+cdef int grow(vector[Slot]& slots) except -1 nogil:
+    """Double the table."""
+    cdef vector[Slot] old
     cdef size_t i
-    slots.assign(2 * slots.size(), 0)
-    for i in range(entries.size()):
-        place(slots, entries[i].hash, i)
+    old.swap(slots)
+    slots.resize(2 * old.size())
+    for i in range(old.size()):
+        if old[i].count:
+            find_slot(slots, old[i].key, old[i].size, old[i].head)[0] = old[i]
     return 0
 
 
-cdef inline int count_add(vector[uint64_t]& slots, vector[Entry]& entries,
-                          const unsigned char* key, int64_t size) except -1 nogil:
+cdef inline int count_add(vector[Slot]& slots, int64_t* used, const unsigned char* key,
+                          int64_t size) except -1 nogil:
     """Count one occurrence of the byte slice key[:size]."""
-    cdef uint64_t h = hash_bytes(key, size), mask = slots.size() - 1, j = h & mask, slot
-    cdef Entry* e
-    while True:
-        slot = slots[j]
-        if slot == 0:
-            break
-        if (slot >> 32) == (h >> 32):
-            e = &entries[(slot & 0xFFFFFFFFULL) - 1]
-            if e.size == size and same_bytes(e.key, key, size):
-                e.count += 1
-                return 0
-        j = (j + 1) & mask
-    slots[j] = ((h >> 32) << 32) | (entries.size() + 1)
-    entries.push_back(Entry(key, size, 1, h))
-    if 2 * entries.size() > slots.size():
-        grow(slots, entries)
+    cdef uint64_t head = head_word(key, size)
+    cdef Slot* slot = find_slot(slots, key, size, head)
+    if slot.count:
+        slot.count += 1
+        return 0
+    slot[0] = Slot(head, key, size, 1)
+    used[0] += 1
+    if 2 * used[0] > <int64_t>slots.size():
+        grow(slots)
+    return 0
+
+
+cdef int count_rows(const StringColumn* col, bint aware, vector[Slot]& slots,
+                    int64_t* stats) except -1 nogil:
+    """Count the pretokens of every row; stats gets documents, NULL, empty, bytes of documents and
+    distinct pretokens."""
+    cdef vector[int64_t] ends
+    cdef int64_t r, a, b, start
+    cdef size_t k
+    for r in range(col.length):
+        if not row_valid(col, r):
+            stats[1] += 1
+            continue
+        a = row_offset(col, r)
+        b = row_offset(col, r + 1)
+        if a == b:
+            stats[2] += 1
+            continue
+        stats[0] += 1
+        stats[3] += b - a
+        ends.clear()
+        pretokenize_utf8(col.data + a, b - a, aware, ends)
+        start = 0
+        for k in range(ends.size()):
+            count_add(slots, &stats[4], col.data + a + start, ends[k] - start)
+            start = ends[k]
     return 0
 
 
@@ -214,77 +247,96 @@ cdef object bytes_of(size_t size, char** data):
     return out
 
 
-def count_pretokens(arr, script_aware: bool = True) -> tuple:
-    """Count the pretokens of a batch of documents.
+cdef tuple slots_to_arrow(const vector[Slot]& slots, int64_t m):
+    """(large_binary pretokens, int64 counts) of the m used slots, built from one offsets, one values
+    and one counts buffer."""
+    cdef int64_t i, size = 0
+    cdef size_t j
+    cdef char* offsets_p
+    cdef char* values_p
+    cdef char* counts_p
+    for j in range(slots.size()):
+        size += slots[j].size
+    offsets = bytes_of((m + 1) * sizeof(int64_t), &offsets_p)
+    values = bytes_of(size, &values_p)
+    counts = bytes_of(m * sizeof(int64_t), &counts_p)
+    with nogil:
+        size = 0
+        i = 0
+        (<int64_t*>offsets_p)[0] = 0
+        for j in range(slots.size()):
+            if slots[j].count:
+                memcpy(values_p + size, slots[j].key, slots[j].size)
+                size += slots[j].size
+                (<int64_t*>offsets_p)[i + 1] = size
+                (<int64_t*>counts_p)[i] = slots[j].count
+                i += 1
+    return (pa.Array.from_buffers(pa.large_binary(), m,
+                                  [None, pa.py_buffer(offsets), pa.py_buffer(values)]),
+            pa.Array.from_buffers(pa.int64(), m, [None, pa.py_buffer(counts)]))
+
+
+def count_pretokens(arr: "pa.Array", script_aware: bool = True) -> "tuple[pa.Array, pa.Array, dict]":
+    """Count the pretokens of a batch of documents, without a Python object per pretoken.
 
     arr: pyarrow (large_)string or string_view array (or ChunkedArray); NULL and empty documents
-    are skipped and counted. Returns (pretokens: large_binary Array, counts: int64 Array,
-    stats: dict with "documents", "null", "empty", "bytes"), pretokens in first-seen order.
+    are skipped and counted. Returns the distinct pretokens (large_binary, in no particular order),
+    their counts (int64) and {"documents", "null", "empty", "bytes"} (bytes of the documents).
     """
     cdef StringColumn col
     keep = string_column(arr, &col)
     cdef bint aware = script_aware
-    cdef vector[Entry] entries
-    cdef vector[uint64_t] slots
-    cdef vector[int64_t] ends
-    cdef int64_t r, a, b, start, documents = 0, nulls = 0, empty = 0, total = 0, size = 0
-    cdef size_t k, expected = 1024
-    if col.length:  # guess: one unique pretoken per 64 bytes (English: one per ~90)
-        expected += <size_t>(row_offset(&col, col.length) - row_offset(&col, 0)) // 64
-    entries.reserve(expected)
-    slots.assign(1 << 11, 0)
-    while slots.size() < 2 * expected:
-        slots.resize(2 * slots.size())
+    cdef vector[Slot] slots
+    cdef int64_t stats[5]
+    cdef size_t capacity = 1 << 12
+    if col.length:  # start at about one slot per 128 bytes (English has a distinct pretoken per ~90)
+        while capacity < <size_t>(row_offset(&col, col.length) - row_offset(&col, 0)) // 128:
+            capacity *= 2
+    slots.resize(capacity)
+    stats[:] = [0, 0, 0, 0, 0]
     with nogil:
-        for r in range(col.length):
-            if not row_valid(&col, r):
-                nulls += 1
-                continue
-            a = row_offset(&col, r)
-            b = row_offset(&col, r + 1)
-            if a == b:
-                empty += 1
-                continue
-            documents += 1
-            total += b - a
-            ends.clear()
-            pretokenize_utf8(col.data + a, b - a, aware, ends)
-            start = 0
-            for k in range(ends.size()):
-                count_add(slots, entries, col.data + a + start, ends[k] - start)
-                start = ends[k]
-        for k in range(entries.size()):
-            size += entries[k].size
-    cdef char* off_p
-    cdef char* val_p
-    cdef char* cnt_p
-    cdef int64_t m = entries.size()
-    off = bytes_of((m + 1) * sizeof(int64_t), &off_p)
-    val = bytes_of(size, &val_p)
-    cnt = bytes_of(m * sizeof(int64_t), &cnt_p)
-    with nogil:
-        size = 0
-        (<int64_t*>off_p)[0] = 0
-        for r in range(m):
-            memcpy(val_p + size, entries[r].key, entries[r].size)
-            size += entries[r].size
-            (<int64_t*>off_p)[r + 1] = size
-            (<int64_t*>cnt_p)[r] = entries[r].count
-    pretokens = pa.Array.from_buffers(pa.large_binary(), m, [None, pa.py_buffer(off), pa.py_buffer(val)])
-    counts = pa.Array.from_buffers(pa.int64(), m, [None, pa.py_buffer(cnt)])
-    stats = {"documents": documents, "null": nulls, "empty": empty, "bytes": total}
-    return pretokens, counts, stats
+        count_rows(&col, aware, slots, stats)
+    pretokens, counts = slots_to_arrow(slots, stats[4])
+    return pretokens, counts, {"documents": stats[0], "null": stats[1], "empty": stats[2],
+                               "bytes": stats[3]}
 
 
 # ---------------------------------------------------------------------------------------------------
 # Pretokens per row, for the SQL function pretokenize(text) -> VARCHAR[]
 
-def pretokenize_arrow(arr, script_aware: bool = True):
-    """list<string> Array of the pretokens of each row of a pyarrow string array (NULL stays NULL)."""
+cdef int split_rows(const StringColumn* col, bint aware, char* data, int32_t* list_offsets,
+                    uint8_t* validity, vector[int32_t]& value_offsets) except -1 nogil:
+    """Copy the bytes of the non-NULL rows to `data` and record their pretokens: value_offsets gets
+    where each pretoken ends in `data`, list_offsets where each row's pretokens start (and end),
+    validity (when not NULL) a bit per row."""
+    cdef vector[int64_t] ends
+    cdef int64_t r, a, b, base = 0
+    cdef size_t k
+    for r in range(col.length):
+        list_offsets[r] = <int32_t>(value_offsets.size() - 1)
+        if not row_valid(col, r):
+            continue
+        if validity != NULL:
+            validity[r >> 3] |= 1 << (r & 7)
+        a = row_offset(col, r)
+        b = row_offset(col, r + 1)
+        memcpy(data + base, col.data + a, b - a)
+        ends.clear()
+        pretokenize_utf8(col.data + a, b - a, aware, ends)
+        for k in range(ends.size()):
+            value_offsets.push_back(<int32_t>(base + ends[k]))
+        base += b - a
+    list_offsets[col.length] = <int32_t>(value_offsets.size() - 1)
+    return 0
+
+
+def pretokenize_arrow(arr: "pa.Array", script_aware: bool = True) -> "pa.ListArray":
+    """The pretokens of every row (list<string>; NULL stays NULL) of a pyarrow string array, as
+    `count_pretokens` accepts it: the SQL function pretokenize(text) -> VARCHAR[]."""
     cdef StringColumn col
     keep = string_column(arr, &col)
     cdef bint aware = script_aware
-    cdef int64_t r, a, b, total = 0, n_null = 0
+    cdef int64_t r, total = 0
     for r in range(col.length):
         if row_valid(&col, r):
             total += row_offset(&col, r + 1) - row_offset(&col, r)
@@ -298,30 +350,11 @@ def pretokenize_arrow(arr, script_aware: bool = True):
     validity = None
     if col.validity != NULL:
         validity = bytes_of((col.length + 7) // 8, &valid_p)
+        memset(valid_p, 0, (col.length + 7) // 8)
     cdef vector[int32_t] value_offsets
-    cdef vector[int64_t] ends
-    cdef size_t k
-    cdef int64_t base = 0
     value_offsets.push_back(0)
     with nogil:
-        for r in range(col.length):
-            (<int32_t*>list_p)[r] = <int32_t>(value_offsets.size() - 1)
-            if valid_p != NULL:
-                if r % 8 == 0:
-                    valid_p[r // 8] = 0
-                if not row_valid(&col, r):
-                    n_null += 1
-                    continue
-                valid_p[r // 8] |= <char>(1 << (r % 8))
-            a = row_offset(&col, r)
-            b = row_offset(&col, r + 1)
-            memcpy(data_p + base, col.data + a, b - a)
-            ends.clear()
-            pretokenize_utf8(col.data + a, b - a, aware, ends)
-            for k in range(ends.size()):
-                value_offsets.push_back(<int32_t>(base + ends[k]))
-            base += b - a
-        (<int32_t*>list_p)[col.length] = <int32_t>(value_offsets.size() - 1)
+        split_rows(&col, aware, data_p, <int32_t*>list_p, <uint8_t*>valid_p, value_offsets)
     voff = PyBytes_FromStringAndSize(<const char*>value_offsets.data(),
                                      value_offsets.size() * sizeof(int32_t))
     values = pa.Array.from_buffers(pa.string(), value_offsets.size() - 1,
@@ -329,4 +362,4 @@ def pretokenize_arrow(arr, script_aware: bool = True):
     return pa.Array.from_buffers(pa.list_(pa.string()), col.length,
                                  [None if validity is None else pa.py_buffer(validity),
                                   pa.py_buffer(list_offsets)],
-                                 null_count=n_null, children=[values])
+                                 null_count=keep.null_count, children=[values])

@@ -2021,8 +2021,9 @@ static const uint16_t UC_BLOCK[43264] = {
 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 };
 
-/* Entry of code point cp (cp <= 0x10FFFF): class bits | script << 8. */
+/* Entry of code point cp (cp <= 0x10FFFF): class bits | script << 8. Page 0 is block 0. */
 static inline uint16_t uc_entry(uint32_t cp) {
+    if (cp < 0x100) return UC_BLOCK[cp];
     return UC_BLOCK[((uint32_t)UC_PAGE[cp >> 8] << 8) | (cp & 0xFF)];
 }
 

@@ -123,6 +123,7 @@ def two_stage(values: list[int]) -> tuple[list[int], list[list[int]]]:
             blocks.append(list(block))
         pages.append(seen[block])
     assert len(blocks) <= 256, "page index must fit in uint8"
+    assert pages[0] == 0, "uc_entry reads page 0 directly"
     return pages, blocks
 
 
@@ -161,8 +162,9 @@ static const char *const SC_NAMES[SC_COUNT] = {{{quoted}}};
 
 {c_array("uint8_t", "UC_PAGE", pages)}
 {c_array("uint16_t", "UC_BLOCK", [v for block in blocks for v in block])}
-/* Entry of code point cp (cp <= 0x10FFFF): class bits | script << 8. */
+/* Entry of code point cp (cp <= 0x10FFFF): class bits | script << 8. Page 0 is block 0. */
 static inline uint16_t uc_entry(uint32_t cp) {{
+    if (cp < 0x100) return UC_BLOCK[cp];
     return UC_BLOCK[((uint32_t)UC_PAGE[cp >> 8] << 8) | (cp & 0xFF)];
 }}
 
