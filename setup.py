@@ -6,15 +6,18 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 CXX_ARGS = ["-O3", "-std=c++17"] if sys.platform != "win32" else ["/O2", "/std:c++17"]
+OPENMP = {"win32": ["/openmp"], "darwin": []}.get(sys.platform, ["-fopenmp"])
 
 
-def ext(name: str) -> Extension:
+def ext(name: str, openmp: bool = False) -> Extension:
+    """Extension `sqltok._<name>` from `cython_src/<name>.pyx`; `openmp` for modules with prange."""
     return Extension(
         f"sqltok._{name}",
         [f"cython_src/{name}.pyx"],
         include_dirs=["cython_src"],
         language="c++",
-        extra_compile_args=CXX_ARGS,
+        extra_compile_args=CXX_ARGS + (OPENMP if openmp else []),
+        extra_link_args=OPENMP if openmp and sys.platform != "win32" else [],
     )
 
 
@@ -23,7 +26,7 @@ setup(
     package_dir={"sqltok": "sqltok", "sqltok.udfs": "udfs", "sqltok.sql": "sql"},
     package_data={"sqltok.sql": ["*.sql"], "sqltok": ["data/*"]},
     ext_modules=cythonize(
-        [ext("pretokenize"), ext("bpe_train"), ext("bpe_encode")],
+        [ext("pretokenize"), ext("bpe_train"), ext("bpe_encode", openmp=True)],
         compiler_directives={"language_level": "3", "boundscheck": False, "wraparound": False,
                              "cdivision": True, "initializedcheck": False},
         include_path=["cython_src"],

@@ -73,7 +73,11 @@ _MODEL_TABLES = ("models", "tokens", "merges", "special_tokens", "pretoken_count
 
 
 def delete_rows(con, name: str) -> None:
-    """Delete every row of model `name` (the caller holds the transaction)."""
+    """Delete every row of model `name` (the caller holds the transaction); a tokenizer cached for
+    it is forgotten."""
+    from .registry import registry
+
+    registry(con).forget(name)
     for t in _MODEL_TABLES:
         con.execute(f"DELETE FROM sqltok_store.{t} WHERE model = ?", [name])
 

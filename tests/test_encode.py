@@ -1,0 +1,124 @@
+"""Encoding, decoding and counting with sqltok and reference models, in Python and in SQL."""
+from __future__ import annotations
+
+import gzip
+import json
+
+import duckdb
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import sqltok
+from sqltok.formats.reference import loads
+from sqltok.tokenizer import Tokenizer
+
+
+def golden_tokenizer(golden_dir, name: str) -> Tokenizer:
+    return Tokenizer.from_model(loads(gzip.decompress((golden_dir / f"{name}.model.gz").read_bytes()).decode()), name)
+
+
+def en_valid(golden_dir) -> list[str]:
+    return [json.loads(line)["text"] for line in gzip.open(golden_dir / "en_valid.jsonl.gz", "rt", encoding="utf-8")]
+
+
+@pytest.mark.parametrize("name", ["bpe_en_simple_v2048", "bpe_en_v8192"])
+def test_golden_encodings(golden_dir, name):
+    tok = golden_tokenizer(golden_dir, name)
+    gold = [list(map(int, line.split())) for line in gzip.open(golden_dir / f"{name}.en_valid.ids.gz", "rt")]
+    docs = en_valid(golden_dir)
+    assert tok.encode_ordinary_batch(docs) == gold
+    assert [tok.encode_ordinary(d) for d in docs[:20]] == gold[:20]
+    assert all(tok.decode(ids) == doc for ids, doc in zip(gold, docs))
+
+
+@pytest.fixture(scope="module")
+def trained():
+    """A connection with a small model trained on the bundled en_valid documents."""
+    from pathlib import Path
+
+    con = duckdb.connect()
+    sqltok.register(con)
+    path = Path(__file__).parent / "data" / "golden" / "en_valid.jsonl.gz"
+    sqltok.train_bpe(con, sqltok.Source(path=str(path)), 1024, "small")
+    con.execute(f"CREATE TABLE docs AS SELECT row_number() OVER () AS doc_id, text FROM read_json('{path}')")
+    yield con
+    con.close()
+
+
+def test_sql_encode_decode_count_tokens(trained):
+    con = trained
+    rows = con.execute("SELECT text, encode('small', text), token_count('small', text), "
+                       "decode('small', encode('small', text)) FROM docs").fetchall()
+    tok = Tokenizer.from_db(con, "small")
+    for text, ids, n, back in rows:
+        assert ids == tok.encode_ordinary(text)
+        assert n == len(ids)
+        assert back == text
+    toks = con.execute("SELECT tokens('small', 'Hello world, hello!')").fetchall()[0][0]
+    assert "".join(toks) == "Hello world, hello!"
+    assert con.execute("SELECT encode('small', NULL), token_count('small', NULL), decode('small', NULL)"
+                       ).fetchall()[0] == (None, None, None)
+
+
+def test_update_in_place_and_failed_update_keeps_table(trained):
+    con = trained
+    con.execute("CREATE TABLE t AS SELECT doc_id, text FROM docs")
+    con.execute("ALTER TABLE t ADD COLUMN ids INTEGER[]")
+    con.execute("UPDATE t SET ids = encode('small', text)")
+    assert con.execute("SELECT bool_and(decode('small', ids) = text) FROM t").fetchall()[0][0]
+    before = con.execute("SELECT * FROM t ORDER BY doc_id").fetchall()
+    with pytest.raises(duckdb.Error, match="no tokenizer named 'nope'"):
+        con.execute("UPDATE t SET ids = encode('nope', text)")
+    assert con.execute("SELECT * FROM t ORDER BY doc_id").fetchall() == before
+
+
+def test_errors(trained):
+    con = trained
+    with pytest.raises(duckdb.Error, match="token id 999999 is not in this vocabulary"):
+        con.execute("SELECT decode('small', [1, 999999])").fetchall()
+    with pytest.raises(duckdb.Error, match="loaded: .*small"):
+        con.execute("SELECT encode('missing', 'x')").fetchall()
+    with pytest.raises(sqltok.SqltokError, match="no such tokenizer file"):
+        Tokenizer.load("/nonexistent/file.tiktoken")
+
+
+def test_special_tokens_policy(trained):
+    tok = Tokenizer.from_db(trained, "small")
+    eot = tok.special_tokens["<|endoftext|>"]
+    text = "hi <|endoftext|> there"
+    with pytest.raises(ValueError, match="disallowed special token"):
+        tok.encode(text)
+    assert eot not in tok.encode(text, disallowed_special=())
+    assert tok.encode(text, allowed_special="all").count(eot) == 1
+    assert tok.encode(text, allowed_special={"<|endoftext|>"}) == tok.encode(text, allowed_special="all")
+    assert tok.encode_ordinary(text) == tok.encode(text, disallowed_special=())
+    con = trained
+    special, plain = con.execute("SELECT encode_special('small', ?), encode('small', ?)", [text, text]).fetchall()[0]
+    assert special.count(eot) == 1 and eot not in plain
+    with pytest.raises(duckdb.Error, match="special token"):
+        con.execute("SELECT encode_checked('small', ?)", [text]).fetchall()
+    assert tok.decode(special) == text
+
+
+@pytest.mark.parametrize("text", ["a" * 1_000_000, "ab" * 300_000, " " * 200_000, "x" + "é" * 100_000])
+def test_long_pretokens_are_fast_and_round_trip(trained, text):
+    tok = Tokenizer.from_db(trained, "small")
+    ids = tok.encode_ordinary(text)
+    assert tok.decode(ids) == text
+    assert tok.token_count(text) == len(ids)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.characters(blacklist_categories=("Cs",)), max_size=200))
+def test_round_trip_any_text(trained, text):
+    tok = Tokenizer.from_db(trained, "small")
+    ids = tok.encode_ordinary(text)
+    assert tok.decode(ids) == text
+    assert tok.decode_bytes(ids) == text.encode("utf-8")
+
+
+def test_batch_threads_agree(golden_dir):
+    tok = golden_tokenizer(golden_dir, "bpe_en_v8192")
+    docs = en_valid(golden_dir) * 3
+    assert tok.encode_ordinary_batch(docs, num_threads=2) == tok.encode_ordinary_batch(docs, num_threads=1)
