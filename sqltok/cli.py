@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
 from importlib.resources import files
 
 import duckdb
@@ -39,7 +41,11 @@ def _show(token: bytes) -> str:
 
 
 def _cmd_train(args) -> None:
-    con = duckdb.connect(args.db)
+    with duckdb.connect(args.db) as con:
+        _train(con, args)
+
+
+def _train(con, args) -> None:
     register(con)
     src = _source(args)
     if args.holdout:
@@ -69,28 +75,60 @@ def _cmd_train(args) -> None:
               f"{c['tokens']:,} tokens: {c['bytes_per_token']:.3f} bytes per token")
 
 
+def _cmd_encode(args) -> None:
+    """Encode a column into token ids: every input column plus `ids` (or `n_tokens` with --count)."""
+    with duckdb.connect(args.db) as con:
+        _encode(con, args)
+
+
+def _encode(con, args) -> None:
+    from .corpus import quote_ident, quote_literal
+    from .registry import registry
+
+    register(con)
+    model = args.model
+    if os.path.exists(model):
+        tok = registry(con).load(Path(model).stem, model)
+        model = tok.name
+    src = Source(path=args.input, text_key=args.text_key, text_mode="line" if args.lines else None)
+    fn = "token_count" if args.count else "encode_special" if args.allow_special else "encode"
+    column = "n_tokens" if args.count else "ids"
+    key = "text" if src.rows_query() == src.query() else args.text_key
+    out = args.output.lower()
+    fmt = "parquet" if out.endswith(".parquet") else "json" if out.endswith((".jsonl", ".json")) else "csv"
+    con.execute(f"COPY (SELECT *, {fn}({quote_literal(model)}, {quote_ident(key)}) AS {column} "
+                f"FROM ({src.rows_query()})) TO {quote_literal(args.output)} (FORMAT {fmt})")
+    rows, tokens = con.execute(f"SELECT count(*), sum(len({column})) FROM read_{fmt}({quote_literal(args.output)})"
+                               if not args.count else
+                               f"SELECT count(*), sum({column}) FROM read_{fmt}({quote_literal(args.output)})"
+                               ).fetchall()[0]
+    print(f"wrote {args.output}: {rows} rows, {tokens or 0:,} tokens ({model})")
+
+
 def _cmd_export(args) -> None:
-    con = duckdb.connect(args.db, read_only=True)
-    export_model(con, args.model, args.output, format=args.format, lossy=args.lossy)
+    with duckdb.connect(args.db, read_only=True) as con:
+        export_model(con, args.model, args.output, format=args.format, lossy=args.lossy)
     print(f"wrote {args.output}")
 
 
 def _cmd_import(args) -> None:
-    con = duckdb.connect(args.db)
-    import_model(con, args.path, args.model, replace=args.replace)
+    with duckdb.connect(args.db) as con:
+        import_model(con, args.path, args.model, replace=args.replace)
     print(f"imported {args.path} as {args.model!r} into {args.db}")
 
 
 def _cmd_models(args) -> None:
-    con = duckdb.connect(args.db)
-    register(con)
-    for row in con.execute("SELECT model, method, vocab_size, script_aware, documents, source "
-                           "FROM sqltok_models()").fetchall():
+    with duckdb.connect(args.db) as con:
+        register(con)
+        rows = con.execute("SELECT model, method, vocab_size, script_aware, documents, source "
+                           "FROM sqltok_models()").fetchall()
+    for row in rows:
         print("\t".join("" if x is None else str(x) for x in row))
 
 
 def _cmd_drop(args) -> None:
-    drop_model(duckdb.connect(args.db), args.model)
+    with duckdb.connect(args.db) as con:
+        drop_model(con, args.model)
     print(f"dropped {args.model!r}")
 
 
@@ -122,6 +160,18 @@ def _parser() -> argparse.ArgumentParser:
                    help="progress bar (default: when stderr is a terminal)")
     db(t)
     t.set_defaults(func=_cmd_train)
+
+    c = sub.add_parser("encode", help="encode a text column into token ids (or count tokens)")
+    c.add_argument("--model", required=True,
+                   help="a model in the database, or a tokenizer file (.tiktoken, tokenizer.json, .model)")
+    c.add_argument("--input", required=True, help="Parquet, JSONL or text file (--lines)")
+    c.add_argument("--output", required=True, help="Parquet, JSONL or CSV file to write")
+    c.add_argument("--text-key", default="text")
+    c.add_argument("--lines", action="store_true", help="plain text input: one document per line")
+    c.add_argument("--count", action="store_true", help="write token counts instead of ids")
+    c.add_argument("--allow-special", action="store_true", help="match special tokens in the text")
+    db(c)
+    c.set_defaults(func=_cmd_encode)
 
     e = sub.add_parser("export", help="write a model to a file")
     e.add_argument("model")

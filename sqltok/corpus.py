@@ -64,16 +64,40 @@ class Source:
             q = f"SELECT text FROM ({q}) LIMIT {int(self.max_documents)}"
         return q
 
-    def _file_query(self) -> str:
+    def rows_query(self) -> str:
+        """A SQL query with every column of the source (plain text: `text` only), in order."""
+        if self.sql is not None:
+            q = f"SELECT * FROM ({self.sql})"
+        elif self.table is not None:
+            q = f"SELECT * FROM {self.table}"
+        else:
+            stem = self._stem()
+            lit = quote_literal(self.path)
+            if stem.endswith(".parquet"):
+                q = f"SELECT * FROM read_parquet({lit})"
+            elif stem.endswith(_JSON_SUFFIXES):
+                q = f"SELECT * FROM read_json({lit}, format = 'newline_delimited', maximum_object_size = 1073741824)"
+            else:
+                return self.query()
+        if self.max_documents is not None:
+            q = f"{q} LIMIT {int(self.max_documents)}"
+        return q
+
+    def _stem(self) -> str:
         path = self.path
         assert path is not None
         if not has_magic(path) and not os.path.exists(path):
             raise CorpusError(f"no such file: {path}")
-        lit = quote_literal(path)
-        key = quote_ident(self.text_key)
         stem = path.lower()
         for c in _COMPRESSION:
             stem = stem.removesuffix(c)
+        return stem
+
+    def _file_query(self) -> str:
+        path = self.path
+        stem = self._stem()
+        lit = quote_literal(path)
+        key = quote_ident(self.text_key)
         if stem.endswith(".parquet"):
             return f"SELECT {key} AS text FROM read_parquet({lit})"
         if stem.endswith(_JSON_SUFFIXES):

@@ -97,3 +97,24 @@ def test_console_script_runs(tmp_path):
     out = subprocess.run([sys.executable, "-m", "sqltok.cli", "sample"], capture_output=True, text=True,
                          cwd=tmp_path, env=env)
     assert out.returncode == 0 and out.stdout.strip().endswith("sample_en.jsonl.zst")
+
+
+def test_encode_command_writes_ids(tmp_path, corpus, capsys):
+    db = str(tmp_path / "w.duckdb")
+    assert main(["train", str(corpus), "--text-key", "body", "--vocab-size", "300", "--model", "m",
+                 "--db", db, "--no-progress"]) == 0
+    out, counts = tmp_path / "ids.parquet", tmp_path / "n.parquet"
+    assert main(["encode", "--model", "m", "--input", str(corpus), "--text-key", "body", "--output", str(out),
+                 "--db", db]) == 0
+    assert "60 rows" in capsys.readouterr().out
+    assert main(["encode", "--model", "m", "--input", str(corpus), "--text-key", "body", "--output",
+                 str(counts), "--count", "--db", db]) == 0
+    import sqltok
+
+    with duckdb.connect(db) as con:
+        sqltok.register(con)
+        rows = con.execute(f"SELECT body, ids FROM '{out}'").fetchall()
+        assert all(con.execute("SELECT decode('m', ?)", [ids]).fetchall()[0][0] == body for body, ids in rows)
+        assert con.execute(f"SELECT list(n_tokens) FROM '{counts}'").fetchall()[0][0] == [len(i) for _, i in rows]
+        with pytest.raises(sqltok.SqltokError, match="another open connection"):
+            sqltok.register(duckdb.connect(db))

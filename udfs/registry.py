@@ -18,8 +18,18 @@ def define(con: duckdb.DuckDBPyConnection, name: str, fn: Callable, params: list
     mine = _defined.setdefault(con, set())
     if name in mine:
         return
-    con.create_function(name, fn, params, returns, type="arrow", null_handling="special",
-                        side_effects=side_effects)
+    try:
+        con.create_function(name, fn, params, returns, type="arrow", null_handling="special",
+                            side_effects=side_effects)
+    except duckdb.CatalogException as e:
+        if "already exists" not in str(e):
+            raise
+        from sqltok.errors import SqltokError
+
+        # DuckDB keeps Python functions per database instance but ties them to the connection that
+        # made them: borrowing them from another connection would crash once that one closes.
+        raise SqltokError("sqltok's functions are registered on another open connection to this database "
+                          "in this process: use that connection (or close it first)") from None
     mine.add(name)
 
 
