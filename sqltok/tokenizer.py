@@ -60,9 +60,9 @@ class Tokenizer:
 
             return cls.from_model(read_reference(p), name)
         if p.suffix == ".json":
-            from .formats.hf_read import read_hf_tokenizer
+            from .formats.hf_read import read_hf
 
-            return cls.from_spec(read_hf_tokenizer(p), name)
+            return cls.from_spec(read_hf(p, name=name), name)
         from .formats.tiktoken_file import read_tiktoken
 
         return cls.from_spec(read_tiktoken(p, pattern=pattern, name=name), name)

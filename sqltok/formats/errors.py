@@ -8,3 +8,8 @@ class ModelFormatError(SqltokError):
 
 class ExportError(SqltokError):
     """A model cannot be exported to a target format without changing how it encodes."""
+
+
+class UnsupportedTokenizerError(ModelFormatError):
+    """A valid tokenizer file that uses a feature sqltok's encoder cannot reproduce exactly
+    (the message names the feature)."""
