@@ -1,4 +1,5 @@
 """Shared test fixtures."""
+import lzma
 from pathlib import Path
 
 import pytest
@@ -32,3 +33,21 @@ def con():
     sqltok.register(c)
     yield c
     c.close()
+
+
+TOKENIZERS_DIR = Path(__file__).parent / "data" / "tokenizers"
+SHARED_TOKENIZERS = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "tokenizers"
+
+
+@pytest.fixture(scope="session")
+def bundled(tmp_path_factory):
+    """`bundled(name)`: the path of tests/data/tokenizers/<name>.xz, decompressed."""
+    folder = tmp_path_factory.mktemp("tokenizers")
+
+    def get(name: str) -> Path:
+        path = folder / name
+        if not path.exists():
+            path.write_bytes(lzma.decompress((TOKENIZERS_DIR / f"{name}.xz").read_bytes()))
+        return path
+
+    return get

@@ -9,7 +9,6 @@ plain files); the big tokenizer.json files are read from ../shared when it is th
 from __future__ import annotations
 
 import json
-import lzma
 import random
 from pathlib import Path
 
@@ -139,20 +138,6 @@ def random_pieces(spec: EncoderSpec, n: int, seed: int = 0) -> list[bytes]:
 
 
 # ----------------------------------------------------------------------------- files
-
-
-@pytest.fixture(scope="session")
-def bundled(tmp_path_factory):
-    """`bundled(name)`: the path of tests/data/tokenizers/<name>.xz, decompressed."""
-    folder = tmp_path_factory.mktemp("tokenizers")
-
-    def get(name: str) -> Path:
-        path = folder / name
-        if not path.exists():
-            path.write_bytes(lzma.decompress((DATA / f"{name}.xz").read_bytes()))
-        return path
-
-    return get
 
 
 @pytest.fixture(scope="session")
