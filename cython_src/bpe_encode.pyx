@@ -7,17 +7,17 @@ and repeatedly merges the adjacent pair of lowest rank (leftmost on ties) until 
 merge table: a quadratic scan for short pretokens, a heap over a linked list (O(n log n)) for long
 ones. Reference models never go back to a rank below the last one applied (`rank_guard`).
 """
-from cython.operator cimport dereference as deref
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cython.parallel cimport prange
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
-from libc.string cimport memcmp
+from libc.string cimport memcmp, memcpy
 from libcpp.queue cimport priority_queue
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
 from arrow_buffers cimport BinaryView, binary_view, view_end, view_start
-from bytes_table cimport BytesTable, bytes_table_build, bytes_table_get
-from pair_table cimport PairTable, pack_pair, pair_table_free, pair_table_get, pair_table_get_or_insert, pair_table_init
+from bytes_table cimport BytesTable, bytes_hash, bytes_table_build, bytes_table_get, bytes_table_get_hashed
+from merge_table cimport MergeTable, merge_table_add, merge_table_init, merge_table_rank
 from pretokenize cimport pretokenize_pattern
 
 import pyarrow as pa
@@ -25,6 +25,17 @@ import pyarrow as pa
 cdef enum:
     SHORT_PIECE = 48          # pretokens up to this many bytes merge by a plain scan
     NO_RANK = 0x7FFFFFFF
+    CACHE_SLOTS = 4096        # per thread: frequent pretokens skip the vocabulary lookup and merging
+    CACHE_KEY = 22
+    CACHE_IDS = 4
+
+
+cdef struct CacheSlot:
+    uint64_t hash             # 0: empty
+    uint8_t length
+    uint8_t n_ids
+    uint8_t key[CACHE_KEY]
+    int32_t ids[CACHE_IDS]
 
 
 cdef struct Workspace:
@@ -33,6 +44,7 @@ cdef struct Workspace:
     vector[int32_t] prv
     vector[int64_t] ends
     priority_queue[uint64_t] heap
+    vector[CacheSlot] cache
 
 
 cdef struct RowsOut:
@@ -42,11 +54,34 @@ cdef struct RowsOut:
     int32_t error_code
 
 
+cdef class Int32Buffer:
+    """Owns a vector of int32 and lends it to Arrow through the buffer protocol (no copy)."""
+    cdef vector[int32_t] data
+    cdef Py_ssize_t shape[1]
+    cdef Py_ssize_t strides[1]
+
+    def __getbuffer__(self, Py_buffer* buf, int flags):
+        self.shape[0] = <Py_ssize_t>self.data.size()
+        self.strides[0] = sizeof(int32_t)
+        buf.buf = <void*>self.data.data()
+        buf.obj = self
+        buf.len = <Py_ssize_t>(self.data.size() * sizeof(int32_t))
+        buf.readonly = 1
+        buf.itemsize = sizeof(int32_t)
+        buf.format = "i"
+        buf.ndim = 1
+        buf.shape = self.shape
+        buf.strides = self.strides
+        buf.suboffsets = NULL
+        buf.internal = NULL
+
+    def __releasebuffer__(self, Py_buffer* buf):
+        pass
+
+
 cdef class Encoder:
     """Merge tables and vocabulary of one tokenizer, shared read-only by the encoding threads."""
-    cdef PairTable pairs
-    cdef vector[int32_t] merge_rank
-    cdef vector[int32_t] merge_result
+    cdef MergeTable merges
     cdef int32_t byte_ids[256]
     cdef string vocab                 # every token's bytes; token t is vocab[starts[t]:ends[t]]
     cdef vector[int64_t] starts
@@ -66,7 +101,7 @@ cdef class Encoder:
         ids (-1 where missing); `special_tokens` are matched only when allowed, `always_tokens` (HF's
         non-special added tokens) always."""
         cdef int64_t i
-        pair_table_init(&self.pairs, len(pairs))
+        merge_table_init(&self.merges, len(pairs))
         self.pattern = pattern
         self.rank_guard = rank_guard
         for t in tokens:
@@ -76,17 +111,12 @@ cdef class Encoder:
             self.ends.push_back(self.vocab.size())
             self.valid.push_back(t is not None)
         for left, right, rank, result in pairs:
-            if pair_table_get_or_insert(&self.pairs, pack_pair(left, right), <int32_t>self.merge_rank.size()) < 0:
-                self.merge_rank.push_back(rank)
-                self.merge_result.push_back(result)
+            merge_table_add(&self.merges, left, right, rank, result)
         for i in range(256):
             self.byte_ids[i] = byte_ids[i]
         self._add_specials(special_tokens or {}, always_tokens or {})
         self.n_vocab = <int32_t>self.starts.size()
         self._build_direct(direct_all)
-
-    def __dealloc__(self):
-        pair_table_free(&self.pairs)
 
     cdef void _add_specials(self, dict special, dict always):
         """Specials get their own entries after the vocabulary's bytes (at their ids)."""
@@ -144,11 +174,7 @@ cdef class Encoder:
 
     # -- one pretoken ------------------------------------------------------------------------------
     cdef inline int32_t _rank(self, int32_t left, int32_t right, int32_t* result) noexcept nogil:
-        cdef int32_t k = pair_table_get(&self.pairs, pack_pair(left, right))
-        if k < 0:
-            return NO_RANK
-        result[0] = self.merge_result[k]
-        return self.merge_rank[k]
+        return merge_table_rank(&self.merges, left, right, result, NO_RANK)
 
     cdef int _merge(self, const uint8_t* p, int64_t n, vector[int32_t]& out, Workspace& ws) noexcept nogil:
         """Merge the bytes p[:n] into `out`; 1 when a byte has no token."""
@@ -159,28 +185,45 @@ cdef class Encoder:
             if ws.sym[i] < 0:
                 return 1
         if n <= SHORT_PIECE:
-            self._merge_scan(ws.sym)
+            self._merge_scan(ws.sym, ws.nxt, ws.prv)
             out.insert(out.end(), ws.sym.begin(), ws.sym.end())
         else:
             self._merge_heap(ws, out)
         return 0
 
-    cdef void _merge_scan(self, vector[int32_t]& sym) noexcept nogil:
-        cdef int32_t best, best_result, r, result = 0, last = -1
-        cdef size_t i, best_i
-        while sym.size() > 1:
+    cdef void _merge_scan(self, vector[int32_t]& sym, vector[int32_t]& ranks, vector[int32_t]& results) noexcept nogil:
+        """Merge a short sequence in place: the rank of every adjacent pair is kept in `ranks`, and only
+        the two pairs next to a merge are looked up again."""
+        cdef int32_t best, last = -1, result = 0
+        cdef size_t i, best_i, n = sym.size()
+        if n < 2:
+            return
+        ranks.resize(n - 1)
+        results.resize(n - 1)
+        for i in range(n - 1):
+            ranks[i] = self._rank(sym[i], sym[i + 1], &result)
+            results[i] = result
+        while n > 1:
             best = NO_RANK
             best_i = 0
-            best_result = 0
-            for i in range(sym.size() - 1):
-                r = self._rank(sym[i], sym[i + 1], &result)
-                if r < best and (not self.rank_guard or r >= last):
-                    best, best_i, best_result = r, i, result
+            for i in range(n - 1):
+                if ranks[i] < best and (not self.rank_guard or ranks[i] >= last):
+                    best = ranks[i]
+                    best_i = i
             if best == NO_RANK:
-                return
+                break
             last = best
-            sym[best_i] = best_result
+            sym[best_i] = results[best_i]
             sym.erase(sym.begin() + best_i + 1)
+            ranks.erase(ranks.begin() + best_i)
+            results.erase(results.begin() + best_i)
+            n -= 1
+            if best_i > 0:
+                ranks[best_i - 1] = self._rank(sym[best_i - 1], sym[best_i], &result)
+                results[best_i - 1] = result
+            if best_i + 1 < n:
+                ranks[best_i] = self._rank(sym[best_i], sym[best_i + 1], &result)
+                results[best_i] = result
 
     cdef void _push(self, Workspace& ws, int32_t pos) noexcept nogil:
         cdef int32_t result = 0
@@ -229,12 +272,32 @@ cdef class Encoder:
             pos = ws.nxt[pos]
 
     cdef int _encode_piece(self, const uint8_t* p, int64_t n, vector[int32_t]& out, Workspace& ws) noexcept nogil:
-        cdef int32_t t = bytes_table_get(&self.direct, <const uint8_t*>self.vocab.data(), self.starts.data(),
-                                         self.ends.data(), p, n)
+        """Ids of one pretoken: from the thread's cache, the vocabulary, or by merging."""
+        cdef uint64_t h = bytes_hash(p, n)
+        cdef CacheSlot* slot = NULL
+        cdef size_t before, k
+        if n <= CACHE_KEY:
+            if ws.cache.size() == 0:
+                ws.cache.resize(CACHE_SLOTS)
+            slot = &ws.cache[h & (CACHE_SLOTS - 1)]
+            if slot.hash == h and slot.length == n and memcmp(slot.key, p, n) == 0:
+                out.insert(out.end(), slot.ids, slot.ids + slot.n_ids)
+                return 0
+        before = out.size()
+        cdef int32_t t = bytes_table_get_hashed(&self.direct, <const uint8_t*>self.vocab.data(),
+                                                self.starts.data(), self.ends.data(), p, n, h)
         if t >= 0:
             out.push_back(t)
-            return 0
-        return self._merge(p, n, out, ws)
+        elif self._merge(p, n, out, ws):
+            return 1
+        if slot != NULL and out.size() - before <= CACHE_IDS:
+            slot.hash = h
+            slot.length = <uint8_t>n
+            slot.n_ids = <uint8_t>(out.size() - before)
+            memcpy(slot.key, p, n)
+            for k in range(slot.n_ids):
+                slot.ids[k] = out[before + k]
+        return 0
 
     cdef int _encode_ordinary(self, const uint8_t* p, int64_t n, vector[int32_t]& out, Workspace& ws) noexcept nogil:
         cdef size_t k, first
@@ -300,6 +363,8 @@ cdef class Encoder:
         cdef Workspace ws
         cdef int64_t r, start, before
         cdef int rc
+        if last > first:
+            res.ids.reserve((view_end(v, last - 1) - view_start(v, first)) // 4 + 16)
         for r in range(first, last):
             if validity != NULL and not (validity[(validity_offset + r) >> 3] >> ((validity_offset + r) & 7)) & 1:
                 res.lengths.push_back(-1)
@@ -420,37 +485,40 @@ cdef bytes _int64_bytes(const vector[int64_t]& v):
 
 
 cdef object _rows_to_arrow(vector[RowsOut]& parts, int64_t n, bint counts_only):
-    """One Arrow array from the threads' outputs: list<int32> ids, or int64 counts."""
-    cdef vector[int64_t] offsets
-    cdef vector[int64_t] counts
-    cdef vector[uint8_t] valid
-    cdef vector[int32_t] ids
-    cdef int64_t total = 0, nulls = 0, ln
+    """One Arrow array from the threads' outputs (list<int32> ids, or int64 counts), each buffer
+    written once."""
+    cdef int64_t total = 0, nulls = 0, ln, row = 0
     cdef size_t k, j
+    for k in range(parts.size()):
+        total += <int64_t>parts[k].ids.size()
+    offsets = PyBytes_FromStringAndSize(NULL, (n + 1) * sizeof(int64_t))
+    cdef int64_t* off = <int64_t*>PyBytes_AS_STRING(offsets)
+    cdef Int32Buffer owner = Int32Buffer()
+    if not counts_only:
+        if parts.size() == 1:
+            owner.data.swap(parts[0].ids)
+        else:
+            owner.data.resize(total)
+    cdef char* val = <char*>owner.data.data()
+    cdef int64_t at = 0
+    off[0] = 0
     for k in range(parts.size()):
         for j in range(parts[k].lengths.size()):
             ln = parts[k].lengths[j]
-            if offsets.size() == 0:
-                offsets.push_back(0)
-            valid.push_back(ln >= 0)
-            nulls += ln < 0
-            total += ln if ln > 0 else 0
-            offsets.push_back(total)
-            counts.push_back(ln if ln > 0 else 0)
-        if not counts_only:
-            ids.insert(ids.end(), parts[k].ids.begin(), parts[k].ids.end())
-    if offsets.size() == 0:
-        offsets.push_back(0)
+            if ln < 0:
+                nulls += 1
+                ln = 0
+            off[row + 1] = ln if counts_only else off[row] + ln
+            row += 1
+        if not counts_only and parts.size() > 1 and parts[k].ids.size():
+            memcpy(val + at * sizeof(int32_t), parts[k].ids.data(), parts[k].ids.size() * sizeof(int32_t))
+            at += <int64_t>parts[k].ids.size()
     mask = None
     if nulls:
-        mask = pa.array([not x for x in valid], pa.bool_())
+        mask = pa.array([x < 0 for k2 in range(parts.size()) for x in parts[k2].lengths], pa.bool_())
     if counts_only:
-        cnt = pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(_int64_bytes(counts))])
+        cnt = pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(offsets)], offset=1)
         return cnt if mask is None else pa.compute.if_else(mask, pa.scalar(None, pa.int64()), cnt)
-    values = pa.Array.from_buffers(pa.int32(), ids.size(),
-                                   [None, pa.py_buffer((<const char*>ids.data())[:ids.size() * 4])])
-    offs = pa.Array.from_buffers(pa.int64(), offsets.size(), [None, pa.py_buffer(_int64_bytes(offsets))])
-    return pa.LargeListArray.from_arrays(offs, values, mask=mask)
-
-
-
+    ids = pa.Array.from_buffers(pa.int32(), total, [None, pa.py_buffer(owner)])
+    offs = pa.Array.from_buffers(pa.int64(), n + 1, [None, pa.py_buffer(offsets)])
+    return pa.LargeListArray.from_arrays(offs, ids, mask=mask)
