@@ -4,6 +4,9 @@
 
 Semantics are documented in pretokenize.pyx. The matcher never backtracks: each branch of the
 patterns is resolved by one forward scan (see `word_end`, `space_end`), so the time is linear.
+
+`pretokenize_pattern` selects by id the pattern of another tokenizer family (cl100k, Llama 3,
+Qwen 2, GPT-2; see "Other tokenizers' patterns" below), each equal to `regex.findall` too.
 """
 from libc.stdint cimport int64_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy
@@ -25,6 +28,17 @@ cdef enum:
     SPACE = 32
     APOSTROPHE = 39
     SLASH = 47
+
+
+# pattern ids (see pretokenize_pattern)
+cdef enum:
+    PAT_O200K = 0  # the GPT-4o (o200k_base) pattern over the whole text (script_aware=False)
+    PAT_SCRIPT_AWARE = 1  # the same per script run, Han & co. with the script-specific pattern
+    PAT_CL100K = 2  # tiktoken cl100k_base
+    PAT_LLAMA3 = 3  # HF tokenizer.json of Llama 3 (and of the cl100k_base conversion)
+    PAT_QWEN2 = 4  # HF tokenizer.json of Qwen 2 / 2.5 / 3
+    PAT_GPT2 = 5  # GPT-2: tiktoken r50k_base / p50k_base, whisper, HF ByteLevel(use_regex=True)
+    N_PATTERNS = 6
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -288,3 +302,198 @@ cdef inline int pretokenize_utf8(const unsigned char* s, Py_ssize_t n, bint scri
             last_end = nx
         i = nx
     return match_run(s, run_start, n, is_specific(current), ends)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Other tokenizers' patterns
+#
+# Each match is decided at byte i by its first character c (and the one after it), branch by branch
+# in the pattern's order. \p{L}, \p{N}, \s and "other" ([^\s\p{L}\p{N}]) are disjoint classes.
+#
+# cl100k (tiktoken):
+#     '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+
+#     |\s++$|\s*[\r\n]|\s+(?!\S)|\s
+# Llama 3 (HF): (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}
+#     | ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+# Qwen 2 (HF): Llama 3 with \p{N} (one digit per pretoken) for \p{N}{1,3}.
+#   1. contraction: an apostrophe, then s|t|m|d|re|ve|ll in any ASCII case or U+017F LONG S (which
+#      `regex` and fancy-regex fold to s; nothing else folds onto these letters, KELVIN SIGN folds to
+#      k); it wins over the prefixed word: "'sa" -> "'s", "a", but "'x" -> "'x".
+#   2. a letter run, after one optional prefix: any character but CR, LF, a letter or a digit (a
+#      tab, NBSP or apostrophe too). Possessive ?+ / ++ (cl100k) change nothing: a prefix is never
+#      a letter, so giving it back never lets \p{L}+ match, and nothing follows the letters.
+#   3. 1-3 digits (Qwen 2: one).
+#   4. U+0020 (only) followed by other characters, or other characters: their run, then [\r\n]*.
+#   5. whitespace, from its whole run [i, k): cl100k only: \s++$ takes it all when k is the end of
+#      the text (fancy-regex's $ without multiline; Python's $ also matches before a final "\n",
+#      but a possessive run that stops early stops at a non-space, so \s++$ == \s++\Z); then
+#      \s*[\r\n] or \s*[\r\n]+ end after the run's last CR/LF; then \s+(?!\S) ends at k when k is
+#      the end, else before the run's last character if that leaves one; then \s or \s+ take the
+#      single character left. So "a\n  " -> "a", "\n  " (cl100k) but "a", "\n", "  " (Llama 3).
+# GPT-2 (r50k/p50k/whisper, HF ByteLevel(use_regex=True)):
+#     's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+#   Contractions are case-sensitive; a U+0020 followed by a non-space joins the run of that
+#   character's class (letters, digits or other); whitespace splits as in 5 without \s++$ and
+#   without the CR/LF rule. tiktoken 0.14's r50k pattern '(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++
+#   | ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s splits the same: \s+(?!\S) also takes a final run whole.
+
+cdef inline Py_ssize_t apostrophe_end(const unsigned char* s, Py_ssize_t i, Py_ssize_t n,
+                                      bint fold) noexcept nogil:
+    """End of 's|'t|'re|'ve|'m|'ll|'d at byte i (an apostrophe), or -1; fold: case-insensitively."""
+    cdef unsigned char c
+    cdef Py_ssize_t e
+    if fold:
+        e = contraction_end(s, i, n)
+        return e if e > i else -1
+    if i + 1 >= n:
+        return -1
+    c = s[i + 1]
+    if c == b's' or c == b't' or c == b'm' or c == b'd':
+        return i + 2
+    if i + 2 < n and (((c == b'r' or c == b'v') and s[i + 2] == b'e') or (c == b'l' and s[i + 2] == b'l')):
+        return i + 3
+    return -1
+
+
+cdef inline Py_ssize_t other_end(const unsigned char* s, Py_ssize_t k, Py_ssize_t n) noexcept nogil:
+    """End of [^\\s\\p{L}\\p{N}]* from byte k."""
+    cdef uint32_t cp
+    cdef Py_ssize_t nx
+    while k < n:
+        if s[k] < 0x80:
+            if uc_entry(s[k]) & (UC_L | UC_N | UC_WS):
+                break
+            k += 1
+            continue
+        nx = next_char(s, k, n, &cp)
+        if uc_entry(cp) & (UC_L | UC_N | UC_WS):
+            break
+        k = nx
+    return k
+
+
+cdef inline Py_ssize_t crlf_end(const unsigned char* s, Py_ssize_t k, Py_ssize_t n) noexcept nogil:
+    """End of [\\r\\n]* from byte k."""
+    while k < n and (s[k] == CR or s[k] == LF):
+        k += 1
+    return k
+
+
+cdef inline Py_ssize_t letters_end(const unsigned char* s, Py_ssize_t k, Py_ssize_t n) noexcept nogil:
+    """End of \\p{L}* from byte k (an ASCII fast path over class_run)."""
+    cdef uint32_t cp
+    cdef Py_ssize_t nx
+    while k < n:
+        if s[k] < 0x80:
+            if <unsigned char>((s[k] | 0x20) - 97) >= 26:
+                break
+            k += 1
+            continue
+        nx = next_char(s, k, n, &cp)
+        if not (uc_entry(cp) & UC_L):
+            break
+        k = nx
+    return k
+
+
+cdef inline Py_ssize_t whitespace_end(const unsigned char* s, Py_ssize_t i, Py_ssize_t n,
+                                      bint newlines, bint whole_at_end) noexcept nogil:
+    """End of the whitespace branches at byte i (a whitespace character):
+    whole_at_end: \\s++$ (the run ends the text); newlines: \\s*[\\r\\n]+ (up to its last CR/LF);
+    then \\s+(?!\\S) (all but the run's last character, when a non-space follows) | \\s+."""
+    cdef uint32_t cp
+    cdef Py_ssize_t k = i, nx, last_start = i, last_newline = -1
+    while k < n:
+        nx = next_char(s, k, n, &cp)
+        if not (uc_entry(cp) & UC_WS):
+            break
+        if cp == CR or cp == LF:
+            last_newline = nx
+        last_start = k
+        k = nx
+    if whole_at_end and k == n:
+        return n
+    if newlines and last_newline >= 0:
+        return last_newline
+    if k == n or last_start == i:
+        return k
+    return last_start
+
+
+cdef inline Py_ssize_t match_cl100k_like(const unsigned char* s, Py_ssize_t i, Py_ssize_t n,
+                                         bint three_digits, bint whole_at_end) noexcept nogil:
+    """End of the cl100k (three_digits, whole_at_end), Llama 3 (three_digits) or Qwen 2 match at i."""
+    cdef uint32_t cp0, cp1
+    cdef Py_ssize_t e, nx, after = next_char(s, i, n, &cp0)
+    cdef uint16_t c0 = uc_entry(cp0), c1
+    if cp0 == APOSTROPHE:
+        e = apostrophe_end(s, i, n, True)
+        if e >= 0:
+            return e
+    if c0 & UC_L:
+        return letters_end(s, after, n)
+    if c0 & UC_N:
+        return digits_end(s, after, n) if three_digits else after
+    if after < n and cp0 != CR and cp0 != LF:  # c is other or a space: a possible prefix
+        nx = next_char(s, after, n, &cp1)
+        c1 = uc_entry(cp1)
+        if c1 & UC_L:
+            return letters_end(s, nx, n)
+        if cp0 == SPACE and not (c1 & (UC_N | UC_WS)):
+            return crlf_end(s, other_end(s, nx, n), n)
+    if c0 & UC_WS:
+        return whitespace_end(s, i, n, True, whole_at_end)
+    return crlf_end(s, other_end(s, after, n), n)
+
+
+cdef inline Py_ssize_t match_gpt2(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    """End of the GPT-2 match at byte i."""
+    cdef uint32_t cp0, cp1
+    cdef Py_ssize_t e, nx, after = next_char(s, i, n, &cp0)
+    cdef uint16_t c0 = uc_entry(cp0), c1
+    if cp0 == APOSTROPHE:
+        e = apostrophe_end(s, i, n, False)
+        if e >= 0:
+            return e
+    elif cp0 == SPACE and after < n:
+        nx = next_char(s, after, n, &cp1)
+        c1 = uc_entry(cp1)
+        if not (c1 & UC_WS):  # the space joins the run of the next character's class
+            c0 = c1
+            after = nx
+    if c0 & UC_L:
+        return letters_end(s, after, n)
+    if c0 & UC_N:
+        return class_run(s, after, n, UC_N)
+    if c0 & UC_WS:
+        return whitespace_end(s, i, n, False, False)
+    return other_end(s, after, n)
+
+
+cdef inline int pretokenize_pattern(const unsigned char* s, Py_ssize_t n, int pattern,
+                                    vector[int64_t]& ends) except -1 nogil:
+    """Append to `ends` the end byte offset (from s) of every pretoken of the UTF-8 text s[:n] under
+    the pattern with id `pattern` (PAT_*); ValueError for an unknown id."""
+    cdef Py_ssize_t i = 0
+    if pattern == PAT_O200K or pattern == PAT_SCRIPT_AWARE:
+        return pretokenize_utf8(s, n, pattern == PAT_SCRIPT_AWARE, ends)
+    if pattern == PAT_CL100K:
+        while i < n:
+            i = match_cl100k_like(s, i, n, True, True)
+            ends.push_back(i)
+    elif pattern == PAT_LLAMA3:
+        while i < n:
+            i = match_cl100k_like(s, i, n, True, False)
+            ends.push_back(i)
+    elif pattern == PAT_QWEN2:
+        while i < n:
+            i = match_cl100k_like(s, i, n, False, False)
+            ends.push_back(i)
+    elif pattern == PAT_GPT2:
+        while i < n:
+            i = match_gpt2(s, i, n)
+            ends.push_back(i)
+    else:
+        with gil:
+            raise ValueError(f"unknown pretokenization pattern id {pattern}")
+    return 0

@@ -26,6 +26,11 @@ single-script runs by the Unicode Script property and matches each run as its ow
 - runs of Han, Hiragana, Katakana, Thai, Myanmar, Khmer and Lao use the script-specific pattern,
   all others (and a text without a real script) the main pattern.
 Input must be valid UTF-8 (other bytes are never read out of bounds, but split arbitrarily).
+
+Other tokenizers' patterns: every function takes `pattern=` a pattern id (`PATTERN_IDS`; `PATTERNS`
+and `pattern_id` map the exact pattern strings of tiktoken and HF tokenizer.json files to ids), which
+overrides `script_aware`. Their semantics are worked out in pretokenize.pxd ("Other tokenizers'
+patterns"); each equals `regex.findall` of its pattern (cl100k's `$` read as the end of the text).
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.unicode cimport PyUnicode_DecodeUTF8
@@ -34,8 +39,9 @@ from libc.string cimport memcpy, memset
 from libcpp.vector cimport vector
 
 from arrow_buffers cimport binary_offsets_and_data, buffer_address
-from pretokenize cimport (SC_COUNT, SC_NAMES, UC_LL, UC_LM, UC_LO, UC_LT, UC_LU, UC_M, UC_N, UC_WS,
-                         pretokenize_utf8, uc_entry)
+from pretokenize cimport (N_PATTERNS, PAT_CL100K, PAT_GPT2, PAT_LLAMA3, PAT_O200K, PAT_QWEN2,
+                         PAT_SCRIPT_AWARE, SC_COUNT, SC_NAMES, UC_LL, UC_LM, UC_LO, UC_LT, UC_LU, UC_M,
+                         UC_N, UC_WS, pretokenize_pattern, uc_entry)
 
 import pyarrow as pa
 
@@ -46,21 +52,73 @@ CLASS_BITS = {"Lu": UC_LU, "Ll": UC_LL, "Lt": UC_LT, "Lm": UC_LM, "Lo": UC_LO, "
               "s": UC_WS}
 
 # ---------------------------------------------------------------------------------------------------
+# Pattern ids
+
+#: Pattern id of every family (the PAT_* constants of pretokenize.pxd).
+PATTERN_IDS = {"o200k": PAT_O200K, "script_aware": PAT_SCRIPT_AWARE, "cl100k": PAT_CL100K,
+               "llama3": PAT_LLAMA3, "qwen2": PAT_QWEN2, "gpt2": PAT_GPT2}
+
+_O200K_PATTERN = "|".join([
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""\p{N}{1,3}""",
+    r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+    r"""\s*[\r\n]+""",
+    r"""\s+(?!\S)""",
+    r"""\s+""",
+])
+
+#: Exact pattern strings (tiktoken `pat_str`, HF tokenizer.json Split regex) -> pattern id.
+PATTERNS: dict[str, int] = {
+    # tiktoken o200k_base; HF tokenizer.json of its conversion
+    _O200K_PATTERN: PAT_O200K,
+    # tiktoken cl100k_base
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""": PAT_CL100K,
+    # HF tokenizer.json of Llama 3 and of the cl100k_base conversion
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""": PAT_LLAMA3,
+    # HF tokenizer.json of Qwen 2 / 2.5 / 3
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""": PAT_QWEN2,
+    # GPT-2 (encoder.py), whisper, older tiktoken r50k/p50k, HF ByteLevel(use_regex=True)
+    r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""": PAT_GPT2,
+    # tiktoken r50k_base / p50k_base / p50k_edit in recent tiktoken (0.14): the same split
+    r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s""": PAT_GPT2,
+}
+
+
+def pattern_id(pat: str) -> int | None:
+    """The pattern id of an exact pattern string (see `PATTERNS`), or None when it has no matcher."""
+    return PATTERNS.get(pat)
+
+
+cdef int resolve_pattern(object script_aware, object pattern) except -1:
+    """The pattern id that `script_aware` and an optional `pattern` id select."""
+    if pattern is None:
+        return PAT_SCRIPT_AWARE if script_aware else PAT_O200K
+    pid = -1
+    if not isinstance(pattern, bool) and hasattr(type(pattern), "__index__"):  # int, numpy integers
+        pid = pattern.__index__()
+    if not 0 <= pid < N_PATTERNS:
+        raise ValueError(f"pattern must be a pattern id (PATTERN_IDS), not {pattern!r}")
+    return pid
+
+
+# ---------------------------------------------------------------------------------------------------
 # Python API
 
-def pretokenize(text: str, script_aware: bool = True) -> list[str]:
+def pretokenize(text: str, script_aware: bool = True, *, pattern: "int | None" = None) -> list[str]:
     """Pretokens of `text`, as the reference pretokenizer gives them.
 
     script_aware=False is the reference's simple mode: the main pattern over the whole text.
+    pattern: a pattern id (PATTERN_IDS, pattern_id) to use instead.
     """
+    cdef int pat = resolve_pattern(script_aware, pattern)
     data = text.encode("utf-8")
     cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(data)
     cdef Py_ssize_t n = len(data)
     cdef vector[int64_t] ends
-    cdef bint aware = script_aware
     cdef int64_t start = 0, end
     with nogil:
-        pretokenize_utf8(s, n, aware, ends)
+        pretokenize_pattern(s, n, pat, ends)
     out = []
     for end in ends:
         out.append(PyUnicode_DecodeUTF8(<const char*>s + start, end - start, NULL))
@@ -213,7 +271,7 @@ cdef inline int count_add(vector[Slot]& slots, int64_t* used, const unsigned cha
     return 0
 
 
-cdef int count_rows(const StringColumn* col, bint aware, vector[Slot]& slots,
+cdef int count_rows(const StringColumn* col, int pattern, vector[Slot]& slots,
                     int64_t* stats) except -1 nogil:
     """Count the pretokens of every row; stats gets documents, NULL, empty, bytes of documents and
     distinct pretokens."""
@@ -232,7 +290,7 @@ cdef int count_rows(const StringColumn* col, bint aware, vector[Slot]& slots,
         stats[0] += 1
         stats[3] += b - a
         ends.clear()
-        pretokenize_utf8(col.data + a, b - a, aware, ends)
+        pretokenize_pattern(col.data + a, b - a, pattern, ends)
         start = 0
         for k in range(ends.size()):
             count_add(slots, &stats[4], col.data + a + start, ends[k] - start)
@@ -276,16 +334,18 @@ cdef tuple slots_to_arrow(const vector[Slot]& slots, int64_t m):
             pa.Array.from_buffers(pa.int64(), m, [None, pa.py_buffer(counts)]))
 
 
-def count_pretokens(arr: "pa.Array", script_aware: bool = True) -> "tuple[pa.Array, pa.Array, dict]":
+def count_pretokens(arr: "pa.Array", script_aware: bool = True, *,
+                    pattern: "int | None" = None) -> "tuple[pa.Array, pa.Array, dict]":
     """Count the pretokens of a batch of documents, without a Python object per pretoken.
 
     arr: pyarrow (large_)string or string_view array (or ChunkedArray); NULL and empty documents
     are skipped and counted. Returns the distinct pretokens (large_binary, in no particular order),
     their counts (int64) and {"documents", "null", "empty", "bytes"} (bytes of the documents).
+    pattern: a pattern id, as for `pretokenize`.
     """
+    cdef int pat = resolve_pattern(script_aware, pattern)
     cdef StringColumn col
     keep = string_column(arr, &col)
-    cdef bint aware = script_aware
     cdef vector[Slot] slots
     cdef int64_t stats[5]
     cdef size_t capacity = 1 << 12
@@ -295,7 +355,7 @@ def count_pretokens(arr: "pa.Array", script_aware: bool = True) -> "tuple[pa.Arr
     slots.resize(capacity)
     stats[:] = [0, 0, 0, 0, 0]
     with nogil:
-        count_rows(&col, aware, slots, stats)
+        count_rows(&col, pat, slots, stats)
     pretokens, counts = slots_to_arrow(slots, stats[4])
     return pretokens, counts, {"documents": stats[0], "null": stats[1], "empty": stats[2],
                                "bytes": stats[3]}
@@ -304,7 +364,7 @@ def count_pretokens(arr: "pa.Array", script_aware: bool = True) -> "tuple[pa.Arr
 # ---------------------------------------------------------------------------------------------------
 # Pretokens per row, for the SQL function pretokenize(text) -> VARCHAR[]
 
-cdef int split_rows(const StringColumn* col, bint aware, char* data, int32_t* list_offsets,
+cdef int split_rows(const StringColumn* col, int pattern, char* data, int32_t* list_offsets,
                     uint8_t* validity, vector[int32_t]& value_offsets) except -1 nogil:
     """Copy the bytes of the non-NULL rows to `data` and record their pretokens: value_offsets gets
     where each pretoken ends in `data`, list_offsets where each row's pretokens start (and end),
@@ -322,7 +382,7 @@ cdef int split_rows(const StringColumn* col, bint aware, char* data, int32_t* li
         b = row_offset(col, r + 1)
         memcpy(data + base, col.data + a, b - a)
         ends.clear()
-        pretokenize_utf8(col.data + a, b - a, aware, ends)
+        pretokenize_pattern(col.data + a, b - a, pattern, ends)
         for k in range(ends.size()):
             value_offsets.push_back(<int32_t>(base + ends[k]))
         base += b - a
@@ -330,12 +390,14 @@ cdef int split_rows(const StringColumn* col, bint aware, char* data, int32_t* li
     return 0
 
 
-def pretokenize_arrow(arr: "pa.Array", script_aware: bool = True) -> "pa.ListArray":
+def pretokenize_arrow(arr: "pa.Array", script_aware: bool = True, *,
+                      pattern: "int | None" = None) -> "pa.ListArray":
     """The pretokens of every row (list<string>; NULL stays NULL) of a pyarrow string array, as
-    `count_pretokens` accepts it: the SQL function pretokenize(text) -> VARCHAR[]."""
+    `count_pretokens` accepts it: the SQL function pretokenize(text) -> VARCHAR[].
+    pattern: a pattern id, as for `pretokenize`."""
+    cdef int pat = resolve_pattern(script_aware, pattern)
     cdef StringColumn col
     keep = string_column(arr, &col)
-    cdef bint aware = script_aware
     cdef int64_t r, total = 0
     for r in range(col.length):
         if row_valid(&col, r):
@@ -354,7 +416,7 @@ def pretokenize_arrow(arr: "pa.Array", script_aware: bool = True) -> "pa.ListArr
     cdef vector[int32_t] value_offsets
     value_offsets.push_back(0)
     with nogil:
-        split_rows(&col, aware, data_p, <int32_t*>list_p, <uint8_t*>valid_p, value_offsets)
+        split_rows(&col, pat, data_p, <int32_t*>list_p, <uint8_t*>valid_p, value_offsets)
     voff = PyBytes_FromStringAndSize(<const char*>value_offsets.data(),
                                      value_offsets.size() * sizeof(int32_t))
     values = pa.Array.from_buffers(pa.string(), value_offsets.size() - 1,
