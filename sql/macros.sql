@@ -26,3 +26,7 @@ CREATE OR REPLACE TEMP MACRO sqltok_models() AS TABLE
 -- pretokenize(text [, simple := true]) -> VARCHAR[]: the GPT-4o pattern, script-aware unless simple.
 CREATE OR REPLACE TEMP MACRO pretokenize(text, simple := false) AS
     CASE WHEN simple THEN sqltok_pretokenize_simple(text) ELSE sqltok_pretokenize_script(text) END;
+
+-- Token ids in narrower or unsigned lists, for storage (an id that does not fit is an error).
+CREATE OR REPLACE TEMP MACRO encode_usmallint(m, text) AS CAST(encode(m, text) AS USMALLINT[]);
+CREATE OR REPLACE TEMP MACRO encode_uinteger(m, text) AS CAST(encode(m, text) AS UINTEGER[]);
