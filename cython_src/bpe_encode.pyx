@@ -25,7 +25,8 @@ import pyarrow as pa
 cdef enum:
     SHORT_PIECE = 48          # pretokens up to this many bytes merge by a plain scan
     NO_RANK = 0x7FFFFFFF
-    CACHE_SLOTS = 4096        # per thread: frequent pretokens skip the vocabulary lookup and merging
+    RECENT_SLOTS = 16384      # per thread: frequent pretokens skip the vocabulary lookup
+    MERGED_SLOTS = 65536      # per thread: pretokens that needed merging, merged once
     CACHE_KEY = 22
     CACHE_IDS = 4
 
@@ -44,7 +45,8 @@ cdef struct Workspace:
     vector[int32_t] prv
     vector[int64_t] ends
     priority_queue[uint64_t] heap
-    vector[CacheSlot] cache
+    vector[CacheSlot] recent
+    vector[CacheSlot] merged
 
 
 cdef struct RowsOut:
@@ -52,6 +54,28 @@ cdef struct RowsOut:
     vector[int64_t] lengths      # tokens per row, -1 for NULL
     int64_t error_row            # first row that failed (-1: none)
     int32_t error_code
+
+
+cdef inline bint _cache_get(const CacheSlot* slot, uint64_t h, const uint8_t* p, int64_t n,
+                            vector[int32_t]& out) noexcept nogil:
+    if slot.hash == h and slot.length == n and memcmp(slot.key, p, n) == 0:
+        out.insert(out.end(), slot.ids, slot.ids + slot.n_ids)
+        return True
+    return False
+
+
+cdef inline void _cache_put(CacheSlot* slot, uint64_t h, const uint8_t* p, int64_t n,
+                            const vector[int32_t]& out, size_t before) noexcept nogil:
+    """Remember the ids out[before:] of pretoken p[:n] (when they fit in a slot)."""
+    cdef size_t k, count = out.size() - before
+    if count > CACHE_IDS:
+        return
+    slot.hash = h
+    slot.length = <uint8_t>n
+    slot.n_ids = <uint8_t>count
+    memcpy(slot.key, p, n)
+    for k in range(count):
+        slot.ids[k] = out[before + k]
 
 
 cdef class Int32Buffer:
@@ -272,31 +296,36 @@ cdef class Encoder:
             pos = ws.nxt[pos]
 
     cdef int _encode_piece(self, const uint8_t* p, int64_t n, vector[int32_t]& out, Workspace& ws) noexcept nogil:
-        """Ids of one pretoken: from the thread's cache, the vocabulary, or by merging."""
+        """Ids of one pretoken: from the thread's cache of recent pretokens, the vocabulary, its cache
+        of merged pretokens, or by merging."""
         cdef uint64_t h = bytes_hash(p, n)
-        cdef CacheSlot* slot = NULL
-        cdef size_t before, k
+        cdef CacheSlot* recent = NULL
+        cdef CacheSlot* merged = NULL
+        cdef size_t before = out.size()
+        cdef int32_t t
         if n <= CACHE_KEY:
-            if ws.cache.size() == 0:
-                ws.cache.resize(CACHE_SLOTS)
-            slot = &ws.cache[h & (CACHE_SLOTS - 1)]
-            if slot.hash == h and slot.length == n and memcmp(slot.key, p, n) == 0:
-                out.insert(out.end(), slot.ids, slot.ids + slot.n_ids)
+            if ws.recent.size() == 0:
+                ws.recent.resize(RECENT_SLOTS)
+                ws.merged.resize(MERGED_SLOTS)
+            recent = &ws.recent[h & (RECENT_SLOTS - 1)]
+            if _cache_get(recent, h, p, n, out):
                 return 0
-        before = out.size()
-        cdef int32_t t = bytes_table_get_hashed(&self.direct, <const uint8_t*>self.vocab.data(),
-                                                self.starts.data(), self.ends.data(), p, n, h)
+        t = bytes_table_get_hashed(&self.direct, <const uint8_t*>self.vocab.data(),
+                                   self.starts.data(), self.ends.data(), p, n, h)
         if t >= 0:
             out.push_back(t)
-        elif self._merge(p, n, out, ws):
-            return 1
-        if slot != NULL and out.size() - before <= CACHE_IDS:
-            slot.hash = h
-            slot.length = <uint8_t>n
-            slot.n_ids = <uint8_t>(out.size() - before)
-            memcpy(slot.key, p, n)
-            for k in range(slot.n_ids):
-                slot.ids[k] = out[before + k]
+        else:
+            if recent != NULL:
+                merged = &ws.merged[(h >> 20) & (MERGED_SLOTS - 1)]
+                if _cache_get(merged, h, p, n, out):
+                    _cache_put(recent, h, p, n, out, before)
+                    return 0
+            if self._merge(p, n, out, ws):
+                return 1
+            if merged != NULL:
+                _cache_put(merged, h, p, n, out, before)
+        if recent != NULL:
+            _cache_put(recent, h, p, n, out, before)
         return 0
 
     cdef int _encode_ordinary(self, const uint8_t* p, int64_t n, vector[int32_t]& out, Workspace& ws) noexcept nogil:

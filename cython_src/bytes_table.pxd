@@ -45,7 +45,7 @@ cdef inline uint64_t bytes_hash(const uint8_t* p, int64_t n) noexcept nogil:
         w = 0
         memcpy(&w, p + i, n - i)
         h = _mix64(h ^ w)
-    return h | 1
+    return h if h != 0 else 1
 
 
 cdef inline bint _slot_matches(const BytesSlot* s, const uint8_t* data, const int64_t* starts,

@@ -1,0 +1,719 @@
+"""Encoding benchmark: sqltok's encoder beside tiktoken, HF tokenizers, fastokens, splintr-rs and riptoken.
+
+    python bench/encode.py [--en PATH.parquet] [--code PATH] [--multi PATH ...] [--mb 50] [--rounds 3]
+                           [--threads 1 2] [--sqltok-model NAME --db FILE] [--duckdb-corpora en]
+
+Three corpora of at least --mb MB each (English, code, a multilingual mix; a corpus smaller than that
+has its documents cycled, and the output says so), two tokenizers (o200k_base from its `.tiktoken`
+and `tokenizer.json` files; a model trained by sqltok, vocab 32,768, simple pre-tokenization, unless
+--sqltok-model/--db name one), every library at every thread count. Each measurement is a fresh
+subprocess (cold: the tokenizer is loaded there, untimed, and no cache has seen the documents; thread
+pools cannot leak between runs). Runs with fewer threads than CPUs are also pinned to that many CPUs.
+
+Per library: MB/s and tokens/s (best of --rounds), CPU time / wall time, and sha256 over all ids
+(int32 little-endian, document order). A peer is "conforming" when its hash equals the reference's:
+tiktoken's for tokenizers loaded from the `.tiktoken` ranks, HF tokenizers' for those loaded from
+`tokenizer.json`. Only conforming peers count for the verdict "sqltok is faster than every
+conforming peer". Then the same work inside DuckDB: `UPDATE docs SET ids = encode('o200k', text)`
+beside each peer doing fetch -> encode -> write back through Arrow into a new table.
+
+The last line printed is one JSON object with every run.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import itertools
+import json
+import os
+import platform
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+O200K_SPECIAL = {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
+CORPUS_NAMES = {"en": "English", "code": "code", "multi": "multilingual mix"}
+
+# Variants: how each library is called. `src` says which file the tokenizer comes from, which decides
+# the reference a variant's ids are compared with ("tiktoken": the ranks, "json": tokenizer.json).
+VARIANTS = {
+    "sqltok-list": ("sqltok encode_ordinary_batch", "tiktoken"),
+    "sqltok-arrow": ("sqltok encode_arrow", "tiktoken"),
+    "tiktoken": ("tiktoken", "tiktoken"),
+    "hf": ("HF tokenizers", "json"),
+    "fastokens-tt": ("fastokens (.tiktoken)", "tiktoken"),
+    "fastokens-json": ("fastokens (tokenizer.json)", "json"),
+    "fastokens-flat": ("fastokens flat (.tiktoken)", "tiktoken"),
+    "splintr-tt": ("splintr (.tiktoken)", "tiktoken"),
+    "splintr-json": ("splintr (tokenizer.json)", "json"),
+    "splintr-flat": ("splintr flat (.tiktoken)", "tiktoken"),
+    "riptoken": ("riptoken", "tiktoken"),
+}
+SQLTOK_VARIANTS = ("sqltok-list", "sqltok-arrow")
+O200K_VARIANTS = tuple(VARIANTS)
+#: The trained model: sqltok, the two peers the brief names, and the peers that read tiktoken ranks.
+TRAINED_VARIANTS = ("sqltok-list", "sqltok-arrow", "tiktoken", "hf", "fastokens-tt", "splintr-tt", "riptoken")
+DUCKDB_VARIANTS = {
+    "sqltok-sql": "sqltok UPDATE ... encode() in SQL",
+    "sqltok-py": "sqltok encode_arrow, Arrow round trip",
+    "tiktoken": "tiktoken",
+    "hf": "HF tokenizers",
+    "fastokens-tt": "fastokens (.tiktoken)",
+    "fastokens-flat": "fastokens flat (.tiktoken)",
+    "splintr-tt": "splintr (.tiktoken)",
+    "splintr-flat": "splintr flat (.tiktoken)",
+    "riptoken": "riptoken",
+}
+
+
+# =============================================================================================== child
+# Everything below `child_*` runs in a fresh subprocess: one library, one thread count, one round.
+
+def _sha(ids) -> str:
+    import numpy as np
+
+    return hashlib.sha256(np.ascontiguousarray(ids, dtype="<i4").tobytes()).hexdigest()
+
+
+def _flat_lists(lists):
+    import numpy as np
+
+    n = sum(map(len, lists))
+    return np.fromiter(itertools.chain.from_iterable(lists), dtype=np.int64, count=n)
+
+
+def _flat_arrow(arr):
+    return arr.flatten().to_numpy(zero_copy_only=False)
+
+
+def _flat_bytes(ids: bytes, offsets: bytes, docs: int):
+    import numpy as np
+
+    offs = np.frombuffer(offsets, dtype="<u8")
+    if len(offs) != docs + 1:
+        raise RuntimeError(f"flat output has {len(offs) - 1} documents, expected {docs}")
+    return np.frombuffer(ids, dtype="<u4")
+
+
+def _fastokens_json(path: str):
+    """fastokens 0.3.5 refuses a BPE vocabulary whose ids are not 0..n-1; o200k's tokenizer.json lists
+    <|endoftext|> (199999) and <|endofprompt|> (200018) in `model.vocab` as well as in `added_tokens`.
+    They are removed from `model.vocab` only (they stay added tokens); the ordinary vocabulary is
+    unchanged."""
+    import fastokens
+
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    vocab = data["model"]["vocab"]
+    if sorted(vocab.values()) != list(range(len(vocab))):
+        for added in data.get("added_tokens", []):
+            if vocab.get(added["content"]) == added["id"]:
+                del vocab[added["content"]]
+    return fastokens.Tokenizer.from_json_str(json.dumps(data))
+
+
+def load_encoder(variant: str, tok: dict, threads: int):
+    """Build the tokenizer for `variant` (untimed) and return `run(texts, arrow) -> ids` where ids is
+    ("lists", list[list[int]]), ("arrow", pa.Array) or ("flat", (ids, offsets))."""
+    tt, js, pattern, special = tok["tiktoken"], tok.get("json"), tok["pattern"], tok["special"]
+    if variant in SQLTOK_VARIANTS:
+        import sqltok
+
+        Tokenizer = getattr(sqltok, "Tokenizer", None)
+        if Tokenizer is None:
+            from sqltok.tokenizer import Tokenizer
+        enc = Tokenizer.load(tok["sqltok"])
+        if variant == "sqltok-list":
+            return lambda texts, arr: ("lists", enc.encode_ordinary_batch(texts, num_threads=threads))
+        return lambda texts, arr: ("arrow", enc.encode_arrow(arr, threads=threads))
+    if variant == "tiktoken":
+        import tiktoken
+        from tiktoken.load import load_tiktoken_bpe
+
+        enc = tiktoken.Encoding(tok["name"], pat_str=pattern, mergeable_ranks=load_tiktoken_bpe(tt),
+                                special_tokens=special)
+        if threads == 1:
+            return lambda texts, arr: ("lists", [enc.encode_ordinary(t) for t in texts])
+        return lambda texts, arr: ("lists", enc.encode_ordinary_batch(texts, num_threads=threads))
+    if variant == "hf":
+        from tokenizers import Tokenizer as HFTokenizer
+
+        enc = HFTokenizer.from_file(js)
+        return lambda texts, arr: ("lists", [e.ids for e in enc.encode_batch(texts, add_special_tokens=False)])
+    if variant.startswith("fastokens"):
+        import fastokens
+
+        if variant == "fastokens-json":
+            enc = _fastokens_json(js)
+        else:
+            enc = fastokens.Tokenizer.from_tiktoken(tt, pattern=pattern, special_tokens=special)
+        if variant == "fastokens-flat":
+            return lambda texts, arr: ("flat", enc.encode_batch_flat(texts, add_special_tokens=False,
+                                                                     split_special_tokens=True))
+        return lambda texts, arr: ("lists", [e.ids for e in enc.encode_batch(
+            texts, add_special_tokens=False, split_special_tokens=True)])
+    if variant.startswith("splintr"):
+        import splintr
+
+        enc = splintr.from_json(js) if variant == "splintr-json" else splintr.Tokenizer(tt, pattern, special)
+        if variant == "splintr-flat":
+            return lambda texts, arr: ("flat", enc.encode_batch_flat(texts))
+        return lambda texts, arr: ("lists", enc.encode_batch(texts))
+    if variant == "riptoken":
+        import riptoken
+
+        enc = riptoken.CoreBPE(riptoken.load_tiktoken_bpe(tt), special, pattern)
+        return lambda texts, arr: ("lists", enc.encode_ordinary_batch(texts))
+    raise SystemExit(f"unknown variant {variant!r}")
+
+
+def _flatten(kind: str, out, docs: int):
+    if kind == "lists":
+        if len(out) != docs:
+            raise RuntimeError(f"{len(out)} results for {docs} documents")
+        return _flat_lists(out)
+    if kind == "arrow":
+        return _flat_arrow(out)
+    return _flat_bytes(*out, docs)
+
+
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def child_encode(spec: dict) -> dict:
+    import pyarrow.parquet as pq
+
+    arr = pq.read_table(spec["corpus"], columns=["text"]).column("text").combine_chunks()
+    texts = arr.to_pylist()
+    t0 = time.perf_counter()
+    run = load_encoder(spec["variant"], spec["tok"], spec["threads"])
+    load_s = time.perf_counter() - t0
+    c0, t0 = _cpu(), time.perf_counter()
+    kind, out = run(texts, arr)
+    secs, cpu = time.perf_counter() - t0, _cpu() - c0
+    ids = _flatten(kind, out, len(texts))
+    return {"seconds": secs, "cpu": cpu, "load_seconds": load_s, "tokens": int(len(ids)), "sha256": _sha(ids)}
+
+
+def child_duckdb(spec: dict) -> dict:
+    """Encode a DuckDB table: in SQL (sqltok) or fetch -> encode -> Arrow -> new table (peers)."""
+    import duckdb
+    import pyarrow as pa
+
+    variant, k = spec["variant"], spec["threads"]
+    con = duckdb.connect()
+    con.execute(f"SET threads = {k}")
+    corpus = spec["corpus"].replace("'", "''")
+    con.execute(f"CREATE TABLE docs AS SELECT text FROM read_parquet('{corpus}')")
+    t0 = time.perf_counter()
+    if variant == "sqltok-sql":
+        import sqltok
+
+        sqltok.register(con)
+        con.execute("ALTER TABLE docs ADD COLUMN ids INTEGER[]")
+        con.execute("SELECT sqltok_load('o200k', ?)", [spec["tok"]["sqltok"]]).fetchall()
+        load_s = time.perf_counter() - t0
+        c0, t0 = _cpu(), time.perf_counter()
+        con.execute("UPDATE docs SET ids = encode('o200k', text)")
+        secs, cpu = time.perf_counter() - t0, _cpu() - c0
+        result = "SELECT ids FROM docs ORDER BY rowid"
+    else:
+        run = load_encoder("sqltok-arrow" if variant == "sqltok-py" else variant, spec["tok"], k)
+        load_s = time.perf_counter() - t0
+        c0, t0 = _cpu(), time.perf_counter()
+        text = con.sql("SELECT text FROM docs").to_arrow_table().column("text").combine_chunks()
+        texts = None if variant == "sqltok-py" else text.to_pylist()
+        kind, out = run(texts, text)
+        if kind == "lists":
+            ids = pa.array(out, pa.list_(pa.int32()))
+        elif kind == "flat":
+            import numpy as np
+
+            values = pa.array(np.frombuffer(out[0], dtype="<u4").view("<i4"))
+            ids = pa.LargeListArray.from_arrays(pa.array(np.frombuffer(out[1], dtype="<u8").view("<i8")), values)
+        else:
+            ids = out
+        encoded = pa.table({"text": text, "ids": ids})
+        con.register("encoded", encoded)
+        con.execute("CREATE TABLE docs_ids AS SELECT text, ids FROM encoded")
+        con.unregister("encoded")
+        secs, cpu = time.perf_counter() - t0, _cpu() - c0
+        result = "SELECT ids FROM docs_ids"
+    col = con.sql(result).to_arrow_table().column("ids").combine_chunks()
+    ids = _flat_arrow(col)
+    return {"seconds": secs, "cpu": cpu, "load_seconds": load_s, "tokens": int(len(ids)), "sha256": _sha(ids)}
+
+
+def child_main(spec_json: str) -> None:
+    spec = json.loads(spec_json)
+    cpus = sorted(os.sched_getaffinity(0))
+    if spec["threads"] < len(cpus):  # enforce the thread count even for libraries that ignore it
+        os.sched_setaffinity(0, cpus[:spec["threads"]])
+    fn = child_duckdb if spec["mode"] == "duckdb" else child_encode
+    load_avg = os.getloadavg()[0]  # how busy the shared machine was when this run started
+    print(json.dumps({**fn(spec), "load_avg": load_avg}))
+
+
+# ============================================================================================== parent
+
+def _log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def read_docs(path: Path, text_key: str) -> list[str]:
+    """The documents of a Parquet or JSON-lines file, in file order (NULLs dropped)."""
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        return [t for t in pq.read_table(path, columns=[text_key]).column(text_key).to_pylist() if t is not None]
+    docs = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                t = json.loads(line).get(text_key)
+                if t is not None:
+                    docs.append(t)
+    return docs
+
+
+def multi_files(paths: list[Path]) -> list[Path]:
+    """Files of the multilingual mix: each path is a file, or a folder whose *.jsonl files count
+    except en.jsonl and code.jsonl."""
+    out = []
+    for p in paths:
+        if p.is_dir():
+            out += sorted(f for f in p.glob("*.jsonl") if f.stem not in ("en", "code"))
+        else:
+            out.append(p)
+    return out
+
+
+def build_corpus(name: str, base: list[str], sources: list[str], mb: float, out: Path) -> dict:
+    """Take documents from `base` until at least `mb` MB, cycling through it again when it is smaller,
+    and write them to `out` (Parquet, column text)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    target = int(mb * 1e6)
+    sizes = [len(t.encode("utf-8")) for t in base]
+    base_bytes = sum(sizes)
+    if base_bytes == 0:
+        raise SystemExit(f"corpus {name}: no text in {', '.join(sources)}")
+    docs, total = [], 0
+    for text, size in itertools.cycle(zip(base, sizes)):
+        if total >= target:
+            break
+        docs.append(text)
+        total += size
+    pq.write_table(pa.table({"text": pa.array(docs, pa.string())}), out, row_group_size=8192, compression="zstd")
+    cycled = total > base_bytes
+    return {"name": name, "label": CORPUS_NAMES[name], "sources": sources, "path": str(out), "docs": len(docs),
+            "bytes": total, "base_docs": len(base), "base_bytes": base_bytes, "cycled": cycled,
+            "passes": round(total / base_bytes, 2)}
+
+
+def describe_corpus(c: dict) -> str:
+    src = ", ".join(Path(s).name for s in c["sources"])
+    how = (f"CYCLED: its {c['base_docs']:,} real documents ({c['base_bytes'] / 1e6:.2f} MB) taken "
+           f"{c['passes']} times over" if c["cycled"] else "the first documents, none repeated")
+    return f"{c['label']} ({src}): {c['docs']:,} documents, {c['bytes'] / 1e6:.2f} MB; {how}"
+
+
+def prepare_trained(args, en_docs: list[str], work: Path) -> dict:
+    """Train (or load) the sqltok model and write it as `.model` (sqltok), `.tiktoken` (ranks = ids,
+    for tiktoken and the peers that read ranks) and `tokenizer.json` (when the model is simple)."""
+    import base64
+
+    import duckdb
+    import sqltok
+    from sqltok.settings import MAIN_PATTERN
+
+    info: dict = {}
+    if args.sqltok_model:
+        con = duckdb.connect(args.db, read_only=True)
+        sqltok.register(con)
+        name = args.sqltok_model
+        info["source"] = f"model {name!r} of {args.db}"
+    else:
+        import pyarrow as pa
+
+        target, total, docs = int(args.train_mb * 1e6), 0, []
+        for t in en_docs:
+            if total >= target:
+                break
+            docs.append(t)
+            total += len(t.encode("utf-8"))
+        con = duckdb.connect(str(work / "train.duckdb"))
+        con.execute(f"SET threads = {max(args.threads)}")
+        sqltok.register(con)
+        con.register("train_docs", pa.table({"text": pa.array(docs, pa.string())}))
+        name = "bench32k"
+        t0 = time.perf_counter()
+        rep = sqltok.train_bpe(con, "SELECT text FROM train_docs", vocab_size=args.vocab, model=name, simple=True)
+        info["source"] = (f"trained here: vocab {args.vocab}, simple=True, on the first {len(docs):,} English "
+                          f"documents ({total / 1e6:.1f} MB) in {time.perf_counter() - t0:.1f} s")
+    model = sqltok.load_model(con, name)
+    if model.method != "word":
+        raise SystemExit(f"model {name!r} is a {model.method} model; only word models can be benchmarked")
+    files = {"sqltok": str(work / f"{name}.model"), "tiktoken": str(work / f"{name}.tiktoken")}
+    sqltok.export_model(con, name, files["sqltok"])
+    with open(files["tiktoken"], "w", encoding="ascii") as f:
+        for i, token in enumerate(model.tokens):
+            f.write(f"{base64.b64encode(token).decode()} {i}\n")
+    if model.script_aware:
+        info["note"] = ("script-aware model: no tokenizer.json (HF cannot split by script); the peers use "
+                        "the GPT-4o pattern alone, so they are not expected to conform")
+        files["json"] = None
+    else:
+        files["json"] = str(work / f"{name}.json")
+        sqltok.export_model(con, name, files["json"], format="hf")
+    con.close()
+    return {"name": name, "label": f"sqltok model {name} (vocab {len(model.tokens):,})", **files,
+            "pattern": MAIN_PATTERN, "special": {}, "info": info["source"], "note": info.get("note"),
+            "variants": [v for v in TRAINED_VARIANTS if files["json"] or VARIANTS[v][1] != "json"]}
+
+
+def child_env(threads: int) -> dict:
+    env = dict(os.environ)
+    for var in ("FASTOKENS_INPUT_CACHE", "FASTOKENS_SEGMENT_CACHE"):  # caches off: cold runs
+        env.pop(var, None)
+    k = str(threads)
+    env.update(RAYON_NUM_THREADS=k, RAYON_RS_NUM_CPUS=k, OMP_NUM_THREADS=k, FASTOKENS_BPE_THREADS=k,
+               TOKENIZERS_PARALLELISM="false" if threads == 1 else "true",
+               PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")])))
+    return env
+
+
+def run_child(spec: dict, timeout: float) -> dict:
+    try:
+        out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", json.dumps(spec)],
+                             env=child_env(spec["threads"]), capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout:.0f} s"}
+    if out.returncode != 0:
+        lines = (out.stderr or out.stdout).strip().splitlines()
+        return {"error": lines[-1][:300] if lines else f"exit code {out.returncode}"}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+# ------------------------------------------------------------------------------------------ reporting
+
+def load_text(*groups: dict) -> str:
+    loads = sorted(r["load_avg"] for g in groups for rs in g.values() for r in rs if "load_avg" in r)
+    if not loads:
+        return "n/a"
+    return f"min {loads[0]:.2f}, median {loads[len(loads) // 2]:.2f}, max {loads[-1]:.2f}"
+
+
+def summarize(runs: list[dict], nbytes: int) -> dict:
+    """Best of the rounds (a shared machine only ever slows a run down), with the spread."""
+    ok = [r for r in runs if "error" not in r]
+    if not ok:
+        return {"error": runs[0]["error"] if runs else "not run"}
+    best = min(ok, key=lambda r: r["seconds"])
+    mbs = [nbytes / 1e6 / r["seconds"] for r in ok]
+    hashes = sorted({r["sha256"] for r in ok})
+    return {"mb_s": nbytes / 1e6 / best["seconds"], "tok_s": best["tokens"] / best["seconds"],
+            "seconds": best["seconds"], "cpu_ratio": best["cpu"] / best["seconds"], "tokens": best["tokens"],
+            "spread": (max(mbs) - min(mbs)) / max(mbs), "rounds": len(ok), "sha256": hashes[0],
+            "stable": len(hashes) == 1, "errors": [r["error"] for r in runs if "error" in r],
+            "mb_s_all": [round(x, 3) for x in mbs]}
+
+
+def conformance(rows: dict, refs: dict) -> None:
+    """Mark each row against its reference hash (tiktoken for ranks, HF for tokenizer.json)."""
+    for (variant, k), s in rows.items():
+        if "error" in s:
+            s["conforming"] = None
+            continue
+        src = VARIANTS.get(variant, (None, "json" if variant == "hf" else "tiktoken"))[1]
+        ref_variant = "tiktoken" if src == "tiktoken" else "hf"
+        ref = refs.get(ref_variant)
+        s["reference"] = ref_variant
+        s["conforming"] = None if ref is None else (s["sha256"] == ref and s["stable"])
+
+
+def reference_hashes(rows: dict) -> dict:
+    refs = {}
+    for variant in ("tiktoken", "hf"):
+        hashes = {s["sha256"] for (v, _), s in rows.items() if v == variant and "error" not in s}
+        if len(hashes) == 1:
+            refs[variant] = hashes.pop()
+    return refs
+
+
+def fmt_row(label: str, k: int, s: dict, ratios: list[str], conform: str) -> str:
+    if "error" in s:
+        return f"  {label:<38} {k:>3}  FAILED: {s['error']}"
+    return (f"  {label:<38} {k:>3} {s['mb_s']:>8.2f} {s['tok_s'] / 1e6:>7.2f} {s['cpu_ratio']:>6.2f} "
+            f"{100 * s['spread']:>5.0f}%  {s['sha256'][:12]}  {conform:<15}" + "".join(f"{r:>11}" for r in ratios))
+
+
+def conform_text(variant: str, s: dict) -> str:
+    if s.get("conforming") is None:
+        return "? (no ref)" if "error" not in s else ""
+    if variant == s.get("reference"):
+        return "reference"
+    mark = "yes" if s["conforming"] else "NO"
+    return f"{mark} (={'tiktoken' if s['reference'] == 'tiktoken' else 'HF'})" if s["conforming"] else \
+        f"NO (vs {'tiktoken' if s['reference'] == 'tiktoken' else 'HF'})"
+
+
+def table(title: str, rows: dict, labels: dict, mine: tuple[str, ...], threads: list[int]) -> tuple[list[str], list[dict]]:
+    """Rows: (variant, k) -> summary. Ratio columns: each sqltok variant's MB/s over the row's."""
+    head = (f"  {'library':<38} {'thr':>3} {'MB/s':>8} {'Mtok/s':>7} {'cpu/w':>6} {'spread':>6}  "
+            f"{'ids sha256':<12}  {'conforming':<15}" + "".join(f"{m.split('-', 1)[1] + '/peer':>11}" for m in mine))
+    lines, verdicts = [title, head], []
+    for k in threads:
+        for variant in labels:
+            s = rows.get((variant, k))
+            if s is None:
+                continue
+            ratios = []
+            for m in mine:
+                ms = rows.get((m, k))
+                if variant in mine or ms is None or "error" in ms or "error" in s:
+                    ratios.append("-")
+                else:
+                    ratios.append(f"{ms['mb_s'] / s['mb_s']:.2f}x")
+            lines.append(fmt_row(labels[variant], k, s, ratios, conform_text(variant, s)))
+        for m in mine:
+            ms = rows.get((m, k))
+            if ms is None or "error" in ms:
+                continue
+            peers = [(v, s) for (v, kk), s in rows.items() if kk == k and v not in mine and s.get("conforming")]
+            bad = [labels[v] for (v, kk), s in rows.items() if kk == k and v not in mine and not s.get("conforming")]
+            if not peers:
+                continue
+            fastest_v, fastest = max(peers, key=lambda p: p[1]["mb_s"])
+            wins = ms["mb_s"] > fastest["mb_s"]
+            verdicts.append({"threads": k, "sqltok": m, "sqltok_conforming": ms.get("conforming"),
+                             "fastest_conforming_peer": fastest_v, "ratio": ms["mb_s"] / fastest["mb_s"],
+                             "faster_than_every_conforming_peer": wins, "excluded_non_conforming": bad})
+            lines.append(f"    -> {k} thread{'s' if k > 1 else ''}: {labels[m]} "
+                         f"{'IS' if wins else 'is NOT'} faster than every conforming peer: "
+                         f"{ms['mb_s'] / fastest['mb_s']:.2f}x the fastest, {labels[fastest_v]} "
+                         f"({fastest['mb_s']:.2f} MB/s)" + ("" if ms.get("conforming") else
+                                                            " [but sqltok's own ids do NOT match the reference]")
+                         + (f"; not counted (non-conforming or failed): {', '.join(bad)}" if bad else ""))
+    return lines, verdicts
+
+
+# ----------------------------------------------------------------------------------------------- main
+
+def encoder_build() -> dict:
+    """sha256 and mtime of sqltok's compiled modules: the work tree may be rebuilt during a long run."""
+    import sqltok
+
+    out = {}
+    for so in sorted(Path(sqltok.__file__).parent.glob("_*.so")):
+        out[so.name] = {"sha256": hashlib.sha256(so.read_bytes()).hexdigest()[:12],
+                        "mtime": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(so.stat().st_mtime))}
+    return out
+
+
+def versions() -> dict:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": platform.python_version()}
+    for pkg in ("tiktoken", "tokenizers", "fastokens", "splintr-rs", "riptoken", "duckdb", "pyarrow", "numpy"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            out[pkg] = None
+    import sqltok
+
+    out["sqltok"] = getattr(sqltok, "__version__", None)
+    try:
+        out["sqltok_commit"] = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+                                              capture_output=True, text=True).stdout.strip() or None
+    except OSError:
+        out["sqltok_commit"] = None
+    return out
+
+
+def parse_args(argv=None):
+    fixtures = SHARED / "fixtures"
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--en", type=Path, default=SHARED / "bench" / "en100.parquet",
+                    help="English corpus (Parquet or JSON lines)")
+    ap.add_argument("--code", type=Path, default=fixtures / "corpora" / "code.jsonl", help="code corpus")
+    ap.add_argument("--multi", type=Path, nargs="+", default=[fixtures / "corpora"],
+                    help="multilingual files, or folders whose *.jsonl except en/code are taken")
+    ap.add_argument("--text-key", default="text", help="text column / JSON key (default: text)")
+    ap.add_argument("--o200k", type=Path, default=fixtures / "tokenizers" / "o200k_base",
+                    help="folder holding o200k_base.tiktoken and tokenizer.json")
+    ap.add_argument("--mb", type=float, default=50, help="size of each corpus in MB (10^6 bytes)")
+    ap.add_argument("--rounds", type=int, default=3, help="measurements per library and thread count")
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--sqltok-model", help="benchmark this model of --db instead of training one")
+    ap.add_argument("--db", help="DuckDB file holding --sqltok-model")
+    ap.add_argument("--vocab", type=int, default=32768, help="vocab size of the trained model")
+    ap.add_argument("--train-mb", type=float, default=20, help="MB of the English corpus to train on")
+    ap.add_argument("--corpora", nargs="+", default=["en", "code", "multi"], choices=list(CORPUS_NAMES))
+    ap.add_argument("--duckdb-corpora", nargs="*", default=["en"], choices=list(CORPUS_NAMES),
+                    help="corpora for the in-DuckDB comparison (default: en; none to skip)")
+    ap.add_argument("--skip", nargs="*", default=[], help="variants to leave out, e.g. hf splintr-json")
+    ap.add_argument("--timeout", type=float, default=1800, help="seconds per subprocess")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if bool(args.sqltok_model) != bool(args.db):
+        ap.error("--sqltok-model and --db go together")
+    return args
+
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
+    if args.child:
+        child_main(args.child)
+        return
+    t_start = time.perf_counter()
+    vers, build = versions(), encoder_build()
+    command = " ".join(["python", "bench/encode.py", *(sys.argv[1:] if argv is None else argv)])
+    with tempfile.TemporaryDirectory(prefix="sqltok-encode-") as tmp:
+        work = Path(tmp)
+        # ---- corpora
+        _log("building corpora ...")
+        en_docs = read_docs(args.en, args.text_key)
+        corpora = {}
+        for name in args.corpora:
+            if name == "en":
+                base, sources = en_docs, [str(args.en)]
+            elif name == "code":
+                base, sources = read_docs(args.code, args.text_key), [str(args.code)]
+            else:
+                files = multi_files(args.multi)
+                base = list(itertools.chain.from_iterable(read_docs(f, args.text_key) for f in files))
+                random.Random(0).shuffle(base)  # languages interleaved, so every thread gets a mix
+                sources = [str(f) for f in files]
+            corpora[name] = build_corpus(name, base, sources, args.mb, work / f"{name}.parquet")
+        # ---- tokenizers
+        _log("preparing tokenizers ...")
+        from sqltok.settings import MAIN_PATTERN
+
+        o200k = {"name": "o200k_base", "label": "o200k_base", "sqltok": str(args.o200k / "o200k_base.tiktoken"),
+                 "tiktoken": str(args.o200k / "o200k_base.tiktoken"), "json": str(args.o200k / "tokenizer.json"),
+                 "pattern": MAIN_PATTERN, "special": O200K_SPECIAL, "info": f"files in {args.o200k}",
+                 "note": None, "variants": list(O200K_VARIANTS)}
+        trained = prepare_trained(args, en_docs, work)
+        del en_docs
+        toks = {"o200k": o200k, "trained": trained}
+        for t in toks.values():
+            t["variants"] = [v for v in t["variants"] if v not in args.skip]
+        # ---- encode runs: every round goes through everything, so drift hits all libraries alike
+        jobs = [(c, t, v, k) for c in corpora for t in toks for v in toks[t]["variants"] for k in args.threads]
+        djobs = [(c, v, k) for c in args.duckdb_corpora if c in corpora for v in DUCKDB_VARIANTS
+                 if v not in args.skip for k in args.threads]
+        runs: dict = {}
+        druns: dict = {}
+        total, done = args.rounds * (len(jobs) + len(djobs)), 0
+        for rnd in range(args.rounds):
+            for c, t, v, k in jobs:
+                tok = {key: toks[t][key] for key in ("name", "sqltok", "tiktoken", "json", "pattern", "special")}
+                spec = {"mode": "encode", "corpus": corpora[c]["path"], "variant": v, "threads": k, "tok": tok}
+                r = run_child(spec, args.timeout)
+                runs.setdefault((c, t, v, k), []).append({"round": rnd, **r})
+                done += 1
+                _log(f"[{done}/{total}] {c} {t} {v} threads={k} round={rnd + 1}: " +
+                     (r["error"] if "error" in r else f"{corpora[c]['bytes'] / 1e6 / r['seconds']:.2f} MB/s"))
+            for c, v, k in djobs:
+                tok = {key: o200k[key] for key in ("name", "sqltok", "tiktoken", "json", "pattern", "special")}
+                spec = {"mode": "duckdb", "corpus": corpora[c]["path"], "variant": v, "threads": k, "tok": tok}
+                r = run_child(spec, args.timeout)
+                druns.setdefault((c, v, k), []).append({"round": rnd, **r})
+                done += 1
+                _log(f"[{done}/{total}] duckdb {c} {v} threads={k} round={rnd + 1}: " +
+                     (r["error"] if "error" in r else f"{corpora[c]['bytes'] / 1e6 / r['seconds']:.2f} MB/s"))
+    # ---- report
+    rebuilt = encoder_build() != build
+    out = [f"# Encoding benchmark: {command}",
+           f"# {os.cpu_count()} CPUs, load average at the end {os.getloadavg()[0]:.2f}; "
+           + ", ".join(f"{k} {v}" for k, v in vers.items() if v),
+           f"# MB/s and Mtok/s: best of {args.rounds} round(s), each a fresh process (tokenizer loaded "
+           "untimed); spread = (best - worst) / best; cpu/w = CPU seconds / wall seconds of the timed call;",
+           "# runs with fewer threads than CPUs are pinned to that many CPUs. ratio columns: sqltok's MB/s / "
+           "the row's, same threads.",
+           f"# load average (1 min) when the runs started: {load_text(runs, druns)} (other work on this machine "
+           "shares the cores: it slows 2-thread runs most)",
+           "# list = encode_ordinary_batch (Python lists out), arrow = encode_arrow (Arrow list<int32> out).",
+           "# peers' list APIs include building the Python id lists (HF, fastokens: Encoding.ids); "
+           "'flat' variants return one buffer of ids + offsets.",
+           "# cycled corpora repeat documents, so libraries with a cache (sqltok, HF, splintr, fastokens) "
+           "meet words again within a run.",
+           "# DuckDB: sqltok's encode() UDF picks its own thread count (up to 2) whatever SET threads says; "
+           "the CPU pinning holds its 1-thread row to 1 CPU.",
+           "# o200k: fastokens (tokenizer.json) gets the file with the 2 special tokens removed from model.vocab"
+           " (kept in added_tokens): fastokens 0.3.5 refuses non-contiguous vocab ids."]
+    out.append("# sqltok build: " + ", ".join(f"{k} {v['sha256']} ({v['mtime']} UTC)" for k, v in build.items())
+               + ("; CHANGED DURING THE RUN: later runs used another build" if rebuilt else ""))
+    for t in toks.values():
+        out.append(f"# tokenizer {t['label']}: {t['info']}" + (f"; {t['note']}" if t["note"] else ""))
+    summary, verdicts = [], []
+    mine = SQLTOK_VARIANTS
+    for c, corpus in corpora.items():
+        out += ["", f"== {describe_corpus(corpus)}"]
+        for tkey, t in toks.items():
+            rows = {(v, k): summarize(runs.get((c, tkey, v, k), []), corpus["bytes"])
+                    for v in t["variants"] for k in args.threads}
+            refs = reference_hashes(rows)
+            conformance(rows, refs)
+            labels = {v: VARIANTS[v][0] for v in t["variants"]}
+            note = ""
+            if "tiktoken" in refs and "hf" in refs:
+                note = f" (tokenizer.json ids {'=' if refs['tiktoken'] == refs['hf'] else '!='} .tiktoken ids)"
+            lines, vds = table(f"-- {t['label']}{note}", rows, labels, mine, args.threads)
+            out += lines
+            for (v, k), s in rows.items():
+                summary.append({"corpus": c, "tokenizer": t["name"], "variant": v, "threads": k, **s})
+            verdicts += [{"corpus": c, "tokenizer": t["name"], **vd} for vd in vds]
+    dsummary = []
+    for c in args.duckdb_corpora:
+        if c not in corpora:
+            continue
+        rows = {(v, k): summarize(druns.get((c, v, k), []), corpora[c]["bytes"])
+                for v in DUCKDB_VARIANTS if v not in args.skip for k in args.threads}
+        refs = reference_hashes(rows)
+        for (v, k), s in rows.items():
+            if "error" not in s:
+                s["reference"] = "hf" if v == "hf" else "tiktoken"
+                ref = refs.get(s["reference"])
+                s["conforming"] = None if ref is None else (s["sha256"] == ref and s["stable"])
+        labels = {v: DUCKDB_VARIANTS[v] for v in DUCKDB_VARIANTS if v not in args.skip}
+        out += ["", f"== DuckDB, o200k_base, {CORPUS_NAMES[c]} ({corpora[c]['docs']:,} documents, "
+                    f"{corpora[c]['bytes'] / 1e6:.2f} MB): sqltok times `UPDATE docs SET ids = encode('o200k', text)`;",
+                "   peers (and sqltok-py) time fetch text -> encode -> Arrow -> CREATE TABLE docs_ids; SET threads = k"]
+        lines, vds = table("", rows, labels, ("sqltok-sql", "sqltok-py"), args.threads)
+        out += lines[1:]
+        for (v, k), s in rows.items():
+            dsummary.append({"corpus": c, "variant": v, "threads": k, **s})
+        verdicts += [{"corpus": c, "tokenizer": "o200k_base", "duckdb": True, **vd} for vd in vds]
+    out.append("")
+    out.append(f"# total {time.perf_counter() - t_start:.0f} s")
+    print("\n".join(out))
+    blob = {"bench": "encode", "command": command, "args": {k: (str(v) if isinstance(v, Path) else v)
+                                                             for k, v in vars(args).items() if k != "child"},
+            "versions": vers, "sqltok_build": build, "sqltok_rebuilt_during_run": rebuilt,
+            "cpus": os.cpu_count(),
+            "corpora": list(corpora.values()),
+            "tokenizers": [{k: v for k, v in t.items() if k not in ("pattern",)} for t in toks.values()],
+            "summary": summary, "duckdb": dsummary, "verdicts": verdicts,
+            "runs": [{"corpus": c, "tokenizer": t, "variant": v, "threads": k, **r}
+                     for (c, t, v, k), rs in runs.items() for r in rs],
+            "duckdb_runs": [{"corpus": c, "variant": v, "threads": k, **r}
+                            for (c, v, k), rs in druns.items() for r in rs]}
+    print(json.dumps(blob, default=str))
+
+
+if __name__ == "__main__":
+    main()
