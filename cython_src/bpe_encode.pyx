@@ -27,8 +27,13 @@ cdef enum:
     NO_RANK = 0x7FFFFFFF
     RECENT_SLOTS = 16384      # per thread: frequent pretokens skip the vocabulary lookup
     MERGED_SLOTS = 65536      # per thread: pretokens that needed merging, merged once
+    PREFETCH = 12             # pieces ahead whose table slots are requested early
     CACHE_KEY = 22
     CACHE_IDS = 4
+
+
+cdef extern from *:
+    void __builtin_prefetch(const void* address) noexcept nogil
 
 
 cdef struct CacheSlot:
@@ -47,6 +52,7 @@ cdef struct Workspace:
     priority_queue[uint64_t] heap
     vector[CacheSlot] recent
     vector[CacheSlot] merged
+    vector[uint64_t] hashes
 
 
 cdef struct RowsOut:
@@ -295,10 +301,10 @@ cdef class Encoder:
             out.push_back(ws.sym[pos])
             pos = ws.nxt[pos]
 
-    cdef int _encode_piece(self, const uint8_t* p, int64_t n, vector[int32_t]& out, Workspace& ws) noexcept nogil:
-        """Ids of one pretoken: from the thread's cache of recent pretokens, the vocabulary, its cache
-        of merged pretokens, or by merging."""
-        cdef uint64_t h = bytes_hash(p, n)
+    cdef int _encode_piece(self, const uint8_t* p, int64_t n, uint64_t h, vector[int32_t]& out,
+                           Workspace& ws) noexcept nogil:
+        """Ids of one pretoken (whose `bytes_hash` is h): from the thread's cache of recent pretokens,
+        the vocabulary, its cache of merged pretokens, or by merging."""
         cdef CacheSlot* recent = NULL
         cdef CacheSlot* merged = NULL
         cdef size_t before = out.size()
@@ -329,21 +335,43 @@ cdef class Encoder:
         return 0
 
     cdef int _encode_ordinary(self, const uint8_t* p, int64_t n, vector[int32_t]& out, Workspace& ws) noexcept nogil:
-        cdef size_t k, first
-        cdef int64_t start = 0
+        """Pretokenize p[:n], then encode the pieces; the table slots of the piece PREFETCH places
+        ahead are requested early so that memory latency overlaps with work."""
+        cdef size_t k, first, m
+        cdef int64_t start = 0, end
         if n == 0:
             return 0
         if self.pattern < 0:  # the caller split the text already: it is one pretoken
-            return self._encode_piece(p, n, out, ws)
+            return self._encode_piece(p, n, bytes_hash(p, n), out, ws)
         first = ws.ends.size()
         if pretokenize_pattern(p, n, self.pattern, ws.ends) != 0:
             return 2
-        for k in range(first, ws.ends.size()):
-            if self._encode_piece(p + start, ws.ends[k] - start, out, ws):
+        m = ws.ends.size() - first
+        ws.hashes.resize(m)
+        for k in range(m):
+            end = ws.ends[first + k]
+            ws.hashes[k] = bytes_hash(p + start, end - start)
+            start = end
+        if ws.recent.size() == 0:
+            ws.recent.resize(RECENT_SLOTS)
+            ws.merged.resize(MERGED_SLOTS)
+        for k in range(min(m, <size_t>PREFETCH)):
+            self._prefetch(ws, ws.hashes[k])
+        start = 0
+        for k in range(m):
+            if k + PREFETCH < m:
+                self._prefetch(ws, ws.hashes[k + PREFETCH])
+            end = ws.ends[first + k]
+            if self._encode_piece(p + start, end - start, ws.hashes[k], out, ws):
                 return 1
-            start = ws.ends[k]
+            start = end
         ws.ends.resize(first)
         return 0
+
+    cdef inline void _prefetch(self, Workspace& ws, uint64_t h) noexcept nogil:
+        __builtin_prefetch(&ws.recent[h & (RECENT_SLOTS - 1)])
+        __builtin_prefetch(&self.direct.slots[h & self.direct.mask])
+        __builtin_prefetch(&ws.merged[(h >> 20) & (MERGED_SLOTS - 1)])
 
     cdef int32_t _special_at(self, const uint8_t* p, int64_t n, const uint8_t* allowed, int64_t* length) noexcept nogil:
         """The longest allowed special (or always-matched added) token starting at p, or -1."""

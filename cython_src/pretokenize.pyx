@@ -45,6 +45,8 @@ from pretokenize cimport (N_PATTERNS, PAT_CL100K, PAT_GPT2, PAT_LLAMA3, PAT_O200
 
 import pyarrow as pa
 
+from sqltok import patterns
+
 #: Unicode version of the character tables.
 UNICODE_VERSION = "17.0.0"
 #: Class bits of a table entry (see `unicode_table`); \\s is White_Space.
@@ -58,30 +60,15 @@ CLASS_BITS = {"Lu": UC_LU, "Ll": UC_LL, "Lt": UC_LT, "Lm": UC_LM, "Lo": UC_LO, "
 PATTERN_IDS = {"o200k": PAT_O200K, "script_aware": PAT_SCRIPT_AWARE, "cl100k": PAT_CL100K,
                "llama3": PAT_LLAMA3, "qwen2": PAT_QWEN2, "gpt2": PAT_GPT2}
 
-_O200K_PATTERN = "|".join([
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""\p{N}{1,3}""",
-    r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-    r"""\s*[\r\n]+""",
-    r"""\s+(?!\S)""",
-    r"""\s+""",
-])
 
 #: Exact pattern strings (tiktoken `pat_str`, HF tokenizer.json Split regex) -> pattern id.
 PATTERNS: dict[str, int] = {
-    # tiktoken o200k_base; HF tokenizer.json of its conversion
-    _O200K_PATTERN: PAT_O200K,
-    # tiktoken cl100k_base
-    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""": PAT_CL100K,
-    # HF tokenizer.json of Llama 3 and of the cl100k_base conversion
-    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""": PAT_LLAMA3,
-    # HF tokenizer.json of Qwen 2 / 2.5 / 3
-    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""": PAT_QWEN2,
-    # GPT-2 (encoder.py), whisper, older tiktoken r50k/p50k, HF ByteLevel(use_regex=True)
-    r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""": PAT_GPT2,
-    # tiktoken r50k_base / p50k_base / p50k_edit in recent tiktoken (0.14): the same split
-    r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s""": PAT_GPT2,
+    patterns.O200K: PAT_O200K,      # tiktoken o200k_base; HF tokenizer.json of its conversion
+    patterns.CL100K: PAT_CL100K,    # tiktoken cl100k_base
+    patterns.LLAMA3: PAT_LLAMA3,    # HF: Llama 3 and the cl100k_base conversion
+    patterns.QWEN2: PAT_QWEN2,      # HF: Qwen 2 / 2.5 / 3
+    patterns.GPT2: PAT_GPT2,        # GPT-2, Whisper, HF ByteLevel(use_regex=True)
+    patterns.R50K: PAT_GPT2,        # tiktoken r50k/p50k: the same split, possessive quantifiers
 }
 
 

@@ -2,17 +2,14 @@
 line a `.model` file carries (kept verbatim so that written files match the reference byte for byte)."""
 from __future__ import annotations
 
+from . import patterns
 from .errors import SqltokError
 
 #: GPT-4o (o200k) pre-tokenization pattern, `regex.findall` semantics.
-MAIN_PATTERN = (
-    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
-    r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
-    r"|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
-)
+MAIN_PATTERN = patterns.O200K
 
 #: For runs of scripts written without spaces: one letter (plus its marks) per pretoken.
-SCRIPT_PATTERN = r" ?\p{L}\p{M}*|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+SCRIPT_PATTERN = patterns.SCRIPT_SPECIFIC
 
 #: Scripts whose runs use SCRIPT_PATTERN (sorted, as the reference writes them).
 SCRIPT_SPECIFIC_SCRIPTS = ("Han", "Hiragana", "Katakana", "Khmer", "Lao", "Myanmar", "Thai")

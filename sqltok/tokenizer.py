@@ -25,6 +25,11 @@ PAT_NONE = -1
 
 
 def _default_threads() -> int:
+    """Threads per encoding call: $SQLTOK_THREADS, else the cores there are, up to 2 (the SQL
+    functions use it too, whatever DuckDB's own `threads` setting)."""
+    env = os.environ.get("SQLTOK_THREADS")
+    if env:
+        return max(1, int(env))
     return max(1, min(2, os.cpu_count() or 1))
 
 

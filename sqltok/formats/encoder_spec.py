@@ -11,8 +11,10 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass, field
 
+from sqltok import patterns
+
 #: The pre-tokenization regex of GPT-2 (HF ByteLevel with use_regex, Whisper), `regex` syntax.
-GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+GPT2_PATTERN = patterns.GPT2
 
 SOURCES = ("tiktoken", "hf")
 NORMALIZERS = (None, "NFC")

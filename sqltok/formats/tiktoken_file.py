@@ -18,26 +18,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sqltok.errors import SqltokError
+from sqltok import patterns
 from sqltok.formats.encoder_spec import GPT2_PATTERN, EncoderSpec
 from sqltok.formats.errors import ModelFormatError, UnsupportedTokenizerError
 
 # ----------------------------------------------------------------------------- the known files
 
-#: tiktoken's pattern for r50k_base / p50k_base: GPT-2's, rewritten with possessive quantifiers
-#: (tiktoken says "equivalent, but executes faster").
-R50K_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
-CL100K_PATTERN = (
-    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
-)
-O200K_PATTERN = "|".join([
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""\p{N}{1,3}""",
-    r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-    r"""\s*[\r\n]+""",
-    r"""\s+(?!\S)""",
-    r"""\s+""",
-])
+R50K_PATTERN = patterns.R50K
+CL100K_PATTERN = patterns.CL100K
+O200K_PATTERN = patterns.O200K
 
 ENDOFTEXT = "<|endoftext|>"
 ENDOFPROMPT = "<|endofprompt|>"
