@@ -8,6 +8,9 @@ merge table: a quadratic scan for short pretokens, a heap over a linked list (O(
 ones. Reference models never go back to a rank below the last one applied (`rank_guard`).
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.long cimport PyLong_FromLong
+from cpython.ref cimport Py_INCREF
 from cython.parallel cimport prange
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.string cimport memcmp, memcpy
@@ -437,10 +440,12 @@ cdef class Encoder:
             if not keep_ids:
                 res.ids.clear()
 
-    def encode_arrow(self, texts, allowed_special=None, int threads=1, bint counts_only=False):
+    def encode_arrow(self, texts, allowed_special=None, int threads=1, bint counts_only=False,
+                     bint as_lists=False):
         """Encode a pyarrow string array: a list<int32> array of ids (NULL stays NULL), or with
         `counts_only` an int64 array of token counts. `allowed_special`: None, "all", or a set of special
-        token ids to match as such. Rows are split among `threads` threads."""
+        token ids to match as such. Rows are split among `threads` threads. With `as_lists`, a Python
+        list of id lists instead (None for NULL), built straight from the C buffers."""
         cdef vector[uint8_t] allowed_mask
         cdef uint8_t* allowed = NULL
         cdef bint every
@@ -476,6 +481,8 @@ cdef class Encoder:
                 raise ValueError(f"row {parts[k].error_row}: " + (
                     "the text holds a byte that has no token in this vocabulary"
                     if parts[k].error_code == 1 else "pre-tokenization failed"))
+        if as_lists:
+            return _rows_to_lists(parts)
         return _rows_to_arrow(parts, n, counts_only)
 
     # -- ids -> bytes ------------------------------------------------------------------------------
@@ -539,6 +546,29 @@ cdef class Encoder:
 
 cdef bytes _int64_bytes(const vector[int64_t]& v):
     return (<const char*>v.data())[:v.size() * sizeof(int64_t)]
+
+
+cdef list _rows_to_lists(vector[RowsOut]& parts):
+    """The threads' outputs as Python lists of ints (what tiktoken-style callers want)."""
+    cdef list rows = []
+    cdef list ids
+    cdef size_t k, j
+    cdef int64_t at, ln, i
+    for k in range(parts.size()):
+        at = 0
+        for j in range(parts[k].lengths.size()):
+            ln = parts[k].lengths[j]
+            if ln < 0:
+                rows.append(None)
+                continue
+            ids = PyList_New(ln)
+            for i in range(ln):
+                item = PyLong_FromLong(parts[k].ids[at + i])
+                Py_INCREF(item)
+                PyList_SET_ITEM(ids, i, item)
+            at += ln
+            rows.append(ids)
+    return rows
 
 
 cdef object _rows_to_arrow(vector[RowsOut]& parts, int64_t n, bint counts_only):

@@ -151,6 +151,15 @@ class Tokenizer:
             return self._encoder.encode_arrow(texts, allowed, threads, counts_only)
         return self._encode_fallback(texts, allowed, threads, counts_only)
 
+    def _encode_lists(self, texts: Sequence[str], allowed_special: AllowedSpecial,
+                      threads: int | None) -> list[list[int]]:
+        arr = self._prepare(pa.array(texts, pa.large_string()))
+        allowed = self._allowed_ids(allowed_special)
+        threads = threads or _default_threads()
+        if self._fallback is None:
+            return self._encoder.encode_arrow(arr, allowed, threads, as_lists=True)
+        return self._encode_fallback(arr, allowed, threads, False).to_pylist()
+
     def _encode_fallback(self, texts: pa.Array, allowed, threads: int, counts_only: bool) -> pa.Array:
         """Unknown pattern: pretokens from Python `regex`, merged in Cython (slow but exact)."""
         rows = texts.to_pylist()
@@ -225,17 +234,17 @@ class Tokenizer:
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Token ids of `text`, special-token text encoded as ordinary text."""
-        return self.encode_arrow(pa.array([text], pa.large_string()), (), 1).to_pylist()[0]
+        return self._encode_lists([text], (), 1)[0]
 
     def encode_batch(self, texts: Sequence[str], *, num_threads: int | None = None,
                      allowed_special: AllowedSpecial = frozenset(),
                      disallowed_special: AllowedSpecial = "all") -> list[list[int]]:
         """`encode` of every text, on `num_threads` threads (default: up to 2)."""
         self._check_disallowed(texts, allowed_special, disallowed_special)
-        return self.encode_arrow(pa.array(texts, pa.large_string()), allowed_special, num_threads).to_pylist()
+        return self._encode_lists(texts, allowed_special, num_threads)
 
     def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[int]]:
-        return self.encode_arrow(pa.array(texts, pa.large_string()), (), num_threads).to_pylist()
+        return self._encode_lists(texts, (), num_threads)
 
     def token_count(self, text: str) -> int:
         """How many tokens `encode_ordinary(text)` gives."""
