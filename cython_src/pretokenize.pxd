@@ -3,7 +3,7 @@
 `from pretokenize cimport pretokenize_utf8` without importing `sqltok._pretokenize` at run time.
 
 Semantics are documented in pretokenize.pyx. The matcher never backtracks: each branch of the
-patterns is resolved by one forward scan (see `word_end`, `space_end`), so the time is linear.
+patterns is resolved by one forward scan (see `word_end`, `whitespace_end`), so the time is linear.
 
 `pretokenize_pattern` selects by id the pattern of another tokenizer family (cl100k, Llama 3,
 Qwen 2, GPT-2; see "Other tokenizers' patterns" below), each equal to `regex.findall` too.
@@ -173,8 +173,11 @@ cdef inline Py_ssize_t digits_end(const unsigned char* s, Py_ssize_t k, Py_ssize
     return k
 
 
-cdef inline Py_ssize_t space_end(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
-    """End of \\s*[\\r\\n]+ | \\s+(?!\\S) | \\s+ at byte i (a whitespace character)."""
+cdef inline Py_ssize_t whitespace_end(const unsigned char* s, Py_ssize_t i, Py_ssize_t n,
+                                      bint newlines, bint whole_at_end) noexcept nogil:
+    """End of the whitespace branches at byte i (a whitespace character):
+    whole_at_end: \\s++$ (the run ends the text); newlines: \\s*[\\r\\n]+ (up to its last CR/LF);
+    then \\s+(?!\\S) (all but the run's last character, when a non-space follows) | \\s+."""
     cdef uint32_t cp
     cdef Py_ssize_t k = i, nx, last_start = i, last_newline = -1
     while k < n:
@@ -185,7 +188,9 @@ cdef inline Py_ssize_t space_end(const unsigned char* s, Py_ssize_t i, Py_ssize_
             last_newline = nx
         last_start = k
         k = nx
-    if last_newline >= 0:
+    if whole_at_end and k == n:
+        return n
+    if newlines and last_newline >= 0:
         return last_newline
     if k == n or last_start == i:
         return k
@@ -204,7 +209,7 @@ cdef inline Py_ssize_t rest_end(const unsigned char* s, Py_ssize_t i, Py_ssize_t
         if not (uc_entry(cp1) & (UC_L | UC_N | UC_WS)):
             return punct_end(s, nx, n)
     if c0 & UC_WS:
-        return space_end(s, i, n)
+        return whitespace_end(s, i, n, True, False)
     return punct_end(s, after, n)
 
 
@@ -394,30 +399,6 @@ cdef inline Py_ssize_t letters_end(const unsigned char* s, Py_ssize_t k, Py_ssiz
             break
         k = nx
     return k
-
-
-cdef inline Py_ssize_t whitespace_end(const unsigned char* s, Py_ssize_t i, Py_ssize_t n,
-                                      bint newlines, bint whole_at_end) noexcept nogil:
-    """End of the whitespace branches at byte i (a whitespace character):
-    whole_at_end: \\s++$ (the run ends the text); newlines: \\s*[\\r\\n]+ (up to its last CR/LF);
-    then \\s+(?!\\S) (all but the run's last character, when a non-space follows) | \\s+."""
-    cdef uint32_t cp
-    cdef Py_ssize_t k = i, nx, last_start = i, last_newline = -1
-    while k < n:
-        nx = next_char(s, k, n, &cp)
-        if not (uc_entry(cp) & UC_WS):
-            break
-        if cp == CR or cp == LF:
-            last_newline = nx
-        last_start = k
-        k = nx
-    if whole_at_end and k == n:
-        return n
-    if newlines and last_newline >= 0:
-        return last_newline
-    if k == n or last_start == i:
-        return k
-    return last_start
 
 
 cdef inline Py_ssize_t match_cl100k_like(const unsigned char* s, Py_ssize_t i, Py_ssize_t n,
