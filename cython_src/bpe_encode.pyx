@@ -20,7 +20,7 @@ from libcpp.vector cimport vector
 
 from arrow_buffers cimport BinaryView, binary_view, view_end, view_start
 from bytes_table cimport BytesTable, bytes_hash, bytes_table_build, bytes_table_get, bytes_table_get_hashed
-from merge_table cimport MergeTable, merge_table_add, merge_table_init, merge_table_rank
+from merge_table cimport MergeSlot, MergeTable, merge_table_add, merge_table_init, merge_table_rank
 from pretokenize cimport pretokenize_pattern
 
 import pyarrow as pa
@@ -115,6 +115,7 @@ cdef class Int32Buffer:
 cdef class Encoder:
     """Merge tables and vocabulary of one tokenizer, shared read-only by the encoding threads."""
     cdef MergeTable merges
+    cdef vector[MergeSlot] byte_pairs  # rank and result of every pair of bytes: 512 KiB, stays in cache
     cdef int32_t byte_ids[256]
     cdef string vocab                 # every token's bytes; token t is vocab[starts[t]:ends[t]]
     cdef vector[int64_t] starts
@@ -147,9 +148,24 @@ cdef class Encoder:
             merge_table_add(&self.merges, left, right, rank, result)
         for i in range(256):
             self.byte_ids[i] = byte_ids[i]
+        self._build_byte_pairs()
         self._add_specials(special_tokens or {}, always_tokens or {})
         self.n_vocab = <int32_t>self.starts.size()
         self._build_direct(direct_all)
+
+    cdef void _build_byte_pairs(self):
+        cdef int a, b
+        cdef int32_t result = 0
+        cdef MergeSlot* slot
+        self.byte_pairs.resize(65536)
+        for a in range(256):
+            for b in range(256):
+                slot = &self.byte_pairs[(a << 8) | b]
+                slot.rank = NO_RANK
+                slot.result = 0
+                if self.byte_ids[a] >= 0 and self.byte_ids[b] >= 0:
+                    slot.rank = self._rank(self.byte_ids[a], self.byte_ids[b], &result)
+                    slot.result = result
 
     cdef void _add_specials(self, dict special, dict always):
         """Specials get their own entries after the vocabulary's bytes (at their ids)."""
@@ -218,24 +234,28 @@ cdef class Encoder:
             if ws.sym[i] < 0:
                 return 1
         if n <= SHORT_PIECE:
-            self._merge_scan(ws.sym, ws.nxt, ws.prv)
+            self._merge_scan(p, ws.sym, ws.nxt, ws.prv)
             out.insert(out.end(), ws.sym.begin(), ws.sym.end())
         else:
             self._merge_heap(ws, out)
         return 0
 
-    cdef void _merge_scan(self, vector[int32_t]& sym, vector[int32_t]& ranks, vector[int32_t]& results) noexcept nogil:
-        """Merge a short sequence in place: the rank of every adjacent pair is kept in `ranks`, and only
-        the two pairs next to a merge are looked up again."""
+    cdef void _merge_scan(self, const uint8_t* p, vector[int32_t]& sym, vector[int32_t]& ranks,
+                          vector[int32_t]& results) noexcept nogil:
+        """Merge a short sequence of byte tokens (the bytes p) in place: the rank of every adjacent pair
+        is kept in `ranks` (the first ones from the small byte-pair table), and only the two pairs next
+        to a merge are looked up again."""
         cdef int32_t best, last = -1, result = 0
         cdef size_t i, best_i, n = sym.size()
+        cdef const MergeSlot* bp
         if n < 2:
             return
         ranks.resize(n - 1)
         results.resize(n - 1)
         for i in range(n - 1):
-            ranks[i] = self._rank(sym[i], sym[i + 1], &result)
-            results[i] = result
+            bp = &self.byte_pairs[(<size_t>p[i] << 8) | p[i + 1]]
+            ranks[i] = bp.rank
+            results[i] = bp.result
         while n > 1:
             best = NO_RANK
             best_i = 0
