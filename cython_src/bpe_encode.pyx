@@ -30,7 +30,7 @@ cdef enum:
     NO_RANK = 0x7FFFFFFF
     RECENT_SLOTS = 16384      # per thread: frequent pretokens skip the vocabulary lookup
     MERGED_SLOTS = 65536      # per thread: pretokens that needed merging, merged once
-    PREFETCH = 12             # pieces ahead whose table slots are requested early
+    PREFETCH = 24             # pieces ahead whose table slots are requested early
     CACHE_KEY = 22
     CACHE_IDS = 4
 
