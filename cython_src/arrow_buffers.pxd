@@ -51,10 +51,13 @@ cdef inline object large_binary_array(const vector[string]& items):
 
 
 cdef struct BinaryView:
-    # Element i of a (large_)binary/string array is values[start(i):end(i)].
+    # Element i of a (large_)binary/string array is values[start(i):end(i)], NULL where its
+    # validity bit is 0 (validity is NULL when no element is NULL).
     const uint8_t* offsets
     const uint8_t* values
+    const uint8_t* validity
     int64_t base
+    int64_t length
     bint large
 
 
@@ -68,6 +71,11 @@ cdef inline int64_t view_end(const BinaryView& v, int64_t i) noexcept nogil:
     return view_start(v, i + 1)
 
 
+cdef inline bint view_valid(const BinaryView& v, int64_t i) noexcept nogil:
+    cdef int64_t bit = v.base + i
+    return v.validity == NULL or (v.validity[bit >> 3] >> (bit & 7)) & 1
+
+
 cdef inline BinaryView binary_view(object arr, list keep_alive) except *:
     """A view of a (large_)binary/string array; its buffers are appended to `keep_alive`."""
     arr, off_buf, val_buf, large = binary_offsets_and_data(arr)
@@ -75,7 +83,9 @@ cdef inline BinaryView binary_view(object arr, list keep_alive) except *:
     cdef BinaryView v
     v.offsets = buffer_address(off_buf)
     v.values = buffer_address(val_buf)
+    v.validity = buffer_address(arr.buffers()[0]) if arr.null_count else NULL
     v.base = arr.offset
+    v.length = len(arr)
     v.large = large
     return v
 

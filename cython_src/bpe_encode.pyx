@@ -13,12 +13,12 @@ from cpython.long cimport PyLong_FromLong
 from cpython.ref cimport Py_INCREF
 from cython.parallel cimport prange
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
-from libc.string cimport memcmp, memcpy
+from libc.string cimport memcmp, memcpy, memset
 from libcpp.queue cimport priority_queue
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
-from arrow_buffers cimport BinaryView, binary_view, view_end, view_start
+from arrow_buffers cimport BinaryView, binary_view, view_end, view_start, view_valid
 from bytes_table cimport BytesTable, bytes_hash, bytes_table_build, bytes_table_get, bytes_table_get_hashed
 from merge_table cimport MergeSlot, MergeTable, merge_table_add, merge_table_init, merge_table_rank
 from pretokenize cimport pretokenize_pattern
@@ -437,7 +437,7 @@ cdef class Encoder:
         return self._encode_ordinary(p + start, n - start, out, ws)
 
     # -- rows --------------------------------------------------------------------------------------
-    cdef void _encode_rows(self, const BinaryView& v, const uint8_t* validity, int64_t validity_offset,
+    cdef void _encode_rows(self, const BinaryView& v,
                            int64_t first, int64_t last, const uint8_t* allowed, bint keep_ids,
                            RowsOut& res) noexcept nogil:
         cdef Workspace ws
@@ -446,7 +446,7 @@ cdef class Encoder:
         if last > first:
             res.ids.reserve((view_end(v, last - 1) - view_start(v, first)) // 4 + 16)
         for r in range(first, last):
-            if validity != NULL and not (validity[(validity_offset + r) >> 3] >> ((validity_offset + r) & 7)) & 1:
+            if not view_valid(v, r):
                 res.lengths.push_back(-1)
                 continue
             start = view_start(v, r)
@@ -481,13 +481,7 @@ cdef class Encoder:
             allowed = allowed_mask.data()
         cdef list keep = []
         cdef BinaryView v = binary_view(texts, keep)
-        arr = keep[0]
-        cdef int64_t n = len(arr)
-        validity_buf = arr.buffers()[0] if arr.null_count else None
-        cdef const uint8_t* validity = NULL
-        if validity_buf is not None:
-            validity = <const uint8_t*><size_t>validity_buf.address
-        cdef int64_t voff = arr.offset
+        cdef int64_t n = v.length
         cdef int nt = max(1, min(threads, n // 64 + 1))
         cdef vector[RowsOut] parts = vector[RowsOut](nt)
         cdef int k
@@ -495,7 +489,7 @@ cdef class Encoder:
         for k in range(nt):
             parts[k].error_row = -1
         for k in prange(nt, nogil=True, num_threads=nt, schedule="static"):
-            self._encode_rows(v, validity, voff, n * k // nt, n * (k + 1) // nt, allowed, keep_ids, parts[k])
+            self._encode_rows(v, n * k // nt, n * (k + 1) // nt, allowed, keep_ids, parts[k])
         for k in range(nt):
             if parts[k].error_row >= 0:
                 raise ValueError(f"row {parts[k].error_row}: " + (
@@ -593,13 +587,16 @@ cdef list _rows_to_lists(vector[RowsOut]& parts):
 
 cdef object _rows_to_arrow(vector[RowsOut]& parts, int64_t n, bint counts_only):
     """One Arrow array from the threads' outputs (list<int32> ids, or int64 counts), each buffer
-    written once."""
+    (validity bitmap, offsets or counts, ids) written once."""
     cdef int64_t total = 0, nulls = 0, ln, row = 0
     cdef size_t k, j
     for k in range(parts.size()):
         total += <int64_t>parts[k].ids.size()
     offsets = PyBytes_FromStringAndSize(NULL, (n + 1) * sizeof(int64_t))
     cdef int64_t* off = <int64_t*>PyBytes_AS_STRING(offsets)
+    validity = PyBytes_FromStringAndSize(NULL, (n + 7) // 8)
+    cdef uint8_t* valid = <uint8_t*>PyBytes_AS_STRING(validity)
+    memset(valid, 0, (n + 7) // 8)
     cdef Int32Buffer owner = Int32Buffer()
     if not counts_only:
         if parts.size() == 1:
@@ -615,17 +612,19 @@ cdef object _rows_to_arrow(vector[RowsOut]& parts, int64_t n, bint counts_only):
             if ln < 0:
                 nulls += 1
                 ln = 0
-            off[row + 1] = ln if counts_only else off[row] + ln
+            else:
+                valid[row >> 3] |= 1 << (row & 7)
+            if counts_only:
+                off[row] = ln
+            else:
+                off[row + 1] = off[row] + ln
             row += 1
         if not counts_only and parts.size() > 1 and parts[k].ids.size():
             memcpy(val + at * sizeof(int32_t), parts[k].ids.data(), parts[k].ids.size() * sizeof(int32_t))
             at += <int64_t>parts[k].ids.size()
-    mask = None
-    if nulls:
-        mask = pa.array([x < 0 for k2 in range(parts.size()) for x in parts[k2].lengths], pa.bool_())
+    bitmap = pa.py_buffer(validity) if nulls else None
     if counts_only:
-        cnt = pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(offsets)], offset=1)
-        return cnt if mask is None else pa.compute.if_else(mask, pa.scalar(None, pa.int64()), cnt)
+        return pa.Array.from_buffers(pa.int64(), n, [bitmap, pa.py_buffer(offsets)], null_count=nulls)
     ids = pa.Array.from_buffers(pa.int32(), total, [None, pa.py_buffer(owner)])
-    offs = pa.Array.from_buffers(pa.int64(), n + 1, [None, pa.py_buffer(offsets)])
-    return pa.LargeListArray.from_arrays(offs, ids, mask=mask)
+    return pa.Array.from_buffers(pa.large_list(pa.int32()), n, [bitmap, pa.py_buffer(offsets)],
+                                 null_count=nulls, children=[ids])

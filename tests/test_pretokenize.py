@@ -5,7 +5,6 @@ tests/data/corpora_sample.jsonl holds the first 20 documents of every fixture co
 corpora are checked too when ../shared is present.
 """
 import json
-from collections import Counter
 from pathlib import Path
 
 import pyarrow as pa
@@ -15,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import oracle_pretokenize as oracle
-from sqltok._pretokenize import (CLASS_BITS, count_pretokens, pretokenize, pretokenize_arrow,
+from sqltok._pretokenize import (CLASS_BITS, pretokenize, pretokenize_arrow,
                                  unicode_table)
 
 SAMPLE = Path(__file__).parent / "data" / "corpora_sample.jsonl"
@@ -140,10 +139,6 @@ def test_pathological_inputs(unit):
 ROWS = ["Hello world!", None, "", "漢字カタカナ ABC", "I'M here\r\n", None, "ภาษา ไทย", "x"]
 
 
-def expected_counts(texts, aware) -> Counter:
-    return Counter(p.encode() for t in texts if t for p in oracle.pretokenize(t, aware))
-
-
 BATCH_KINDS = [
     lambda rows: pa.array(rows, pa.string()),
     lambda rows: pa.array(rows, pa.large_string()),
@@ -151,26 +146,6 @@ BATCH_KINDS = [
     lambda rows: pa.array(["pad", None] + rows + ["tail"], pa.string()).slice(2, len(rows)),
     lambda rows: pa.chunked_array([pa.array(rows[:3], pa.string()), pa.array(rows[3:], pa.string())]),
 ]
-
-
-@pytest.mark.parametrize("make", BATCH_KINDS)
-@pytest.mark.parametrize("aware", MODES)
-def test_count_pretokens(make, aware):
-    pretokens, counts, stats = count_pretokens(make(ROWS), aware)
-    assert pretokens.type == pa.large_binary() and counts.type == pa.int64()
-    assert dict(zip(pretokens.to_pylist(), counts.to_pylist())) == expected_counts(ROWS, aware)
-    assert len(set(pretokens.to_pylist())) == len(pretokens)
-    assert stats == {"documents": 5, "null": 2, "empty": 1,
-                     "bytes": sum(len(t.encode()) for t in ROWS if t)}
-
-
-def test_count_pretokens_sample_and_empty_batch():
-    texts = read_texts(SAMPLE)
-    pretokens, counts, stats = count_pretokens(pa.array(texts), True)
-    assert dict(zip(pretokens.to_pylist(), counts.to_pylist())) == expected_counts(texts, True)
-    assert stats["documents"] == sum(1 for t in texts if t)
-    pretokens, counts, stats = count_pretokens(pa.array([], pa.string()), True)
-    assert len(pretokens) == len(counts) == 0 and stats["documents"] == 0
 
 
 @pytest.mark.parametrize("make", BATCH_KINDS)

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import oracle_pretokenize as oracle
 from sqltok import patterns
-from sqltok._pretokenize import (PATTERN_IDS, PATTERNS, count_pretokens, pattern_id, pretokenize,
+from sqltok._pretokenize import (PATTERN_IDS, PATTERNS, pattern_id, pretokenize,
                                  pretokenize_arrow)
 
 SAMPLE = Path(__file__).parent / "data" / "corpora_sample.jsonl"
@@ -250,8 +250,6 @@ def test_pattern_keyword_of_pretokenize():
             pretokenize(text, pattern=bad)
         with pytest.raises(ValueError):
             pretokenize_arrow(pa.array([text]), pattern=bad)
-        with pytest.raises(ValueError):
-            count_pretokens(pa.array([text]), pattern=bad)
 
 
 @pytest.mark.parametrize("make", BATCH_KINDS)
@@ -262,18 +260,6 @@ def test_pretokenize_arrow(make, pat):
         out.validate(full=True)
         assert out.type == pa.list_(pa.string())
         assert out.to_pylist() == expected_rows(ROWS, pat)
-
-
-@pytest.mark.parametrize("pat", NEW_PATTERNS, ids=[NAMES[p] for p in NEW_PATTERNS])
-def test_count_pretokens(pat):
-    texts = read_texts(SAMPLE) + [t for t in ROWS if t]
-    pretokens, counts, stats = count_pretokens(pa.array(texts), pattern=EXPECTED_PATTERNS[pat])
-    want = {}
-    for t in texts:
-        for p in expected(t, pat):
-            want[p.encode()] = want.get(p.encode(), 0) + 1
-    assert dict(zip(pretokens.to_pylist(), counts.to_pylist())) == want
-    assert stats["documents"] == len(texts)
 
 
 # --- the tokenizers users have: tiktoken (fancy-regex) and Hugging Face (Oniguruma) ---------------

@@ -6,6 +6,8 @@ special token; `encode_checked` raises when special-token text appears.
 """
 from __future__ import annotations
 
+import re
+
 import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -44,12 +46,14 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
     def encode_checked(names, texts):
         def run(n, t):
             tok = reg.get(n)
-            for s in tok.special_tokens_set:
-                hit = pc.match_substring(t, s).fill_null(False)
+            specials = sorted(tok.special_tokens_set)
+            if specials:  # one regex pass over the batch for all special tokens
+                hit = pc.match_substring_regex(t, "|".join(re.escape(x) for x in specials)).fill_null(False)
                 if pc.any(hit).as_py():
                     row = pc.index(hit, True).as_py()
-                    raise ValueError(f"row {row} holds the special token {s!r}; use encode_special to match "
-                                     "special tokens or encode to treat them as text")
+                    found = next(x for x in specials if x in t[row].as_py())
+                    raise ValueError(f"row {row} holds the special token {found!r}; use encode_special to "
+                                     "match special tokens or encode to treat them as text")
             return tok.encode_arrow(t).cast(pa.list_(pa.int32()))
         return _by_model(names, texts, run, pa.list_(pa.int32()))
 
