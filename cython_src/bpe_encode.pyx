@@ -65,6 +65,15 @@ cdef struct RowsOut:
     int32_t error_code
 
 
+cdef struct CandidatesOut:
+    string values                # the units' bytes, back to back
+    vector[int64_t] unit_ends    # end of each unit in `values`
+    vector[int64_t] cand_units   # units per candidate
+    vector[int64_t] row_cands    # candidates per row, -1 for NULL
+    int64_t error_row
+    int32_t error_code
+
+
 cdef inline bint _cache_get(const CacheSlot* slot, uint64_t h, const uint8_t* p, int64_t n,
                             vector[int32_t]& out) noexcept nogil:
     if slot.hash == h and slot.length == n and memcmp(slot.key, p, n) == 0:
@@ -499,6 +508,91 @@ cdef class Encoder:
             return _rows_to_lists(parts)
         return _rows_to_arrow(parts, n, counts_only)
 
+    # -- supermerge candidates ---------------------------------------------------------------------
+    cdef int _candidates_text(self, const uint8_t* p, int64_t n, const uint8_t* eligible,
+                              CandidatesOut& res, vector[int32_t]& ids, Workspace& ws) noexcept nogil:
+        """Append the supermerge candidates of p[:n] (maximal runs of two or more pretokens that each
+        encode to one eligible token) to `res`; returns how many, or -1/-2 on a failure."""
+        cdef size_t k, m, first = ws.ends.size()
+        cdef int64_t start = 0, end, run_from = 0, run_len = 0, found = 0
+        cdef bint unit
+        if n == 0:
+            return 0
+        if pretokenize_pattern(p, n, self.pattern, ws.ends) != 0:
+            return -2
+        m = ws.ends.size() - first
+        for k in range(m + 1):
+            unit = False
+            if k < m:
+                end = ws.ends[first + k]
+                ids.clear()
+                if self._encode_piece(p + start, end - start, bytes_hash(p + start, end - start), ids, ws):
+                    ws.ends.resize(first)
+                    return -1
+                unit = ids.size() == 1 and eligible[ids[0]]
+            if unit:
+                if run_len == 0:
+                    run_from = start
+                res.values.append(<const char*>p + start, end - start)
+                res.unit_ends.push_back(<int64_t>res.values.size())
+                run_len += 1
+            else:
+                if run_len >= 2:
+                    res.cand_units.push_back(run_len)
+                    found += 1
+                elif run_len == 1:  # a lone eligible pretoken is no candidate
+                    res.values.resize(res.values.size() - (start - run_from))
+                    res.unit_ends.pop_back()
+                run_len = 0
+            if k < m:
+                start = end
+        ws.ends.resize(first)
+        return <int>found
+
+    cdef void _candidates_rows(self, const BinaryView& v, int64_t first, int64_t last, const uint8_t* eligible,
+                               CandidatesOut& res) noexcept nogil:
+        cdef Workspace ws
+        cdef vector[int32_t] ids
+        cdef int64_t r, start
+        cdef int found
+        for r in range(first, last):
+            if not view_valid(v, r):
+                res.row_cands.push_back(-1)
+                continue
+            start = view_start(v, r)
+            found = self._candidates_text(v.values + start, view_end(v, r) - start, eligible, res, ids, ws)
+            if found < 0:
+                res.error_row = r
+                res.error_code = -found
+                return
+            res.row_cands.push_back(found)
+
+    def candidates_arrow(self, texts, bytes eligible, int threads=1):
+        """The supermerge candidates of each text as a list<list<string>> array (one list of units per
+        candidate; NULL stays NULL). `eligible[t]` is 1 for the tokens a unit may be (phase-1 tokens
+        holding a letter); a pretoken is a unit when it encodes to exactly one eligible token."""
+        if len(eligible) < <size_t>self.starts.size():
+            raise ValueError("the eligibility mask must cover every token id")
+        if self.pattern < 0:
+            raise ValueError("candidates need one of the built-in pre-tokenization patterns")
+        cdef const uint8_t* mask = <const uint8_t*><char*>eligible
+        cdef list keep = []
+        cdef BinaryView v = binary_view(texts, keep)
+        cdef int64_t n = v.length
+        cdef int nt = max(1, min(threads, n // 64 + 1))
+        cdef vector[CandidatesOut] parts = vector[CandidatesOut](nt)
+        cdef int k
+        for k in range(nt):
+            parts[k].error_row = -1
+        for k in prange(nt, nogil=True, num_threads=nt, schedule="static"):
+            self._candidates_rows(v, n * k // nt, n * (k + 1) // nt, mask, parts[k])
+        for k in range(nt):
+            if parts[k].error_row >= 0:
+                raise ValueError(f"row {parts[k].error_row}: " + (
+                    "the text holds a byte that has no token in this vocabulary"
+                    if parts[k].error_code == 1 else "pre-tokenization failed"))
+        return _candidates_to_arrow(parts, n)
+
     # -- ids -> bytes ------------------------------------------------------------------------------
     def decode_arrow(self, ids, bint per_token=False):
         """Bytes of each row of a list<integer> array (NULL stays NULL), as a large_binary array; with
@@ -628,3 +722,40 @@ cdef object _rows_to_arrow(vector[RowsOut]& parts, int64_t n, bint counts_only):
     ids = pa.Array.from_buffers(pa.int32(), total, [None, pa.py_buffer(owner)])
     return pa.Array.from_buffers(pa.large_list(pa.int32()), n, [bitmap, pa.py_buffer(offsets)],
                                  null_count=nulls, children=[ids])
+
+
+cdef object _candidates_to_arrow(vector[CandidatesOut]& parts, int64_t n):
+    """One list<list<string>> Arrow array from the threads' candidate outputs."""
+    cdef vector[int64_t] unit_off, cand_off, row_off
+    cdef string values
+    cdef size_t k, j
+    cdef int64_t nulls = 0, row = 0, base, c, ln
+    unit_off.push_back(0)
+    cand_off.push_back(0)
+    row_off.push_back(0)
+    validity = PyBytes_FromStringAndSize(NULL, (n + 7) // 8)
+    cdef uint8_t* valid = <uint8_t*>PyBytes_AS_STRING(validity)
+    memset(valid, 0, (n + 7) // 8)
+    for k in range(parts.size()):
+        base = <int64_t>values.size()
+        values.append(parts[k].values)
+        for j in range(parts[k].unit_ends.size()):
+            unit_off.push_back(base + parts[k].unit_ends[j])
+        for j in range(parts[k].cand_units.size()):
+            cand_off.push_back(cand_off.back() + parts[k].cand_units[j])
+        for j in range(parts[k].row_cands.size()):
+            c = parts[k].row_cands[j]
+            if c < 0:
+                nulls += 1
+                c = 0
+            else:
+                valid[row >> 3] |= 1 << (row & 7)
+            row_off.push_back(row_off.back() + c)
+            row += 1
+    units = pa.Array.from_buffers(pa.large_string(), unit_off.size() - 1,
+                                  [None, pa.py_buffer(_int64_bytes(unit_off)), pa.py_buffer(values)])
+    cands = pa.Array.from_buffers(pa.large_list(pa.large_string()), cand_off.size() - 1,
+                                  [None, pa.py_buffer(_int64_bytes(cand_off))], children=[units])
+    return pa.Array.from_buffers(pa.large_list(pa.large_list(pa.large_string())), n,
+                                 [pa.py_buffer(validity) if nulls else None, pa.py_buffer(_int64_bytes(row_off))],
+                                 null_count=nulls, children=[cands])

@@ -46,3 +46,12 @@ CREATE TABLE IF NOT EXISTS sqltok_store.pretoken_counts (
     pretoken VARCHAR NOT NULL,
     n        BIGINT NOT NULL
 );
+
+CREATE TABLE IF NOT EXISTS sqltok_store.candidate_counts (
+    model     VARCHAR NOT NULL,       -- two-phase models: the supermerge candidates of the corpus
+    candidate VARCHAR[] NOT NULL,     -- a run of pretokens the phase-1 model made single tokens
+    n         BIGINT NOT NULL
+);
+
+-- Two-phase models: the phase-1 vocabulary size their candidates were extracted with.
+ALTER TABLE sqltok_store.models ADD COLUMN IF NOT EXISTS phase1_vocab_size INTEGER;

@@ -25,6 +25,13 @@ class Registry:
         self._loaded[name] = tok
         return tok
 
+    def put(self, name: str, tok: Tokenizer) -> None:
+        """Make `tok` known as `name` until `remove(name)` (training registers its phase-1 model so)."""
+        self._loaded[name] = tok
+
+    def remove(self, name: str) -> None:
+        self._loaded.pop(name, None)
+
     def forget(self, name: str) -> None:
         """Drop a database model from the cache (after it was trained again, replaced or dropped)."""
         self._cached.pop(name, None)

@@ -69,7 +69,7 @@ def check_new_name(con, name: str, replace: bool) -> None:
                                "(replace=True, --replace)")
 
 
-_MODEL_TABLES = ("models", "tokens", "merges", "special_tokens", "pretoken_counts")
+_MODEL_TABLES = ("models", "tokens", "merges", "special_tokens", "pretoken_counts", "candidate_counts")
 
 
 def delete_rows(con, name: str) -> None:
@@ -113,16 +113,18 @@ def _merge_rows(merges: list[Merge], is_super: bool, tokens: list[bytes], ids: d
 def save_model(con, name: str, model: Model, info: dict | None = None) -> None:
     """Insert `model` under `name` (the caller checks the name and holds the transaction).
 
-    `info` may give `source`, `documents`, `null_documents`, `empty_documents` and `bytes`.
+    `info` may give `source`, `documents`, `null_documents`, `empty_documents`, `bytes` and
+    `phase1_vocab_size`.
     """
     info = info or {}
     con.execute(
         "INSERT INTO sqltok_store.models (model, method, vocab_size, script_aware, settings, super_settings, "
-        "source, documents, null_documents, empty_documents, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "source, documents, null_documents, empty_documents, bytes, phase1_vocab_size) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [name, model.method, model.vocab_size, model.script_aware, json.dumps(model.settings),
          None if model.super_settings is None else json.dumps(model.super_settings),
          info.get("source"), info.get("documents"), info.get("null_documents"),
-         info.get("empty_documents"), info.get("bytes")])
+         info.get("empty_documents"), info.get("bytes"), info.get("phase1_vocab_size")])
     _insert_arrow(con, "tokens", name, pa.table({
         "id": pa.array(range(model.vocab_size), pa.int32()),
         "token": pa.array(model.tokens, pa.binary()),

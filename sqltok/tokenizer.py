@@ -46,6 +46,7 @@ class Tokenizer:
         self.pattern = pattern
         self.normalizer = normalizer
         self._fallback = None
+        self._eligible: bytes | None = None
         if pattern_id(pattern) is None:  # an unknown pattern: split in Python, merge in Cython
             import regex
 
@@ -210,6 +211,13 @@ class Tokenizer:
         return pa.LargeListArray.from_arrays(per_token.offsets, _to_text(per_token.values, "replace"),
                                              mask=per_token.is_null() if per_token.null_count else None)
 
+    def candidates_arrow(self, texts: pa.Array, threads: int | None = None) -> pa.Array:
+        """The supermerge candidates of each text (list<list<string>>): maximal runs of two or more
+        pretokens that this (phase-1) model encodes to exactly one token holding a letter (`\\p{L}`)."""
+        if self._eligible is None:
+            self._eligible = _letter_tokens(self._encoder, set(self._special_by_id))
+        return self._encoder.candidates_arrow(self._prepare(texts), self._eligible, threads or _default_threads())
+
     # -- tiktoken-style Python API -----------------------------------------------------------------
     def _check_disallowed(self, texts: Sequence[str], allowed_special, disallowed_special) -> None:
         if disallowed_special == "all":
@@ -265,6 +273,23 @@ class Tokenizer:
 
     def __repr__(self) -> str:
         return f"<Tokenizer {self.name!r} n_vocab={self.n_vocab}>"
+
+
+def _letter_tokens(encoder: Encoder, special_ids: set[int]) -> bytes:
+    """1 for each token id whose bytes are UTF-8 text holding a letter, else 0."""
+    import regex
+
+    letter = regex.compile(r"\p{L}")
+    mask = bytearray(encoder.n_vocab)
+    for t in range(encoder.n_vocab):
+        if t in special_ids:
+            continue
+        try:
+            text = encoder.token_bytes(t).decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            continue
+        mask[t] = letter.search(text) is not None
+    return bytes(mask)
 
 
 def _to_text(data: pa.Array, errors: str) -> pa.Array:

@@ -38,7 +38,7 @@ class TrainReport:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
-def _as_source(source) -> Source:
+def as_source(source) -> Source:
     if isinstance(source, Source):
         return source
     if isinstance(source, str):
@@ -72,6 +72,39 @@ def count_pretokens(con, query: str, script_aware: bool, target: str) -> None:
     con.execute(sql_text("count_pretokens").format(target=target, pretokenize=fn, source=query))
 
 
+def prepare_corpus(con, src: Source) -> tuple[str, dict]:
+    """The source's text query and its statistics (`documents`, `null_documents`, `empty_documents`,
+    `bytes`, `source`); a source without text is an error."""
+    query = _text_query(con, src)
+    docs, nulls, empties, nbytes = con.execute(sql_text("corpus_stats").format(source=query)).fetchall()[0]
+    if docs == 0:
+        raise CorpusError(f"the training source {src.describe()!r} has no non-empty documents")
+    return query, {"source": src.describe(), "documents": docs, "null_documents": nulls,
+                   "empty_documents": empties, "bytes": nbytes}
+
+
+def learn_merges(counts, vocab_size: int, script_aware: bool, special_tokens=DEFAULT_SPECIAL_TOKENS,
+                 progress: bool = False, label: str = "merging") -> Model:
+    """Phase 1: the byte-level BPE model of `counts` (an Arrow table of pretoken, n) with `vocab_size`
+    tokens, by the Cython merge loop."""
+    bar = Progress(label, vocab_size - 243, "merges") if progress else None
+    out = _merge_loop(column(counts, 0), column(counts, 1), vocab_size,
+                      progress=None if bar is None else (lambda done, size: bar.update(done)))
+    if bar is not None:
+        bar.close()
+    tokens = out["tokens"].to_pylist()
+    return Model(
+        method="word",
+        tokens=tokens,
+        token_counts=out["token_counts"].to_pylist(),
+        is_super=[False] * len(tokens),
+        merges=[Merge(*m) for m in zip(out["left"].to_pylist(), out["right"].to_pylist(),
+                                       out["count"].to_pylist(), out["flag"].to_pylist())],
+        settings=reference_settings(script_aware=script_aware),
+        special_tokens={s: len(tokens) + i for i, s in enumerate(special_tokens)},
+    )
+
+
 def train_bpe(con: duckdb.DuckDBPyConnection, source, vocab_size: int, model: str, *,
               simple: bool = False, special_tokens=DEFAULT_SPECIAL_TOKENS, replace: bool = False,
               progress: bool = False) -> TrainReport:
@@ -81,7 +114,7 @@ def train_bpe(con: duckdb.DuckDBPyConnection, source, vocab_size: int, model: st
     Identical to the reference implementation: same merges, counts, flags and token ids.
     """
     check_vocab_size(vocab_size)
-    src = _as_source(source)
+    src = as_source(source)
     register(con)
     ensure_schema(con)
     check_new_name(con, model, replace)
@@ -89,35 +122,14 @@ def train_bpe(con: duckdb.DuckDBPyConnection, source, vocab_size: int, model: st
     tmp = "__sqltok_pretoken_counts"
 
     t0 = time.perf_counter()
-    query = _text_query(con, src)
-    docs, nulls, empties, nbytes = con.execute(sql_text("corpus_stats").format(source=query)).fetchall()[0]
-    if docs == 0:
-        raise CorpusError(f"the training source {src.describe()!r} has no non-empty documents")
+    query, info = prepare_corpus(con, src)
     count_pretokens(con, query, not simple, tmp)
     counts = arrow_table(con, f"SELECT pretoken, n FROM {tmp}")
     seconds["pretokenize_and_count"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    bar = Progress("merging", vocab_size - 243, "merges") if progress else None
-    out = _merge_loop(column(counts, 0), column(counts, 1), vocab_size,
-                      progress=None if bar is None else (lambda done, size: bar.update(done)))
-    if bar is not None:
-        bar.close()
+    result = learn_merges(counts, vocab_size, not simple, special_tokens, progress)
     seconds["merge"] = time.perf_counter() - t0
-
-    tokens = out["tokens"].to_pylist()
-    result = Model(
-        method="word",
-        tokens=tokens,
-        token_counts=out["token_counts"].to_pylist(),
-        is_super=[False] * len(tokens),
-        merges=[Merge(*m) for m in zip(out["left"].to_pylist(), out["right"].to_pylist(),
-                                       out["count"].to_pylist(), out["flag"].to_pylist())],
-        settings=reference_settings(script_aware=not simple),
-        special_tokens={s: len(tokens) + i for i, s in enumerate(special_tokens)},
-    )
-    info = {"source": src.describe(), "documents": docs, "null_documents": nulls,
-            "empty_documents": empties, "bytes": nbytes}
 
     t0 = time.perf_counter()
     with transaction(con):
@@ -126,5 +138,5 @@ def train_bpe(con: duckdb.DuckDBPyConnection, source, vocab_size: int, model: st
         con.execute(f"INSERT INTO sqltok_store.pretoken_counts SELECT ?, pretoken, n FROM {tmp}", [model])
     con.execute(f"DROP TABLE IF EXISTS {tmp}")
     seconds["store"] = time.perf_counter() - t0
-    return TrainReport(model, docs, nulls, empties, nbytes, len(counts), len(result.merges),
-                       len(tokens), seconds)
+    return TrainReport(model, info["documents"], info["null_documents"], info["empty_documents"], info["bytes"],
+                       len(counts), len(result.merges), result.vocab_size, seconds)

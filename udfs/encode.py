@@ -17,7 +17,7 @@ from sqltok.registry import registry
 from .registry import define
 
 
-def _by_model(names: pa.Array, values: pa.Array, fn, out_type: pa.DataType) -> pa.Array:
+def by_model(names: pa.Array, values: pa.Array, fn, out_type: pa.DataType) -> pa.Array:
     """Apply fn(tokenizer_name, values) per distinct name (usually one per batch)."""
     if isinstance(names, pa.ChunkedArray):
         names = names.combine_chunks()
@@ -39,7 +39,7 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
 
     def encode_with(allowed):
         def run(names, texts):
-            return _by_model(names, texts, lambda n, t: reg.get(n).encode_arrow(t, allowed).cast(pa.list_(pa.int32())),
+            return by_model(names, texts, lambda n, t: reg.get(n).encode_arrow(t, allowed).cast(pa.list_(pa.int32())),
                              pa.list_(pa.int32()))
         return run
 
@@ -55,16 +55,16 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
                     raise ValueError(f"row {row} holds the special token {found!r}; use encode_special to "
                                      "match special tokens or encode to treat them as text")
             return tok.encode_arrow(t).cast(pa.list_(pa.int32()))
-        return _by_model(names, texts, run, pa.list_(pa.int32()))
+        return by_model(names, texts, run, pa.list_(pa.int32()))
 
     def token_count(names, texts):
-        return _by_model(names, texts, lambda n, t: reg.get(n).encode_arrow(t, counts_only=True), pa.int64())
+        return by_model(names, texts, lambda n, t: reg.get(n).encode_arrow(t, counts_only=True), pa.int64())
 
     def decode(names, ids):
-        return _by_model(names, ids, lambda n, i: reg.get(n).decode_arrow(i).cast(pa.string()), pa.string())
+        return by_model(names, ids, lambda n, i: reg.get(n).decode_arrow(i).cast(pa.string()), pa.string())
 
     def tokens(names, texts):
-        return _by_model(names, texts, lambda n, t: reg.get(n).tokens_arrow(t).cast(pa.list_(pa.string())),
+        return by_model(names, texts, lambda n, t: reg.get(n).tokens_arrow(t).cast(pa.list_(pa.string())),
                          pa.list_(pa.string()))
 
     def load(names, paths):

@@ -1,0 +1,14 @@
+-- Apriori n-gram counting (paper Appendix B, Algorithm 2), size 1: number the candidates and keep
+-- the positions whose pretoken occurs at least {c_min} times over all candidates.
+CREATE OR REPLACE TEMP TABLE __sqltok_runs AS
+SELECT row_number() OVER () AS cid, candidate, n FROM {candidates};
+
+CREATE OR REPLACE TEMP TABLE __sqltok_grams_1 AS
+WITH units AS (
+    SELECT cid, unnest(generate_series(1, len(candidate))) AS i, unnest(candidate) AS unit, n
+    FROM __sqltok_runs
+),
+frequent AS (
+    SELECT unit FROM units GROUP BY unit HAVING sum(n) >= {c_min}
+)
+SELECT cid, i FROM units SEMI JOIN frequent USING (unit);

@@ -1,0 +1,23 @@
+"""`sqltok_candidates(tokenizer, text)` in SQL: each document's supermerge candidates (VARCHAR[][]),
+found by the Cython extractor with the named phase-1 model; superword training counts them."""
+from __future__ import annotations
+
+import duckdb
+import pyarrow as pa
+
+from sqltok.registry import registry
+
+from .encode import by_model
+from .registry import define
+
+CANDIDATES = pa.list_(pa.list_(pa.string()))
+
+
+def register(con: duckdb.DuckDBPyConnection) -> None:
+    reg = registry(con)
+    varchar = duckdb.sqltype("VARCHAR")
+
+    def candidates(names, texts):
+        return by_model(names, texts, lambda n, t: reg.get(n).candidates_arrow(t).cast(CANDIDATES), CANDIDATES)
+
+    define(con, "sqltok_candidates", candidates, [varchar, varchar], duckdb.list_type(duckdb.list_type(varchar)))
