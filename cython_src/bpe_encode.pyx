@@ -56,6 +56,7 @@ cdef struct Workspace:
     vector[CacheSlot] recent
     vector[CacheSlot] merged
     vector[uint64_t] hashes
+    vector[int32_t] run
 
 
 cdef struct RowsOut:
@@ -96,6 +97,36 @@ cdef inline void _cache_put(CacheSlot* slot, uint64_t h, const uint8_t* p, int64
         slot.ids[k] = out[before + k]
 
 
+cdef void _scan_merges(const MergeTable* table, bint guard, vector[int32_t]& sym, vector[int32_t]& ranks,
+                       vector[int32_t]& results) noexcept nogil:
+    """Merge `sym` in place by rank, given the rank and result of every adjacent pair in `ranks` and
+    `results`: a scan for the lowest rank (leftmost on ties), then only the two pairs next to a merge
+    are looked up again. With `guard`, never a rank below the last one applied."""
+    cdef int32_t best, last = -1, result = 0
+    cdef size_t i, best_i, n = sym.size()
+    while n > 1:
+        best = NO_RANK
+        best_i = 0
+        for i in range(n - 1):
+            if ranks[i] < best and (not guard or ranks[i] >= last):
+                best = ranks[i]
+                best_i = i
+        if best == NO_RANK:
+            break
+        last = best
+        sym[best_i] = results[best_i]
+        sym.erase(sym.begin() + best_i + 1)
+        ranks.erase(ranks.begin() + best_i)
+        results.erase(results.begin() + best_i)
+        n -= 1
+        if best_i > 0:
+            ranks[best_i - 1] = merge_table_rank(table, sym[best_i - 1], sym[best_i], &result, NO_RANK)
+            results[best_i - 1] = result
+        if best_i + 1 < n:
+            ranks[best_i] = merge_table_rank(table, sym[best_i], sym[best_i + 1], &result, NO_RANK)
+            results[best_i] = result
+
+
 cdef class Int32Buffer:
     """Owns a vector of int32 and lends it to Arrow through the buffer protocol (no copy)."""
     cdef vector[int32_t] data
@@ -124,6 +155,9 @@ cdef class Int32Buffer:
 cdef class Encoder:
     """Merge tables and vocabulary of one tokenizer, shared read-only by the encoding threads."""
     cdef MergeTable merges
+    cdef MergeTable supers            # two-phase models: supermerges (rank = index), over whole tokens
+    cdef vector[uint8_t] in_super     # 1 for tokens that take part in some supermerge
+    cdef bint has_supers
     cdef vector[MergeSlot] byte_pairs  # rank and result of every pair of bytes: 512 KiB, stays in cache
     cdef int32_t byte_ids[256]
     cdef string vocab                 # every token's bytes; token t is vocab[starts[t]:ends[t]]
@@ -139,12 +173,21 @@ cdef class Encoder:
     cdef readonly int32_t n_vocab
 
     def __cinit__(self, tokens, pairs, byte_ids, bint direct_all, int pattern, bint rank_guard=False,
-                  special_tokens=None, always_tokens=None):
+                  special_tokens=None, always_tokens=None, supermerges=None):
         """`tokens`: bytes (or None) by id; `pairs`: (left, right, rank, result) tuples; `byte_ids`: 256
         ids (-1 where missing); `special_tokens` are matched only when allowed, `always_tokens` (HF's
-        non-special added tokens) always."""
+        non-special added tokens) always; `supermerges`: (left, right, rank, result) tuples of a
+        two-phase model, applied over runs of pretokens that became one token each."""
         cdef int64_t i
         merge_table_init(&self.merges, len(pairs))
+        supermerges = supermerges or ()
+        merge_table_init(&self.supers, len(supermerges))
+        self.has_supers = len(supermerges) > 0
+        self.in_super.assign(len(tokens), 0)
+        for left, right, rank, result in supermerges:
+            merge_table_add(&self.supers, left, right, rank, result)
+            self.in_super[left] = 1
+            self.in_super[right] = 1
         self.pattern = pattern
         self.rank_guard = rank_guard
         for t in tokens:
@@ -160,6 +203,7 @@ cdef class Encoder:
         self._build_byte_pairs()
         self._add_specials(special_tokens or {}, always_tokens or {})
         self.n_vocab = <int32_t>self.starts.size()
+        self.in_super.resize(self.n_vocab, 0)
         self._build_direct(direct_all)
 
     cdef void _build_byte_pairs(self):
@@ -246,16 +290,14 @@ cdef class Encoder:
             self._merge_scan(p, ws.sym, ws.nxt, ws.prv)
             out.insert(out.end(), ws.sym.begin(), ws.sym.end())
         else:
-            self._merge_heap(ws, out)
+            self._merge_heap(&self.merges, self.rank_guard, ws, out)
         return 0
 
     cdef void _merge_scan(self, const uint8_t* p, vector[int32_t]& sym, vector[int32_t]& ranks,
                           vector[int32_t]& results) noexcept nogil:
-        """Merge a short sequence of byte tokens (the bytes p) in place: the rank of every adjacent pair
-        is kept in `ranks` (the first ones from the small byte-pair table), and only the two pairs next
-        to a merge are looked up again."""
-        cdef int32_t best, last = -1, result = 0
-        cdef size_t i, best_i, n = sym.size()
+        """Merge a short sequence of byte tokens (the bytes p) in place, the first ranks from the small
+        byte-pair table."""
+        cdef size_t i, n = sym.size()
         cdef const MergeSlot* bp
         if n < 2:
             return
@@ -265,38 +307,20 @@ cdef class Encoder:
             bp = &self.byte_pairs[(<size_t>p[i] << 8) | p[i + 1]]
             ranks[i] = bp.rank
             results[i] = bp.result
-        while n > 1:
-            best = NO_RANK
-            best_i = 0
-            for i in range(n - 1):
-                if ranks[i] < best and (not self.rank_guard or ranks[i] >= last):
-                    best = ranks[i]
-                    best_i = i
-            if best == NO_RANK:
-                break
-            last = best
-            sym[best_i] = results[best_i]
-            sym.erase(sym.begin() + best_i + 1)
-            ranks.erase(ranks.begin() + best_i)
-            results.erase(results.begin() + best_i)
-            n -= 1
-            if best_i > 0:
-                ranks[best_i - 1] = self._rank(sym[best_i - 1], sym[best_i], &result)
-                results[best_i - 1] = result
-            if best_i + 1 < n:
-                ranks[best_i] = self._rank(sym[best_i], sym[best_i + 1], &result)
-                results[best_i] = result
+        _scan_merges(&self.merges, self.rank_guard, sym, ranks, results)
 
-    cdef void _push(self, Workspace& ws, int32_t pos) noexcept nogil:
+    cdef void _push(self, const MergeTable* table, Workspace& ws, int32_t pos) noexcept nogil:
         cdef int32_t result = 0
         cdef int32_t nx = ws.nxt[pos]
         if nx < 0:
             return
-        cdef int32_t r = self._rank(ws.sym[pos], ws.sym[nx], &result)
+        cdef int32_t r = merge_table_rank(table, ws.sym[pos], ws.sym[nx], &result, NO_RANK)
         if r != NO_RANK:
             ws.heap.push(~((<uint64_t>r << 32) | <uint64_t>pos))
 
-    cdef void _merge_heap(self, Workspace& ws, vector[int32_t]& out) noexcept nogil:
+    cdef void _merge_heap(self, const MergeTable* table, bint guard, Workspace& ws,
+                          vector[int32_t]& out) noexcept nogil:
+        """Merge ws.sym (any length) by rank in O(n log n): a heap of pairs over a linked list."""
         cdef int32_t n = <int32_t>ws.sym.size()
         cdef int32_t i, pos, nx, r, result = 0, last = -1
         cdef uint64_t key
@@ -308,7 +332,7 @@ cdef class Encoder:
         while not ws.heap.empty():
             ws.heap.pop()
         for i in range(n - 1):
-            self._push(ws, i)
+            self._push(table, ws, i)
         while not ws.heap.empty():
             key = ~ws.heap.top()
             ws.heap.pop()
@@ -316,8 +340,8 @@ cdef class Encoder:
             nx = ws.nxt[pos]
             if ws.sym[pos] < 0 or nx < 0:
                 continue
-            r = self._rank(ws.sym[pos], ws.sym[nx], &result)
-            if r != <int32_t>(key >> 32) or (self.rank_guard and r < last):
+            r = merge_table_rank(table, ws.sym[pos], ws.sym[nx], &result, NO_RANK)
+            if r != <int32_t>(key >> 32) or (guard and r < last):
                 continue
             last = r
             ws.sym[pos] = result
@@ -326,8 +350,8 @@ cdef class Encoder:
             if ws.nxt[nx] >= 0:
                 ws.prv[ws.nxt[nx]] = pos
             if ws.prv[pos] >= 0:
-                self._push(ws, ws.prv[pos])
-            self._push(ws, pos)
+                self._push(table, ws, ws.prv[pos])
+            self._push(table, ws, pos)
         pos = 0
         while pos >= 0:
             out.push_back(ws.sym[pos])
@@ -366,10 +390,36 @@ cdef class Encoder:
             _cache_put(recent, h, p, n, out, before)
         return 0
 
+    cdef void _supermerge_run(self, vector[int32_t]& out, size_t first, size_t count, size_t tail,
+                              Workspace& ws) noexcept nogil:
+        """Apply the supermerges, lowest index first, to the run out[first:first + count] of
+        single-token pretokens; the ids from `tail` on (the piece that ended the run) move up after it."""
+        cdef size_t i, m
+        cdef int32_t result = 0
+        ws.sym.assign(out.begin() + first, out.begin() + first + count)
+        ws.run.clear()
+        if count <= SHORT_PIECE:
+            ws.nxt.resize(count - 1)
+            ws.prv.resize(count - 1)
+            for i in range(count - 1):
+                ws.nxt[i] = merge_table_rank(&self.supers, ws.sym[i], ws.sym[i + 1], &result, NO_RANK)
+                ws.prv[i] = result
+            _scan_merges(&self.supers, False, ws.sym, ws.nxt, ws.prv)
+            ws.run.swap(ws.sym)
+        else:
+            self._merge_heap(&self.supers, False, ws, ws.run)
+        m = ws.run.size()
+        if m == count:
+            return
+        for i in range(m):
+            out[first + i] = ws.run[i]
+        out.erase(out.begin() + first + m, out.begin() + first + count)
+
     cdef int _encode_ordinary(self, const uint8_t* p, int64_t n, vector[int32_t]& out, Workspace& ws) noexcept nogil:
         """Pretokenize p[:n], then encode the pieces; the table slots of the piece PREFETCH places
-        ahead are requested early so that memory latency overlaps with work."""
-        cdef size_t k, first, m
+        ahead are requested early so that memory latency overlaps with work. Two-phase models then
+        apply their supermerges to each run of pieces that became one token each."""
+        cdef size_t k, first, m, before, run_first = 0, run_count = 0
         cdef int64_t start = 0, end
         if n == 0:
             return 0
@@ -394,9 +444,21 @@ cdef class Encoder:
             if k + PREFETCH < m:
                 self._prefetch(ws, ws.hashes[k + PREFETCH])
             end = ws.ends[first + k]
+            before = out.size()
             if self._encode_piece(p + start, end - start, ws.hashes[k], out, ws):
                 return 1
             start = end
+            if self.has_supers:
+                if out.size() == before + 1 and self.in_super[out[before]]:
+                    if run_count == 0:
+                        run_first = before
+                    run_count += 1
+                else:
+                    if run_count >= 2:
+                        self._supermerge_run(out, run_first, run_count, before, ws)
+                    run_count = 0
+        if run_count >= 2:
+            self._supermerge_run(out, run_first, run_count, out.size(), ws)
         ws.ends.resize(first)
         return 0
 

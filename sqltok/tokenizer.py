@@ -84,13 +84,13 @@ class Tokenizer:
 
     @classmethod
     def from_model(cls, model: Model, name: str) -> "Tokenizer":
-        """From a reference-format model (trained by sqltok or read from a `.model` file)."""
-        if model.method != "word":
-            raise SqltokError(f"model {name!r} is a two-phase ({model.method}) model: superword "
-                              "inference is not supported by this encoder yet")
+        """From a reference-format model (trained by sqltok or read from a `.model` file): BPE, or a
+        two-phase BoundlessBPE/SuperBPE model whose supermerges apply after the regular merges."""
         ids = {t: i for i, t in enumerate(model.tokens)}
         pairs = [(m.left, m.right, rank, ids[model.tokens[m.left] + model.tokens[m.right]])
                  for rank, m in enumerate(model.merges)]
+        supers = [(m.left, m.right, rank, ids[model.tokens[m.left] + model.tokens[m.right]])
+                  for rank, m in enumerate(model.supermerges)]
         byte_ids = [-1] * 256
         for i, b in enumerate(BYTE_ALPHABET):
             byte_ids[b] = i
@@ -102,7 +102,7 @@ class Tokenizer:
         if pattern != MAIN_PATTERN and pid is None:
             raise SqltokError(f"model {name!r}: unsupported pre-tokenization pattern {pattern!r}")
         enc = Encoder(model.tokens, pairs, byte_ids, False, pid, rank_guard=True,
-                      special_tokens=model.special_tokens)
+                      special_tokens=model.special_tokens, supermerges=supers)
         return cls(name, enc, model.special_tokens, pattern)
 
     @classmethod
