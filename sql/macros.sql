@@ -16,6 +16,19 @@ CREATE OR REPLACE TEMP MACRO sqltok_merges(m) AS TABLE
 CREATE OR REPLACE TEMP MACRO sqltok_pretoken_counts(m) AS TABLE
     SELECT pretoken, n FROM sqltok_store.pretoken_counts WHERE model = m;
 
+CREATE OR REPLACE TEMP MACRO sqltok_candidate_counts(m) AS TABLE
+    SELECT candidate, n FROM sqltok_store.candidate_counts WHERE model = m;
+
+-- What aggregating by count saves (the paper's Figures 2 and 9): unique and total pretokens and
+-- supermerge candidates of a model's training corpus, and their type-token ratios.
+CREATE OR REPLACE TEMP MACRO sqltok_type_token_ratios(m) AS TABLE
+    SELECT 'pretokens' AS unit, count(*) AS unique_count, sum(n)::BIGINT AS total,
+           count(*) / sum(n) AS type_token_ratio
+    FROM sqltok_store.pretoken_counts WHERE model = m
+    UNION ALL
+    SELECT 'candidates', count(*), sum(n)::BIGINT, count(*) / sum(n)
+    FROM sqltok_store.candidate_counts WHERE model = m;
+
 CREATE OR REPLACE TEMP MACRO sqltok_special_tokens(m) AS TABLE
     SELECT id, token FROM sqltok_store.special_tokens WHERE model = m ORDER BY id;
 

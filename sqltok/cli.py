@@ -17,6 +17,7 @@ from .models_io import FORMATS, export_model, import_model
 from .register import register
 from .settings import DEFAULT_SPECIAL_TOKENS
 from .store import drop_model, model_names
+from .superword import train_superword
 from .train import train_bpe
 
 DEFAULT_DB = "sqltok.duckdb"
@@ -47,7 +48,10 @@ def _cmd_train(args) -> None:
 
 def _train(con, args) -> None:
     register(con)
-    src = _source(args)
+    reuse = args.phase1 is not None and args.source is None and args.sql is None and args.table is None
+    if reuse and args.holdout:
+        raise SqltokError("--holdout needs a source; --phase1 alone reuses stored counts")
+    src = None if reuse else _source(args)
     if args.holdout:
         src, held = holdout_split(src, args.holdout)
     specials = tuple(s for s in args.special_tokens.split(",") if s) if args.special_tokens is not None \
@@ -55,12 +59,27 @@ def _train(con, args) -> None:
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     if progress:  # DuckDB's own bar covers the counting query
         con.execute("SET enable_progress_bar = true")
-    report = train_bpe(con, src, args.vocab_size, args.model, simple=args.simple,
-                       special_tokens=specials, replace=args.replace, progress=progress)
-    print(f"model {report.model!r} in {args.db}: {report.vocab_size} tokens, {report.merges} merges")
-    print(f"documents: {report.documents} used, {report.null_documents} NULL and "
-          f"{report.empty_documents} empty skipped; {report.bytes:,} bytes; "
-          f"{report.unique_pretokens:,} unique pretokens")
+    if args.method == "bpe":
+        _check_bpe_args(args)
+        report = train_bpe(con, src, args.vocab_size, args.model, simple=args.simple,
+                           special_tokens=specials, replace=args.replace, progress=progress)
+        print(f"model {report.model!r} in {args.db}: {report.vocab_size} tokens, {report.merges} merges")
+        print(f"documents: {report.documents} used, {report.null_documents} NULL and "
+              f"{report.empty_documents} empty skipped; {report.bytes:,} bytes; "
+              f"{report.unique_pretokens:,} unique pretokens")
+    else:
+        report = train_superword(
+            con, src, args.vocab_size, args.model, method=args.method, supermerges=_supermerges(args),
+            greedy_split=args.greedy_split, simple=args.simple, special_tokens=specials, replace=args.replace,
+            phase1=args.phase1, progress=progress)
+        print(f"model {report.model!r} ({report.method}) in {args.db}: {report.vocab_size} tokens, "
+              f"{report.regular_merges} regular merges, {report.supermerges} supermerges")
+        print(f"documents: {report.documents}; {report.bytes:,} bytes; pretokens {report.unique_pretokens:,} "
+              f"unique of {report.pretokens:,} (type-token ratio {report.pretoken_type_token_ratio:.4f}); "
+              f"candidates {report.unique_candidates:,} unique of {report.candidates:,} "
+              f"({report.candidate_type_token_ratio:.4f})"
+              + ("" if report.split_candidates is None else
+                 f"; {report.split_candidates:,} unique after the greedy split"))
     print("seconds: " + ", ".join(f"{k} {v:.2f}" for k, v in report.seconds.items()))
     print("first merges:")
     for idx, left, right, count in con.execute(
@@ -73,6 +92,22 @@ def _train(con, args) -> None:
         c = compression(con, report.model, held)
         print(f"held-back documents ({args.holdout:.0%}): {c['documents']} documents, {c['bytes']:,} bytes, "
               f"{c['tokens']:,} tokens: {c['bytes_per_token']:.3f} bytes per token")
+
+
+def _check_bpe_args(args) -> None:
+    for flag, value in (("--supermerges", args.supermerges), ("--greedy-split", args.greedy_split),
+                        ("--phase1", args.phase1)):
+        if value:
+            raise SqltokError(f"{flag} needs --method boundless or superbpe")
+
+
+def _supermerges(args) -> int | str | None:
+    if args.supermerges is None or args.supermerges == "match":
+        return args.supermerges
+    try:
+        return int(args.supermerges)
+    except ValueError:
+        raise SqltokError(f"--supermerges takes a number or 'match', not {args.supermerges!r}") from None
 
 
 def _cmd_encode(args) -> None:
@@ -140,7 +175,7 @@ def _parser() -> argparse.ArgumentParser:
     def db(sp):
         sp.add_argument("--db", default=DEFAULT_DB, help=f"DuckDB database file (default: ./{DEFAULT_DB})")
 
-    t = sub.add_parser("train", help="train a byte-level BPE model")
+    t = sub.add_parser("train", help="train a byte-level BPE, BoundlessBPE or SuperBPE model")
     t.add_argument("source", nargs="?", help="Parquet, JSONL (.gz/.zst) or text file(s); globs allowed")
     t.add_argument("--sql", help="a SQL query whose column `text` (see --text-key) holds the documents")
     t.add_argument("--table", help="an existing table or view")
@@ -151,6 +186,15 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--max-documents", type=int, help="use only the first N documents")
     t.add_argument("--vocab-size", type=int, required=True)
     t.add_argument("--model", required=True, help="the model's name in the database")
+    t.add_argument("--method", choices=("bpe", "boundless", "superbpe"), default="bpe",
+                   help="bpe (default), or a superword method: boundless (BoundlessBPE) or superbpe")
+    t.add_argument("--supermerges", help="superbpe: how many supermerges, or 'match' (as many as BoundlessBPE "
+                   "finds, from the same phase-1 run)")
+    t.add_argument("--greedy-split", action="store_true",
+                   help="split candidates into frequent pretoken n-grams first (paper Appendix B)")
+    t.add_argument("--phase1", metavar="MODEL",
+                   help="reuse the pretoken and candidate counts of this stored superword model (same corpus) "
+                   "instead of reading the corpus")
     t.add_argument("--simple", action="store_true", help="no script splitting (GPT-4o pattern only)")
     t.add_argument("--special-tokens", help="comma-separated (default: <|endoftext|>; '' for none)")
     t.add_argument("--holdout", type=float, default=0.0,
