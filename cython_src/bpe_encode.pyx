@@ -67,8 +67,7 @@ cdef struct RowsOut:
 
 
 cdef struct CandidatesOut:
-    string values                # the units' bytes, back to back
-    vector[int64_t] unit_ends    # end of each unit in `values`
+    vector[int32_t] units        # the units' token ids, candidate after candidate
     vector[int64_t] cand_units   # units per candidate
     vector[int64_t] row_cands    # candidates per row, -1 for NULL
     int64_t error_row
@@ -576,38 +575,30 @@ cdef class Encoder:
         """Append the supermerge candidates of p[:n] (maximal runs of two or more pretokens that each
         encode to one eligible token) to `res`; returns how many, or -1/-2 on a failure."""
         cdef size_t k, m, first = ws.ends.size()
-        cdef int64_t start = 0, end, run_from = 0, run_len = 0, found = 0
-        cdef bint unit
+        cdef int64_t start = 0, end, run_len = 0, found = 0
         if n == 0:
             return 0
         if pretokenize_pattern(p, n, self.pattern, ws.ends) != 0:
             return -2
         m = ws.ends.size() - first
         for k in range(m + 1):
-            unit = False
             if k < m:
                 end = ws.ends[first + k]
                 ids.clear()
                 if self._encode_piece(p + start, end - start, bytes_hash(p + start, end - start), ids, ws):
                     ws.ends.resize(first)
                     return -1
-                unit = ids.size() == 1 and eligible[ids[0]]
-            if unit:
-                if run_len == 0:
-                    run_from = start
-                res.values.append(<const char*>p + start, end - start)
-                res.unit_ends.push_back(<int64_t>res.values.size())
-                run_len += 1
-            else:
-                if run_len >= 2:
-                    res.cand_units.push_back(run_len)
-                    found += 1
-                elif run_len == 1:  # a lone eligible pretoken is no candidate
-                    res.values.resize(res.values.size() - (start - run_from))
-                    res.unit_ends.pop_back()
-                run_len = 0
-            if k < m:
                 start = end
+                if ids.size() == 1 and eligible[ids[0]]:
+                    res.units.push_back(ids[0])
+                    run_len += 1
+                    continue
+            if run_len >= 2:
+                res.cand_units.push_back(run_len)
+                found += 1
+            elif run_len == 1:  # a lone eligible pretoken is no candidate
+                res.units.pop_back()
+            run_len = 0
         ws.ends.resize(first)
         return <int>found
 
@@ -630,9 +621,9 @@ cdef class Encoder:
             res.row_cands.push_back(found)
 
     def candidates_arrow(self, texts, bytes eligible, int threads=1):
-        """The supermerge candidates of each text as a list<list<string>> array (one list of units per
-        candidate; NULL stays NULL). `eligible[t]` is 1 for the tokens a unit may be (phase-1 tokens
-        holding a letter); a pretoken is a unit when it encodes to exactly one eligible token."""
+        """The supermerge candidates of each text as a list<list<int32>> array (one list of unit token
+        ids per candidate; NULL stays NULL). `eligible[t]` is 1 for the tokens a unit may be (phase-1
+        tokens holding a letter); a pretoken is a unit when it encodes to exactly one eligible token."""
         if len(eligible) < <size_t>self.starts.size():
             raise ValueError("the eligibility mask must cover every token id")
         if self.pattern < 0:
@@ -787,22 +778,18 @@ cdef object _rows_to_arrow(vector[RowsOut]& parts, int64_t n, bint counts_only):
 
 
 cdef object _candidates_to_arrow(vector[CandidatesOut]& parts, int64_t n):
-    """One list<list<string>> Arrow array from the threads' candidate outputs."""
-    cdef vector[int64_t] unit_off, cand_off, row_off
-    cdef string values
+    """One list<list<int32>> Arrow array from the threads' candidate outputs."""
+    cdef vector[int64_t] cand_off, row_off
+    cdef Int32Buffer units = Int32Buffer()
     cdef size_t k, j
-    cdef int64_t nulls = 0, row = 0, base, c, ln
-    unit_off.push_back(0)
+    cdef int64_t nulls = 0, row = 0, c
     cand_off.push_back(0)
     row_off.push_back(0)
     validity = PyBytes_FromStringAndSize(NULL, (n + 7) // 8)
     cdef uint8_t* valid = <uint8_t*>PyBytes_AS_STRING(validity)
     memset(valid, 0, (n + 7) // 8)
     for k in range(parts.size()):
-        base = <int64_t>values.size()
-        values.append(parts[k].values)
-        for j in range(parts[k].unit_ends.size()):
-            unit_off.push_back(base + parts[k].unit_ends[j])
+        units.data.insert(units.data.end(), parts[k].units.begin(), parts[k].units.end())
         for j in range(parts[k].cand_units.size()):
             cand_off.push_back(cand_off.back() + parts[k].cand_units[j])
         for j in range(parts[k].row_cands.size()):
@@ -814,10 +801,9 @@ cdef object _candidates_to_arrow(vector[CandidatesOut]& parts, int64_t n):
                 valid[row >> 3] |= 1 << (row & 7)
             row_off.push_back(row_off.back() + c)
             row += 1
-    units = pa.Array.from_buffers(pa.large_string(), unit_off.size() - 1,
-                                  [None, pa.py_buffer(_int64_bytes(unit_off)), pa.py_buffer(values)])
-    cands = pa.Array.from_buffers(pa.large_list(pa.large_string()), cand_off.size() - 1,
-                                  [None, pa.py_buffer(_int64_bytes(cand_off))], children=[units])
-    return pa.Array.from_buffers(pa.large_list(pa.large_list(pa.large_string())), n,
+    ids = pa.Array.from_buffers(pa.int32(), units.data.size(), [None, pa.py_buffer(units)])
+    cands = pa.Array.from_buffers(pa.large_list(pa.int32()), cand_off.size() - 1,
+                                  [None, pa.py_buffer(_int64_bytes(cand_off))], children=[ids])
+    return pa.Array.from_buffers(pa.large_list(pa.large_list(pa.int32())), n,
                                  [pa.py_buffer(validity) if nulls else None, pa.py_buffer(_int64_bytes(row_off))],
                                  null_count=nulls, children=[cands])

@@ -13,38 +13,52 @@ from libcpp.string cimport string
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 
-from arrow_buffers cimport (BinaryView, binary_view, int8_array, int32_array, int64_array,
-                            int64_values, large_binary_array, view_end, view_start)
+from arrow_buffers cimport int8_array, int32_array, int64_array, int64_values, large_binary_array
 
 include "merge_state.pxi"
 
 import pyarrow as pa
 
 
-cdef int _load_candidates(MergeState st, object candidates, object counts) except -1:
-    """Each candidate (a list of unit strings) becomes one weighted sequence of unit tokens."""
+cdef int _load_candidates(MergeState st, object candidates, object counts,
+                          const vector[string]& p1_tokens) except -1:
+    """Each candidate (a list of phase-1 token ids) becomes one weighted sequence of unit tokens."""
     if isinstance(candidates, pa.ChunkedArray):
         candidates = candidates.combine_chunks()
-    if not pa.types.is_large_list(candidates.type):
-        candidates = candidates.cast(pa.large_list(pa.large_string()))
+    if not pa.types.is_large_list(candidates.type) or not pa.types.is_int32(candidates.type.value_type):
+        candidates = candidates.cast(pa.large_list(pa.int32()))
     if candidates.null_count or len(candidates) != len(counts):
         raise ValueError("candidates must be non-NULL and as many as their counts")
-    cdef list keep = [candidates]
-    units = candidates.values
-    list_offsets = candidates.buffers()[1]
-    keep.append(list_offsets)
+    ids = candidates.values
+    if ids.null_count:
+        raise ValueError("candidate units must not be NULL")
+    cdef list keep = [candidates, ids]
+    list_offsets, id_values = candidates.buffers()[1], ids.buffers()[1]
+    keep.extend((list_offsets, id_values))
     cdef const int64_t* loff = (<const int64_t*><size_t>list_offsets.address) + <int64_t>candidates.offset
-    cdef BinaryView v = binary_view(units, keep)
+    cdef const int32_t* unit = (<const int32_t*><size_t>id_values.address) + <int64_t>ids.offset
     cdef const int64_t* cnt = int64_values(counts, keep)
     cdef int64_t n = len(candidates), i, u
-    cdef string b
+    cdef int32_t t, nt = <int32_t>p1_tokens.size()
+    cdef vector[int32_t] state_id
+    state_id.assign(nt, -1)
+    cdef int64_t bad = -1
     with nogil:
         for i in range(n):
             st.add_sequence(cnt[i])
             for u in range(loff[i], loff[i + 1]):
-                b.assign(<const char*>v.values + view_start(v, u), view_end(v, u) - view_start(v, u))
-                st.units.push_back(st.intern(b))
+                t = unit[u]
+                if t < 0 or t >= nt:
+                    bad = t
+                    break
+                if state_id[t] < 0:
+                    state_id[t] = st.intern(p1_tokens[t])
+                st.units.push_back(state_id[t])
+            if bad >= 0:
+                break
             st.seq_len[i] = <int32_t>(loff[i + 1] - loff[i])
+    if bad >= 0:
+        raise ValueError(f"candidate unit {bad} is not a phase-1 token id")
     return 0
 
 
@@ -74,7 +88,8 @@ cdef class _Vocabulary:
 
 def train_phase2(candidates, counts, phase1_tokens, phase1_left, phase1_right, phase1_new, phase1_count,
                  int vocab_size, str mode, int supermerges=0, progress=None, int progress_every=256) -> dict:
-    """Learn supermerges over unique candidates (`candidates`: list<string> array, `counts`: int64).
+    """Learn supermerges over unique candidates (`candidates`: a list<int32> array of phase-1 token
+    ids, `counts`: int64).
 
     The phase-1 model is given by its tokens (bytes by id) and its merges (left, right, new token id,
     count), all in its own ids. `mode` "boundless": replay the phase-1 merges from the 243 byte tokens,
@@ -86,12 +101,12 @@ def train_phase2(candidates, counts, phase1_tokens, phase1_left, phase1_right, p
     """
     if mode not in ("boundless", "superbpe"):
         raise ValueError(f"unknown phase-2 mode {mode!r}")
-    cdef MergeState st = MergeState()
-    _load_candidates(st, candidates, counts)
-    cdef _Vocabulary voc = _Vocabulary()
     cdef vector[string] p1_tokens
     for tok in phase1_tokens:
         p1_tokens.push_back(tok)
+    cdef MergeState st = MergeState()
+    _load_candidates(st, candidates, counts, p1_tokens)
+    cdef _Vocabulary voc = _Vocabulary()
     cdef vector[int32_t] p1_left = phase1_left
     cdef vector[int32_t] p1_right = phase1_right
     cdef vector[int32_t] p1_new = phase1_new

@@ -34,6 +34,8 @@ from .train import as_source, count_pretokens, learn_merges, prepare_corpus
 PRETOKENS = "__sqltok_pretoken_counts"
 CANDIDATES = "__sqltok_candidate_counts"
 UNITS = "__sqltok_phase2_units"
+VOCABULARY = "__sqltok_phase1_vocabulary"   # (id, token) of the phase-1 model, registered from Arrow
+ELIGIBLE = "__sqltok_eligible_units"       # (unit): the ids a candidate unit may be
 MAX_NGRAM = 30
 MIN_COUNT = 15
 
@@ -109,11 +111,11 @@ def train_superword(con: duckdb.DuckDBPyConnection, source, vocab_size: int, mod
 
         t0 = time.perf_counter()
         if phase1 is None:
-            _count_candidates(con, p1, query, progress)
-            info["phase1_vocab_size"] = target
-        elif info["phase1_vocab_size"] != target:
-            _resplit_candidates(con, p1, CANDIDATES)
-            info["phase1_vocab_size"] = target
+            _count_candidates(con, p1, query)
+        else:
+            _reuse_candidates(con, phase1, p1)
+        info["phase1_vocab_size"] = target
+        extracted_with = p1
         seconds["candidates"] = time.perf_counter() - t0
 
         if supermerges == "match":  # s and r from BoundlessBPE on the same candidates, then SuperBPE
@@ -122,7 +124,7 @@ def train_superword(con: duckdb.DuckDBPyConnection, source, vocab_size: int, mod
             bl = _phase2(units, p1, vocab_size, "boundless", 0, progress)
             seconds["phase2_boundless"] = time.perf_counter() - t0
             p1 = _prefix(p1, bl["regular"])
-            _resplit_candidates(con, p1, CANDIDATES, keep=False)
+            _resplit_candidates(con, p1, CANDIDATES, UNITS)
             supermerges = len(bl["new_id"])
         t0 = time.perf_counter()
         units = _phase2_units(con, p1, greedy_split, seconds, final=True)
@@ -132,17 +134,19 @@ def train_superword(con: duckdb.DuckDBPyConnection, source, vocab_size: int, mod
 
         t0 = time.perf_counter()
         stats = _stats(con, greedy_split)
+        _register_vocabulary(con, extracted_with)
         with transaction(con):
             delete_rows(con, model)
             save_model(con, model, result, info)
             con.execute(f"INSERT INTO sqltok_store.pretoken_counts SELECT ?, pretoken, n FROM {PRETOKENS}", [model])
-            con.execute(f"INSERT INTO sqltok_store.candidate_counts SELECT ?, candidate, n FROM {CANDIDATES}",
-                        [model])
+            con.execute(sql_text("store_candidates").format(source=CANDIDATES, vocabulary=VOCABULARY), [model])
         seconds["store"] = time.perf_counter() - t0
     finally:
         registry(con).remove(_PHASE1_NAME)
-        for t in (PRETOKENS, CANDIDATES, UNITS, "__sqltok_runs"):
+        for t in (PRETOKENS, CANDIDATES, UNITS, "__sqltok_runs", "__sqltok_candidate_runs", "__sqltok_stored"):
             con.execute(f"DROP TABLE IF EXISTS {t}")
+        for view in (VOCABULARY, ELIGIBLE):
+            con.unregister(view)  # a no-op for a name never registered
         _drop_ngram_tables(con)
     return SuperwordReport(model, method, info["documents"], info["bytes"], stats["pretokens"],
                            len(pretokens), stats["candidates"], stats["unique_candidates"],
@@ -166,7 +170,7 @@ _PHASE1_NAME = "__sqltok_phase1"
 
 
 def _reuse_counts(con, name: str, target: int) -> tuple[dict, bool]:
-    """Copy the pretoken and candidate counts of stored model `name` into the work tables."""
+    """Copy the pretoken counts of stored model `name` into the work table; its corpus information."""
     require_model(con, name)
     row = con.execute("SELECT source, documents, null_documents, empty_documents, bytes, script_aware, "
                       "phase1_vocab_size FROM sqltok_store.models WHERE model = ?", [name]).fetchall()[0]
@@ -177,11 +181,29 @@ def _reuse_counts(con, name: str, target: int) -> tuple[dict, bool]:
                           f"run needs {target}: train on the corpus instead")
     con.execute(f"CREATE OR REPLACE TEMP TABLE {PRETOKENS} AS "
                 "SELECT pretoken, n FROM sqltok_store.pretoken_counts WHERE model = ?", [name])
-    con.execute(f"CREATE OR REPLACE TEMP TABLE {CANDIDATES} AS "
-                "SELECT candidate, n FROM sqltok_store.candidate_counts WHERE model = ?", [name])
     keys = ("source", "documents", "null_documents", "empty_documents", "bytes")
-    info = dict(zip(keys, row[:5]), phase1_vocab_size=row[6])
-    return info, row[5]
+    return dict(zip(keys, row[:5])), row[5]
+
+
+def _reuse_candidates(con, name: str, p1: Model) -> None:
+    """The stored candidates of model `name` as ids of `p1` (a phase-1 model no larger than the one
+    they were extracted with), cut where a unit is not eligible under `p1`."""
+    _register_vocabulary(con, p1)
+    con.execute(sql_text("candidates_to_ids").format(target="__sqltok_stored", vocabulary=VOCABULARY), [name])
+    _resplit_candidates(con, p1, "__sqltok_stored", CANDIDATES)
+    con.execute("DROP TABLE __sqltok_stored")
+
+
+def _register_vocabulary(con, p1: Model) -> None:
+    """Register `p1`'s tokens as the Arrow view VOCABULARY(id, token), NULL where not UTF-8 text."""
+    texts = []
+    for t in p1.tokens:
+        try:
+            texts.append(t.decode("utf-8"))
+        except UnicodeDecodeError:
+            texts.append(None)
+    con.register(VOCABULARY, pa.table({"id": pa.array(range(len(texts)), pa.int32()),
+                                       "token": pa.array(texts, pa.string())}))
 
 
 def _phase1_tokenizer(con, p1: Model) -> str:
@@ -190,7 +212,7 @@ def _phase1_tokenizer(con, p1: Model) -> str:
     return _PHASE1_NAME
 
 
-def _count_candidates(con, p1: Model, query: str, progress: bool) -> None:
+def _count_candidates(con, p1: Model, query: str) -> None:
     name = _phase1_tokenizer(con, p1)
     con.execute(f"DROP TABLE IF EXISTS {CANDIDATES}")
     con.execute(sql_text("candidate_counts").format(target=CANDIDATES, tokenizer=f"'{name}'", source=query))
@@ -204,16 +226,21 @@ def _prefix(p1: Model, merges: int) -> Model:
                  special_tokens={s: size + i for i, s in enumerate(p1.special_tokens)})
 
 
-def _resplit_candidates(con, p1: Model, table: str, keep: bool = True) -> None:
-    """Cut the candidates of `table` where a unit is no longer one token under the smaller phase-1
-    model `p1` (its eligible units are a subset of the larger model's). With `keep`, the result replaces
-    `table`; otherwise it goes to the phase-2 units table and `table` stays as extracted."""
-    name = _phase1_tokenizer(con, p1)
-    target = table if keep else UNITS
-    con.execute(sql_text("resplit_candidates").format(source=table, target="__sqltok_resplit",
-                                                       tokenizer=f"'{name}'"))
-    con.execute(f"DROP TABLE IF EXISTS {target}")
-    con.execute(f"ALTER TABLE __sqltok_resplit RENAME TO {target}")
+def _eligible_ids(p1: Model) -> pa.Array:
+    """The token ids of `p1` a candidate unit may be: text holding a letter that `p1` encodes to
+    exactly that one token."""
+    tok = Tokenizer.from_model(p1, _PHASE1_NAME)
+    texts = pa.array([t.decode("utf-8", "replace") for t in p1.tokens], pa.large_string())
+    letters = tok.letter_mask()
+    encoded = tok.encode_arrow(texts).to_pylist()
+    return pa.array([t for t, ids in enumerate(encoded) if letters[t] and ids == [t]], pa.int32())
+
+
+def _resplit_candidates(con, p1: Model, source: str, target: str) -> None:
+    """Cut the candidates of `source` where a unit is not eligible under phase-1 model `p1` (a smaller
+    model than the one they were extracted with, whose eligible units are a subset), into `target`."""
+    con.register(ELIGIBLE, pa.table({"unit": _eligible_ids(p1)}))
+    con.execute(sql_text("resplit_candidates").format(source=source, target=target, eligible=ELIGIBLE))
 
 
 def _phase2_units(con, p1: Model, greedy_split: bool, seconds: dict, final: bool = False) -> pa.Table:

@@ -46,7 +46,7 @@ class Tokenizer:
         self.pattern = pattern
         self.normalizer = normalizer
         self._fallback = None
-        self._eligible: bytes | None = None
+        self._letters: bytes | None = None
         if pattern_id(pattern) is None:  # an unknown pattern: split in Python, merge in Cython
             import regex
 
@@ -212,11 +212,16 @@ class Tokenizer:
                                              mask=per_token.is_null() if per_token.null_count else None)
 
     def candidates_arrow(self, texts: pa.Array, threads: int | None = None) -> pa.Array:
-        """The supermerge candidates of each text (list<list<string>>): maximal runs of two or more
-        pretokens that this (phase-1) model encodes to exactly one token holding a letter (`\\p{L}`)."""
-        if self._eligible is None:
-            self._eligible = _letter_tokens(self._encoder, set(self._special_by_id))
-        return self._encoder.candidates_arrow(self._prepare(texts), self._eligible, threads or _default_threads())
+        """The supermerge candidates of each text as lists of token ids (list<list<int32>>): maximal
+        runs of two or more pretokens that this (phase-1) model encodes to exactly one token holding a
+        letter (`\\p{L}`)."""
+        return self._encoder.candidates_arrow(self._prepare(texts), self.letter_mask(), threads or _default_threads())
+
+    def letter_mask(self) -> bytes:
+        """1 for each token id whose bytes are UTF-8 text holding a letter (`\\p{L}`), else 0."""
+        if self._letters is None:
+            self._letters = _letter_tokens(self._encoder, set(self._special_by_id))
+        return self._letters
 
     # -- tiktoken-style Python API -----------------------------------------------------------------
     def _check_disallowed(self, texts: Sequence[str], allowed_special, disallowed_special) -> None:
