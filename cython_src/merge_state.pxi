@@ -27,6 +27,7 @@ cdef class MergeState:
     cdef vector[string] token_bytes
     cdef unordered_map[string, int32_t] token_ids
     cdef vector[int32_t] units          # all sequences, back to back; a sequence only shrinks
+    cdef vector[int32_t] pair_at        # pair_at[j]: the pair index of (units[j], units[j + 1])
     cdef vector[int64_t] seq_start
     cdef vector[int32_t] seq_len
     cdef vector[int64_t] weights
@@ -133,15 +134,16 @@ cdef class MergeState:
     cdef inline int32_t* _seq(self, size_t w) noexcept nogil:
         return self.units.data() + self.seq_start[w]
 
-    cdef int _counted_pairs(self, size_t w, vector[int32_t]& out) except -1 nogil:
+    cdef int _counted_pairs(self, size_t w, vector[int32_t]& out) noexcept nogil:
         """The pairs of sequence `w` as counted (a run of n equal tokens gives n // 2 pairs), as pair
-        indices."""
+        indices, read from `pair_at`."""
         out.clear()
         cdef const int32_t* s = self._seq(w)
+        cdef const int32_t* pa = self.pair_at.data() + self.seq_start[w]
         cdef size_t n = self.seq_len[w]
         cdef size_t i = 0
         while i + 1 < n:
-            out.push_back(self._pair_index(s[i], s[i + 1]))
+            out.push_back(pa[i])
             if s[i] == s[i + 1] and i + 2 < n and s[i + 2] == s[i]:
                 i += 2
             else:
@@ -150,10 +152,15 @@ cdef class MergeState:
 
     cdef int count_all_pairs(self) except -1 nogil:
         """Initial pair counts and pair -> sequence index over all sequences, then the heap."""
-        cdef size_t w, k
+        cdef size_t w, k, j, start, n
         cdef int32_t p
         self.seq_stamp.assign(self.seq_len.size(), -1)
+        self.pair_at.assign(self.units.size(), -1)
         for w in range(self.seq_len.size()):
+            start = self.seq_start[w]
+            n = self.seq_len[w]
+            for j in range(start, start + n - 1 if n > 0 else start):
+                self.pair_at[j] = self._pair_index(self.units[j], self.units[j + 1])
             self._counted_pairs(w, self.scratch)
             for k in range(self.scratch.size()):
                 p = self.scratch[k]
@@ -196,6 +203,7 @@ cdef class MergeState:
         cdef int32_t w, p
         cdef int64_t wt
         cdef int32_t* s
+        cdef int32_t* pa
         cdef bint changed
         self.step += 1
         self.touched.clear()
@@ -223,6 +231,8 @@ cdef class MergeState:
                 p = self.scratch[k]
                 self._touch(p)
                 self.pair_count[p] -= wt
+            # Rewrite in place; a kept token keeps its pair unless a merged token is next to it.
+            pa = self.pair_at.data() + self.seq_start[w]
             i = 0
             while i < n:
                 if i + 1 < n and s[i] == a and s[i + 1] == b:
@@ -230,8 +240,12 @@ cdef class MergeState:
                     i += 2
                 else:
                     s[out_len] = s[i]
+                    pa[out_len] = pa[i]
                     i += 1
                 out_len += 1
+            for i in range(out_len - 1 if out_len > 0 else 0):
+                if s[i] == new_id or s[i + 1] == new_id:
+                    pa[i] = self._pair_index(s[i], s[i + 1])
             self.seq_len[w] = <int32_t>out_len
             if out_len == 1 and n > 1:
                 flag = 1

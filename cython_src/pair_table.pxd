@@ -2,7 +2,8 @@
 """An open-addressing hash map from a token pair (two int32 ids packed in a uint64) to a dense pair index.
 
 Pairs are never removed (a dead pair keeps its index with a zero count), so the table only grows:
-linear probing, power-of-two capacity, resized at half load. Header-only: everything is inline.
+linear probing, power-of-two capacity, resized at half load; key and value share a slot, so a lookup
+is one cache miss. Header-only: everything is inline.
 """
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
@@ -14,9 +15,13 @@ cdef extern from *:
     const uint64_t EMPTY_KEY "SQLTOK_EMPTY_PAIR"
 
 
+cdef struct PairSlot:
+    uint64_t key
+    int32_t value
+
+
 cdef struct PairTable:
-    uint64_t* keys
-    int32_t* values
+    PairSlot* slots
     uint64_t mask
     int64_t size
 
@@ -41,41 +46,35 @@ cdef inline int pair_table_init(PairTable* t, int64_t capacity_hint) except -1 n
     cdef uint64_t i
     while cap < <uint64_t>(2 * capacity_hint):
         cap <<= 1
-    t.keys = <uint64_t*>malloc(cap * sizeof(uint64_t))
-    t.values = <int32_t*>malloc(cap * sizeof(int32_t))
-    if t.keys == NULL or t.values == NULL:
+    t.slots = <PairSlot*>malloc(cap * sizeof(PairSlot))
+    if t.slots == NULL:
         with gil:
             raise MemoryError()
     for i in range(cap):
-        t.keys[i] = EMPTY_KEY
+        t.slots[i].key = EMPTY_KEY
     t.mask = cap - 1
     t.size = 0
     return 0
 
 
 cdef inline void pair_table_free(PairTable* t) noexcept nogil:
-    free(t.keys)
-    free(t.values)
-    t.keys = NULL
-    t.values = NULL
+    free(t.slots)
+    t.slots = NULL
 
 
 cdef inline int _pair_table_grow(PairTable* t) except -1 nogil:
-    cdef uint64_t* old_keys = t.keys
-    cdef int32_t* old_values = t.values
+    cdef PairSlot* old = t.slots
     cdef uint64_t old_cap = t.mask + 1
     cdef uint64_t i, j
     pair_table_init(t, <int64_t>old_cap)
     for i in range(old_cap):
-        if old_keys[i] != EMPTY_KEY:
-            j = _mix(old_keys[i]) & t.mask
-            while t.keys[j] != EMPTY_KEY:
+        if old[i].key != EMPTY_KEY:
+            j = _mix(old[i].key) & t.mask
+            while t.slots[j].key != EMPTY_KEY:
                 j = (j + 1) & t.mask
-            t.keys[j] = old_keys[i]
-            t.values[j] = old_values[i]
+            t.slots[j] = old[i]
             t.size += 1
-    free(old_keys)
-    free(old_values)
+    free(old)
     return 0
 
 
@@ -83,9 +82,9 @@ cdef inline int32_t pair_table_get(const PairTable* t, uint64_t key) noexcept no
     """The index stored for `key`, or -1."""
     cdef uint64_t j = _mix(key) & t.mask
     while True:
-        if t.keys[j] == key:
-            return t.values[j]
-        if t.keys[j] == EMPTY_KEY:
+        if t.slots[j].key == key:
+            return t.slots[j].value
+        if t.slots[j].key == EMPTY_KEY:
             return -1
         j = (j + 1) & t.mask
 
@@ -97,11 +96,11 @@ cdef inline int32_t pair_table_get_or_insert(PairTable* t, uint64_t key, int32_t
         _pair_table_grow(t)
     j = _mix(key) & t.mask
     while True:
-        if t.keys[j] == key:
-            return t.values[j]
-        if t.keys[j] == EMPTY_KEY:
-            t.keys[j] = key
-            t.values[j] = new_value
+        if t.slots[j].key == key:
+            return t.slots[j].value
+        if t.slots[j].key == EMPTY_KEY:
+            t.slots[j].key = key
+            t.slots[j].value = new_value
             t.size += 1
             return -1
         j = (j + 1) & t.mask
