@@ -78,8 +78,9 @@ def _train(con, args) -> None:
               f"unique of {report.pretokens:,} (type-token ratio {report.pretoken_type_token_ratio:.4f}); "
               f"candidates {report.unique_candidates:,} unique of {report.candidates:,} "
               f"({report.candidate_type_token_ratio:.4f})"
-              + ("" if report.split_candidates is None else
-                 f"; {report.split_candidates:,} unique after the greedy split"))
+              + ("" if report.pieces is None else
+                 f"; greedy split: {report.unique_pieces:,} unique pieces of {report.pieces:,} "
+                 f"({report.piece_type_token_ratio:.4f})"))
     print("seconds: " + ", ".join(f"{k} {v:.2f}" for k, v in report.seconds.items()))
     print("first merges:")
     for idx, left, right, count in con.execute(

@@ -52,7 +52,8 @@ class SuperwordReport:
     unique_pretokens: int
     candidates: int             # candidate occurrences
     unique_candidates: int
-    split_candidates: int | None  # unique pieces after the greedy split (None: not split)
+    pieces: int | None          # piece occurrences after the greedy split (None: not split)
+    unique_pieces: int | None
     regular_merges: int
     supermerges: int
     vocab_size: int
@@ -65,6 +66,10 @@ class SuperwordReport:
     @property
     def candidate_type_token_ratio(self) -> float:
         return self.unique_candidates / max(1, self.candidates)
+
+    @property
+    def piece_type_token_ratio(self) -> float | None:
+        return None if self.pieces is None else self.unique_pieces / max(1, self.pieces)
 
 
 def train_superword(con: duckdb.DuckDBPyConnection, source, vocab_size: int, model: str, *,
@@ -150,7 +155,7 @@ def train_superword(con: duckdb.DuckDBPyConnection, source, vocab_size: int, mod
         _drop_ngram_tables(con)
     return SuperwordReport(model, method, info["documents"], info["bytes"], stats["pretokens"],
                            len(pretokens), stats["candidates"], stats["unique_candidates"],
-                           stats.get("split_candidates"), len(result.merges), len(result.supermerges),
+                           stats.get("pieces"), stats.get("unique_pieces"), len(result.merges), len(result.supermerges),
                            result.vocab_size, seconds)
 
 
@@ -321,5 +326,6 @@ def _stats(con, greedy_split: bool) -> dict:
     candidates, unique = con.execute(f"SELECT sum(n), count(*) FROM {CANDIDATES}").fetchall()[0]
     stats = {"pretokens": int(pretokens), "candidates": int(candidates or 0), "unique_candidates": unique}
     if greedy_split:
-        stats["split_candidates"] = con.execute("SELECT count(*) FROM __sqltok_split").fetchall()[0][0]
+        pieces, unique = con.execute("SELECT sum(n), count(*) FROM __sqltok_split").fetchall()[0]
+        stats.update(pieces=int(pieces or 0), unique_pieces=unique)
     return stats
