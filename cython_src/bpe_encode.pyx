@@ -57,6 +57,8 @@ cdef struct Workspace:
     vector[CacheSlot] merged
     vector[uint64_t] hashes
     vector[int32_t] run
+    vector[int32_t] piece_sizes   # when asked: how many ids each pretoken gave, in order
+    bint keep_sizes
 
 
 cdef struct RowsOut:
@@ -251,6 +253,7 @@ cdef class Encoder:
         cdef vector[int32_t] out
         cdef Workspace ws
         cdef int32_t t
+        ws.keep_sizes = False
         cdef int64_t start
         cdef vector[uint8_t] is_special
         is_special.assign(self.starts.size(), 0)
@@ -447,6 +450,8 @@ cdef class Encoder:
             if self._encode_piece(p + start, end - start, ws.hashes[k], out, ws):
                 return 1
             start = end
+            if ws.keep_sizes:
+                ws.piece_sizes.push_back(<int32_t>(out.size() - before))
             if self.has_supers:
                 if out.size() == before + 1 and self.in_super[out[before]]:
                     if run_count == 0:
@@ -513,6 +518,7 @@ cdef class Encoder:
         cdef Workspace ws
         cdef int64_t r, start, before
         cdef int rc
+        ws.keep_sizes = False
         if last > first:
             res.ids.reserve((view_end(v, last - 1) - view_start(v, first)) // 4 + 16)
         for r in range(first, last):
@@ -574,32 +580,30 @@ cdef class Encoder:
                               CandidatesOut& res, vector[int32_t]& ids, Workspace& ws) noexcept nogil:
         """Append the supermerge candidates of p[:n] (maximal runs of two or more pretokens that each
         encode to one eligible token) to `res`; returns how many, or -1/-2 on a failure."""
-        cdef size_t k, m, first = ws.ends.size()
-        cdef int64_t start = 0, end, run_len = 0, found = 0
-        if n == 0:
-            return 0
-        if pretokenize_pattern(p, n, self.pattern, ws.ends) != 0:
-            return -2
-        m = ws.ends.size() - first
-        for k in range(m + 1):
-            if k < m:
-                end = ws.ends[first + k]
-                ids.clear()
-                if self._encode_piece(p + start, end - start, bytes_hash(p + start, end - start), ids, ws):
-                    ws.ends.resize(first)
-                    return -1
-                start = end
-                if ids.size() == 1 and eligible[ids[0]]:
-                    res.units.push_back(ids[0])
+        cdef size_t k, at = 0
+        cdef int64_t run_len = 0, found = 0
+        cdef int rc
+        ids.clear()
+        ws.piece_sizes.clear()
+        ws.keep_sizes = True
+        rc = self._encode_ordinary(p, n, ids, ws)
+        ws.keep_sizes = False
+        if rc:
+            return -rc
+        for k in range(ws.piece_sizes.size() + 1):
+            if k < ws.piece_sizes.size():
+                if ws.piece_sizes[k] == 1 and eligible[ids[at]]:
+                    res.units.push_back(ids[at])
                     run_len += 1
+                    at += 1
                     continue
+                at += ws.piece_sizes[k]
             if run_len >= 2:
                 res.cand_units.push_back(run_len)
                 found += 1
             elif run_len == 1:  # a lone eligible pretoken is no candidate
                 res.units.pop_back()
             run_len = 0
-        ws.ends.resize(first)
         return <int>found
 
     cdef void _candidates_rows(self, const BinaryView& v, int64_t first, int64_t last, const uint8_t* eligible,
@@ -608,6 +612,7 @@ cdef class Encoder:
         cdef vector[int32_t] ids
         cdef int64_t r, start
         cdef int found
+        ws.keep_sizes = False
         for r in range(first, last):
             if not view_valid(v, r):
                 res.row_cands.push_back(-1)

@@ -11,6 +11,7 @@ corpus again.
 """
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Literal
@@ -131,21 +132,21 @@ def train_superword(con: duckdb.DuckDBPyConnection, source, vocab_size: int, mod
             p1 = _prefix(p1, bl["regular"])
             _resplit_candidates(con, p1, CANDIDATES, UNITS)
             supermerges = len(bl["new_id"])
-        t0 = time.perf_counter()
         units = _phase2_units(con, p1, greedy_split, seconds, final=True)
-        out = _phase2(units, p1, vocab_size, method, supermerges or 0, progress)
-        result = _assemble(p1, out, method, special_tokens)
-        seconds["phase2"] = time.perf_counter() - t0
-
-        t0 = time.perf_counter()
         stats = _stats(con, greedy_split)
         _register_vocabulary(con, extracted_with)
-        with transaction(con):
+        # Phase 2 (Cython, GIL released) runs on one core while DuckDB writes the counts on the other.
+        with transaction(con), Background(_phase2, units, p1, vocab_size, method, supermerges or 0,
+                                          progress) as job:
+            t0 = time.perf_counter()
             delete_rows(con, model)
-            save_model(con, model, result, info)
             con.execute(f"INSERT INTO sqltok_store.pretoken_counts SELECT ?, pretoken, n FROM {PRETOKENS}", [model])
             con.execute(sql_text("store_candidates").format(source=CANDIDATES, vocabulary=VOCABULARY), [model])
-        seconds["store"] = time.perf_counter() - t0
+            seconds["store"] = time.perf_counter() - t0
+            out = job.result()
+            seconds["phase2"] = job.seconds
+            result = _assemble(p1, out, method, special_tokens)
+            save_model(con, model, result, info)
     finally:
         registry(con).remove(_PHASE1_NAME)
         for t in (PRETOKENS, CANDIDATES, UNITS, "__sqltok_runs", "__sqltok_candidate_runs", "__sqltok_stored"):
@@ -287,21 +288,63 @@ def _exists(con, table: str) -> bool:
                        [table]).fetchall()[0][0] > 0
 
 
-def _phase2(units: pa.Table, p1: Model, vocab_size: int, method: str, supermerges: int, progress: bool) -> dict:
+def _phase2(units: pa.Table, p1: Model, vocab_size: int, method: str, supermerges: int, progress: bool,
+            cancel: threading.Event | None = None) -> dict:
+    """Phase 2 in Cython; `cancel`, when set (by another thread), stops it with SqltokError."""
     ids = {t: i for i, t in enumerate(p1.tokens)}
     total = supermerges if method == "superbpe" else vocab_size - MIN_VOCAB_SIZE
     bar = Progress(f"phase 2 ({method})", total, "steps" if method == "boundless" else "supermerges") \
         if progress else None
+
+    def report(done: int, size: int) -> None:
+        if cancel is not None and cancel.is_set():
+            raise SqltokError("phase 2 cancelled")
+        if bar is not None:
+            bar.update(done if method == "superbpe" else size - MIN_VOCAB_SIZE)
+
     out = train_phase2(
         units.column(0).combine_chunks(), units.column(1).combine_chunks(), p1.tokens,
         [m.left for m in p1.merges], [m.right for m in p1.merges],
         [ids[p1.tokens[m.left] + p1.tokens[m.right]] for m in p1.merges], [m.count for m in p1.merges],
-        vocab_size, method, supermerges,
-        progress=None if bar is None else (lambda done, size: bar.update(
-            done if method == "superbpe" else size - MIN_VOCAB_SIZE)))
+        vocab_size, method, supermerges, progress=report if bar is not None or cancel is not None else None)
     if bar is not None:
         bar.close()
     return out
+
+
+class Background:
+    """Run `_phase2` on a thread of its own (`with Background(...) as job: ...; job.result()`); leaving the
+    block early cancels it."""
+
+    def __init__(self, fn, *args) -> None:
+        self.cancel = threading.Event()
+        self.seconds = 0.0
+        self._out: dict | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(fn, args), daemon=True)
+
+    def _run(self, fn, args) -> None:
+        t0 = time.perf_counter()
+        try:
+            self._out = fn(*args, cancel=self.cancel)
+        except BaseException as e:  # handed to the caller by result()
+            self._error = e
+        self.seconds = time.perf_counter() - t0
+
+    def __enter__(self) -> "Background":
+        self._thread.start()
+        return self
+
+    def result(self) -> dict:
+        while self._thread.is_alive():
+            self._thread.join(0.1)  # short waits, so that Ctrl-C reaches the main thread
+        if self._error is not None:
+            raise self._error
+        return self._out
+
+    def __exit__(self, *exc) -> None:
+        if self._thread.is_alive():
+            self.cancel.set()
 
 
 def _assemble(p1: Model, out: dict, method: str, special_tokens) -> Model:

@@ -213,18 +213,19 @@ def test_bad_arguments(con):
 
 
 @pytest.mark.parametrize("failure", [RuntimeError, KeyboardInterrupt])
-def test_failed_run_leaves_the_database_as_it_was(con, monkeypatch, failure):
+@pytest.mark.parametrize("where", ["save_model", "delete_rows"])  # after / while phase 2 runs
+def test_failed_run_leaves_the_database_as_it_was(con, monkeypatch, failure, where):
     con.execute("CREATE TABLE docs AS SELECT 'the cat sat on the mat' AS text FROM range(10)")
     sqltok.train_superword(con, "SELECT text FROM docs", 260, "kept")
     before = {t: con.execute(f"SELECT * FROM sqltok_store.{t} ORDER BY ALL").fetchall()
               for t in ("models", "tokens", "merges", "pretoken_counts", "candidate_counts")}
-    real = superword.save_model
+    real = getattr(superword, where)
 
-    def save_then_fail(*args, **kwargs):
+    def run_then_fail(*args, **kwargs):
         real(*args, **kwargs)
         raise failure("injected")
 
-    monkeypatch.setattr(superword, "save_model", save_then_fail)
+    monkeypatch.setattr(superword, where, run_then_fail)
     with pytest.raises(failure):
         sqltok.train_superword(con, "SELECT text FROM docs", 270, "kept", replace=True)
     after = {t: con.execute(f"SELECT * FROM sqltok_store.{t} ORDER BY ALL").fetchall() for t in before}
