@@ -35,10 +35,12 @@ cdef class MergeState:
     cdef vector[int32_t] pair_left
     cdef vector[int32_t] pair_right
     cdef vector[int64_t] pair_count
-    cdef vector[vector[int32_t]] pair_seqs
+    cdef vector[int32_t] pair_first     # the first sequence that holds the pair (-1: none)
+    cdef vector[int32_t] pair_more      # index into more_seqs of the others (-1: none yet)
+    cdef vector[vector[int32_t]] more_seqs
     cdef vector[int32_t] pair_stamp
-    cdef vector[int64_t] pair_before
-    cdef vector[int32_t] touched
+    cdef vector[int32_t] touched        # pairs a merge changed, with their counts before it
+    cdef vector[int64_t] touched_before
     cdef vector[int32_t] seq_stamp
     cdef vector[int32_t] scratch
     cdef vector[HeapEntry] heap
@@ -119,9 +121,9 @@ cdef class MergeState:
         self.pair_left.push_back(left)
         self.pair_right.push_back(right)
         self.pair_count.push_back(0)
-        self.pair_seqs.push_back(vector[int32_t]())
+        self.pair_first.push_back(-1)
+        self.pair_more.push_back(-1)
         self.pair_stamp.push_back(-1)
-        self.pair_before.push_back(0)
         return idx
 
     cdef int add_sequence(self, int64_t weight) except -1 nogil:
@@ -167,7 +169,7 @@ cdef class MergeState:
                 self.pair_count[p] += self.weights[w]
                 if self.pair_stamp[p] != <int32_t>w:
                     self.pair_stamp[p] = <int32_t>w
-                    self.pair_seqs[p].push_back(<int32_t>w)
+                    self._add_seq(p, <int32_t>w)
         self.pair_stamp.assign(self.pair_stamp.size(), -1)
         for k in range(self.pair_count.size()):
             if self.pair_count[k] > 0:
@@ -189,15 +191,36 @@ cdef class MergeState:
     cdef void _touch(self, int32_t pair) noexcept nogil:
         if self.pair_stamp[pair] != self.step:
             self.pair_stamp[pair] = self.step
-            self.pair_before[pair] = self.pair_count[pair]
             self.touched.push_back(pair)
+            self.touched_before.push_back(self.pair_count[pair])
+
+    cdef void _add_seq(self, int32_t pair, int32_t w) noexcept nogil:
+        """Index sequence `w` under `pair` (most pairs are held by one sequence: no list for those)."""
+        if self.pair_first[pair] < 0:
+            self.pair_first[pair] = w
+            return
+        if self.pair_more[pair] < 0:
+            self.pair_more[pair] = <int32_t>self.more_seqs.size()
+            self.more_seqs.push_back(vector[int32_t]())
+        self.more_seqs[self.pair_more[pair]].push_back(w)
+
+    cdef void _take_seqs(self, int32_t pair, vector[int32_t]& out) noexcept nogil:
+        """Move the sequences indexed under `pair` into `out` (the pair's index is left empty)."""
+        out.clear()
+        if self.pair_first[pair] >= 0:
+            out.push_back(self.pair_first[pair])
+            self.pair_first[pair] = -1
+        if self.pair_more[pair] >= 0:
+            out.insert(out.end(), self.more_seqs[self.pair_more[pair]].begin(),
+                       self.more_seqs[self.pair_more[pair]].end())
+            vector[int32_t]().swap(self.more_seqs[self.pair_more[pair]])
 
     cdef int8_t merge(self, int32_t pair, int32_t new_id) except -1 nogil:
         """Apply `pair` -> `new_id` in every sequence that holds it; 1 when some sequence became one token."""
         cdef int32_t a = self.pair_left[pair]
         cdef int32_t b = self.pair_right[pair]
         cdef vector[int32_t] seq_list
-        seq_list.swap(self.pair_seqs[pair])
+        self._take_seqs(pair, seq_list)
         cdef int8_t flag = 0
         cdef size_t j, k, i, n, out_len
         cdef int32_t w, p
@@ -207,6 +230,7 @@ cdef class MergeState:
         cdef bint changed
         self.step += 1
         self.touched.clear()
+        self.touched_before.clear()
         for j in range(seq_list.size()):
             w = seq_list[j]
             if self.seq_stamp[w] == self.step:
@@ -255,10 +279,10 @@ cdef class MergeState:
                 self._touch(p)
                 self.pair_count[p] += wt
                 if self.pair_left[p] == new_id or self.pair_right[p] == new_id:
-                    self.pair_seqs[p].push_back(w)
+                    self._add_seq(p, w)
         for k in range(self.touched.size()):
             p = self.touched[k]
-            if self.pair_count[p] > self.pair_before[p]:
+            if self.pair_count[p] > self.touched_before[k]:
                 self._push(p)
         return flag
 
