@@ -20,9 +20,14 @@ include "merge_state.pxi"
 import pyarrow as pa
 
 
-cdef int _load_candidates(MergeState st, object candidates, object counts,
-                          const vector[string]& p1_tokens) except -1:
-    """Each candidate (a list of phase-1 token ids) becomes one weighted sequence of unit tokens."""
+cdef struct Candidates:
+    const int64_t* offsets      # candidate i is units[offsets[i]:offsets[i + 1]]
+    const int32_t* units        # phase-1 token ids
+    const int64_t* counts
+    int64_t n
+
+
+cdef Candidates _candidates_view(object candidates, object counts, list keep) except *:
     if isinstance(candidates, pa.ChunkedArray):
         candidates = candidates.combine_chunks()
     if not pa.types.is_large_list(candidates.type) or not pa.types.is_int32(candidates.type.value_type):
@@ -32,33 +37,78 @@ cdef int _load_candidates(MergeState st, object candidates, object counts,
     ids = candidates.values
     if ids.null_count:
         raise ValueError("candidate units must not be NULL")
-    cdef list keep = [candidates, ids]
     list_offsets, id_values = candidates.buffers()[1], ids.buffers()[1]
-    keep.extend((list_offsets, id_values))
-    cdef const int64_t* loff = (<const int64_t*><size_t>list_offsets.address) + <int64_t>candidates.offset
-    cdef const int32_t* unit = (<const int32_t*><size_t>id_values.address) + <int64_t>ids.offset
-    cdef const int64_t* cnt = int64_values(counts, keep)
-    cdef int64_t n = len(candidates), i, u
+    keep.extend((candidates, ids, list_offsets, id_values))
+    cdef Candidates c
+    c.offsets = (<const int64_t*><size_t>list_offsets.address) + <int64_t>candidates.offset
+    c.units = (<const int32_t*><size_t>id_values.address) + <int64_t>ids.offset
+    c.counts = int64_values(counts, keep)
+    c.n = len(candidates)
+    return c
+
+
+cdef int _rare_boundaries(const Candidates& c, int64_t prune_below, vector[uint8_t]& cut) except -1 nogil:
+    """cut[j] = 1 after unit j where no supermerge can ever join it to the next one: those two units
+    stand side by side at most `prune_below` times in all candidates, and every pair across that
+    boundary occurs at most as often, while every supermerge BoundlessBPE can still choose has a
+    count above it. (The bound assumes a token's bytes come from one unit sequence only; phase 2
+    counts supermerges whose bytes were a token already, and the caller starts over without cuts.)"""
+    cdef PairTable table
+    cdef vector[int64_t] occ
+    cdef int64_t i, u
+    cdef int32_t idx, found
+    pair_table_init(&table, 1 << 16)
+    cut.assign(c.offsets[c.n] if c.n else 0, 0)
+    for i in range(c.n):
+        for u in range(c.offsets[i], c.offsets[i + 1] - 1):
+            idx = <int32_t>occ.size()
+            found = pair_table_get_or_insert(&table, pack_pair(c.units[u], c.units[u + 1]), idx)
+            if found < 0:
+                occ.push_back(c.counts[i])
+            else:
+                occ[found] += c.counts[i]
+    for i in range(c.n):
+        for u in range(c.offsets[i], c.offsets[i + 1] - 1):
+            found = pair_table_get(&table, pack_pair(c.units[u], c.units[u + 1]))
+            cut[u] = occ[found] <= prune_below
+    pair_table_free(&table)
+    return 0
+
+
+cdef int _load_candidates(MergeState st, const Candidates& c, const vector[string]& p1_tokens,
+                          int64_t prune_below, vector[int64_t]& frozen) except -1 nogil:
+    """Each candidate (a list of phase-1 token ids) becomes one weighted sequence of unit tokens; with
+    `prune_below` >= 0 it is cut at rare boundaries first: pieces of two or more units become
+    sequences (marked partial when cut), single units never merge and only count (`frozen`)."""
     cdef int32_t t, nt = <int32_t>p1_tokens.size()
     cdef vector[int32_t] state_id
+    cdef vector[uint8_t] cut
+    cdef int64_t i, u, start, end
     state_id.assign(nt, -1)
-    cdef int64_t bad = -1
-    with nogil:
-        for i in range(n):
-            st.add_sequence(cnt[i])
-            for u in range(loff[i], loff[i + 1]):
-                t = unit[u]
-                if t < 0 or t >= nt:
-                    bad = t
-                    break
-                if state_id[t] < 0:
-                    state_id[t] = st.intern(p1_tokens[t])
-                st.units.push_back(state_id[t])
-            if bad >= 0:
-                break
-            st.seq_len[i] = <int32_t>(loff[i + 1] - loff[i])
-    if bad >= 0:
-        raise ValueError(f"candidate unit {bad} is not a phase-1 token id")
+    frozen.assign(nt, 0)
+    for u in range(c.offsets[c.n] if c.n else 0):
+        t = c.units[u]
+        if t < 0 or t >= nt:
+            with gil:
+                raise ValueError(f"candidate unit {t} is not a phase-1 token id")
+        if state_id[t] < 0:
+            state_id[t] = st.intern(p1_tokens[t])
+    if prune_below >= 0:
+        _rare_boundaries(c, prune_below, cut)
+    for i in range(c.n):
+        start = c.offsets[i]
+        while start < c.offsets[i + 1]:
+            end = start + 1
+            while end < c.offsets[i + 1] and (prune_below < 0 or not cut[end - 1]):
+                end += 1
+            if end - start == 1:
+                frozen[c.units[start]] += c.counts[i]
+            else:
+                st.add_sequence(c.counts[i], end - start < c.offsets[i + 1] - c.offsets[i])
+                for u in range(start, end):
+                    st.units.push_back(state_id[c.units[u]])
+                st.seq_len[st.seq_len.size() - 1] = <int32_t>(end - start)
+            start = end
     return 0
 
 
@@ -86,33 +136,50 @@ cdef class _Vocabulary:
         return deref(it).second
 
 
-def train_phase2(candidates, counts, phase1_tokens, phase1_left, phase1_right, phase1_new, phase1_count,
-                 int vocab_size, str mode, int supermerges=0, progress=None, int progress_every=256) -> dict:
+def train_phase2(candidates, counts, phase1_tokens, phase1_new, phase1_count, int vocab_size, str mode, int supermerges=0, int64_t prune_below=-1, progress=None,
+                 int progress_every=256) -> dict:
     """Learn supermerges over unique candidates (`candidates`: a list<int32> array of phase-1 token
     ids, `counts`: int64).
 
-    The phase-1 model is given by its tokens (bytes by id) and its merges (left, right, new token id,
-    count), all in its own ids. `mode` "boundless": replay the phase-1 merges from the 243 byte tokens,
+    The phase-1 model is given by its tokens (bytes by id) and, for each merge in order, the id of the
+    token it makes and its count. `mode` "boundless": replay the phase-1 merges from the 243 byte tokens,
     a supermerge winning only with a strictly higher count, until `vocab_size` tokens or no candidate
     pair is left. `mode` "superbpe": keep every phase-1 token (ids unchanged) and add `supermerges`
-    supermerges. Returns Arrow arrays: the final vocabulary (`tokens`, `is_super`, `token_counts`: each
-    token's frequency in the candidates after phase 2), `regular` (how many phase-1 merges were kept,
-    in order) and the supermerges (`left`, `right`, `new_id`, `count`, `flag`) in final ids.
+    supermerges. `prune_below` >= 0 (BoundlessBPE with a full phase 1: its smallest merge count) cuts
+    candidates where no supermerge can join two units first; the result is the same, from fewer
+    pairs (if a supermerge makes bytes that were a token already, it starts over without cuts).
+    Returns Arrow arrays: the final vocabulary (`tokens`, `is_super`, `token_counts`: each token's
+    frequency in the candidates after phase 2), `regular` (how many phase-1 merges were kept, in
+    order) and the supermerges (`left`, `right`, `new_id`, `count`, `flag`) in final ids.
     """
     if mode not in ("boundless", "superbpe"):
         raise ValueError(f"unknown phase-2 mode {mode!r}")
+    cdef list keep = []
+    cdef Candidates c = _candidates_view(candidates, counts, keep)
     cdef vector[string] p1_tokens
     for tok in phase1_tokens:
         p1_tokens.push_back(tok)
-    cdef MergeState st = MergeState()
-    _load_candidates(st, candidates, counts, p1_tokens)
-    cdef _Vocabulary voc = _Vocabulary()
-    cdef vector[int32_t] p1_left = phase1_left
-    cdef vector[int32_t] p1_right = phase1_right
     cdef vector[int32_t] p1_new = phase1_new
     cdef vector[int64_t] p1_count = phase1_count
+    if p1_count.size() != p1_new.size():
+        raise ValueError("the phase-1 merge arrays differ in length")
+    out = _train(c, p1_tokens, p1_new, p1_count, vocab_size, mode == "boundless", supermerges, prune_below,
+                 progress, progress_every)
+    if out is None:  # a supermerge made bytes that were a token already: the cuts may not hold
+        out = _train(c, p1_tokens, p1_new, p1_count, vocab_size, mode == "boundless", supermerges, -1,
+                     progress, progress_every)
+    return out
+
+
+cdef object _train(const Candidates& c, const vector[string]& p1_tokens, const vector[int32_t]& p1_new,
+                   const vector[int64_t]& p1_count, int vocab_size, bint boundless, int supermerges,
+                   int64_t prune_below, object progress, int progress_every):
+    """One phase-2 run (see `train_phase2`); None when pruned and a supermerge collided."""
+    cdef MergeState st = MergeState()
+    cdef vector[int64_t] frozen
+    _load_candidates(st, c, p1_tokens, prune_below, frozen)
+    cdef _Vocabulary voc = _Vocabulary()
     cdef size_t t
-    cdef bint boundless = mode == "boundless"
     if boundless:
         for t in range(243):
             voc.add(p1_tokens[t], 0)
@@ -129,6 +196,7 @@ def train_phase2(candidates, counts, phase1_tokens, phase1_left, phase1_right, p
     cdef int64_t cs, cr
     cdef string merged
     cdef int bad = 0
+    cdef int64_t collisions = 0
     with nogil:
         st.count_all_pairs()
         while True:
@@ -148,6 +216,8 @@ def train_phase2(candidates, counts, phase1_tokens, phase1_left, phase1_right, p
                     bad = 1
                     break
                 merged = st.token_bytes[st.pair_left[pair]] + st.token_bytes[st.pair_right[pair]]
+                if st.token_ids.find(merged) != st.token_ids.end():
+                    collisions += 1
                 new_id = st.intern(merged)
                 s_left.push_back(left)
                 s_right.push_back(right)
@@ -165,6 +235,8 @@ def train_phase2(candidates, counts, phase1_tokens, phase1_left, phase1_right, p
                         progress(s_new.size(), voc.tokens.size())
     if bad:
         raise RuntimeError("a supermerge joins a token that phase 1 has not made yet (inconsistent input)")
+    if prune_below >= 0 and collisions:
+        return None
     if progress is not None:
         progress(s_new.size(), voc.tokens.size())
 
@@ -176,6 +248,11 @@ def train_phase2(candidates, counts, phase1_tokens, phase1_left, phase1_right, p
         fid = voc.get(st.token_bytes[t])
         if fid >= 0:
             final_counts[fid] = freqs[t]
+    for t in range(frozen.size()):
+        if frozen[t]:
+            fid = voc.get(p1_tokens[t])
+            if fid >= 0:
+                final_counts[fid] += frozen[t]
     return {
         "tokens": large_binary_array(voc.tokens), "is_super": int8_array(voc.is_super),
         "token_counts": int64_array(final_counts), "regular": j if boundless else m,

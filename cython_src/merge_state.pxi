@@ -31,6 +31,7 @@ cdef class MergeState:
     cdef vector[int64_t] seq_start
     cdef vector[int32_t] seq_len
     cdef vector[int64_t] weights
+    cdef vector[int8_t] partial         # 1: a piece of a longer unit, so it never counts as whole
     cdef PairTable table
     cdef vector[int32_t] pair_left
     cdef vector[int32_t] pair_right
@@ -126,11 +127,13 @@ cdef class MergeState:
         self.pair_stamp.push_back(-1)
         return idx
 
-    cdef int add_sequence(self, int64_t weight) except -1 nogil:
-        """Open a new sequence; its units are then appended to `units` by the caller."""
+    cdef int add_sequence(self, int64_t weight, bint partial=False) except -1 nogil:
+        """Open a new sequence; its units are then appended to `units` by the caller. A `partial`
+        sequence is a piece of a longer one: becoming one token does not set a merge's flag."""
         self.seq_start.push_back(<int64_t>self.units.size())
         self.seq_len.push_back(0)
         self.weights.push_back(weight)
+        self.partial.push_back(partial)
         return 0
 
     cdef inline int32_t* _seq(self, size_t w) noexcept nogil:
@@ -271,7 +274,7 @@ cdef class MergeState:
                 if s[i] == new_id or s[i + 1] == new_id:
                     pa[i] = self._pair_index(s[i], s[i + 1])
             self.seq_len[w] = <int32_t>out_len
-            if out_len == 1 and n > 1:
+            if out_len == 1 and n > 1 and not self.partial[w]:
                 flag = 1
             self._counted_pairs(w, self.scratch)
             for k in range(self.scratch.size()):

@@ -124,19 +124,21 @@ def train_superword(con: duckdb.DuckDBPyConnection, source, vocab_size: int, mod
         extracted_with = p1
         seconds["candidates"] = time.perf_counter() - t0
 
+        source = CANDIDATES
         if supermerges == "match":  # s and r from BoundlessBPE on the same candidates, then SuperBPE
             t0 = time.perf_counter()
-            units = _phase2_units(con, p1, greedy_split, seconds)
-            bl = _phase2(units, p1, vocab_size, "boundless", 0, progress)
+            units = _phase2_input(con, source, p1, greedy_split, seconds)
+            bl = _phase2(units, p1, vocab_size, "boundless", 0, _prune_below(p1, target), progress)
             seconds["phase2_boundless"] = time.perf_counter() - t0
             p1 = _prefix(p1, bl["regular"])
             _resplit_candidates(con, p1, CANDIDATES, UNITS)
-            supermerges = len(bl["new_id"])
-        units = _phase2_units(con, p1, greedy_split, seconds, final=True)
+            source, supermerges = UNITS, len(bl["new_id"])
+        units = _phase2_input(con, source, p1, greedy_split, seconds)
+        prune = _prune_below(p1, target) if method == "boundless" else None
         stats = _stats(con, greedy_split)
         _register_vocabulary(con, extracted_with)
         # Phase 2 (Cython, GIL released) runs on one core while DuckDB writes the counts on the other.
-        with transaction(con), Background(_phase2, units, p1, vocab_size, method, supermerges or 0,
+        with transaction(con), Background(_phase2, units, p1, vocab_size, method, supermerges or 0, prune,
                                           progress) as job:
             t0 = time.perf_counter()
             delete_rows(con, model)
@@ -249,14 +251,21 @@ def _resplit_candidates(con, p1: Model, source: str, target: str) -> None:
     con.execute(sql_text("resplit_candidates").format(source=source, target=target, eligible=ELIGIBLE))
 
 
-def _phase2_units(con, p1: Model, greedy_split: bool, seconds: dict, final: bool = False) -> pa.Table:
-    """The weighted sequences phase 2 merges over: the candidates, or their greedy-split pieces."""
-    source = UNITS if final and _exists(con, UNITS) else CANDIDATES
+def _prune_below(p1: Model, target: int) -> int | None:
+    """The count every BoundlessBPE supermerge exceeds: the smallest phase-1 merge count, when phase 1
+    reached its full size (otherwise the regular merges can run out, and then any count wins: None)."""
+    if len(p1.tokens) < target or not p1.merges:
+        return None
+    return min(m.count for m in p1.merges)
+
+
+def _phase2_input(con, source: str, p1: Model, greedy_split: bool, seconds: dict) -> pa.Table:
+    """The weighted sequences phase 2 merges over: the candidates of `source`, or their greedy-split
+    pieces."""
     if not greedy_split:
         return arrow_table(con, f"SELECT candidate, n FROM {source}")
     t0 = time.perf_counter()
-    c_min = max(p1.merges[-1].count if p1.merges else 0, MIN_COUNT)
-    _greedy_split(con, source, c_min)
+    _greedy_split(con, source, max(p1.merges[-1].count if p1.merges else 0, MIN_COUNT))
     seconds["greedy_split"] = seconds.get("greedy_split", 0.0) + time.perf_counter() - t0
     return arrow_table(con, "SELECT candidate, n FROM __sqltok_split")
 
@@ -283,14 +292,10 @@ def _drop_ngram_tables(con) -> None:
         con.execute(f'DROP TABLE IF EXISTS "{t}"')
 
 
-def _exists(con, table: str) -> bool:
-    return con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary AND table_name = ?",
-                       [table]).fetchall()[0][0] > 0
-
-
-def _phase2(units: pa.Table, p1: Model, vocab_size: int, method: str, supermerges: int, progress: bool,
-            cancel: threading.Event | None = None) -> dict:
-    """Phase 2 in Cython; `cancel`, when set (by another thread), stops it with SqltokError."""
+def _phase2(units: pa.Table, p1: Model, vocab_size: int, method: str, supermerges: int,
+            prune_below: int | None, progress: bool, cancel: threading.Event | None = None) -> dict:
+    """Phase 2 in Cython (pruned below `prune_below`, see `_prune_below`); `cancel`, when set by another
+    thread, stops it with SqltokError."""
     ids = {t: i for i, t in enumerate(p1.tokens)}
     total = supermerges if method == "superbpe" else vocab_size - MIN_VOCAB_SIZE
     bar = Progress(f"phase 2 ({method})", total, "steps" if method == "boundless" else "supermerges") \
@@ -304,9 +309,9 @@ def _phase2(units: pa.Table, p1: Model, vocab_size: int, method: str, supermerge
 
     out = train_phase2(
         units.column(0).combine_chunks(), units.column(1).combine_chunks(), p1.tokens,
-        [m.left for m in p1.merges], [m.right for m in p1.merges],
         [ids[p1.tokens[m.left] + p1.tokens[m.right]] for m in p1.merges], [m.count for m in p1.merges],
-        vocab_size, method, supermerges, progress=report if bar is not None or cancel is not None else None)
+        vocab_size, method, supermerges, -1 if prune_below is None else prune_below,
+        progress=report if bar is not None or cancel is not None else None)
     if bar is not None:
         bar.close()
     return out

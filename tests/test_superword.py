@@ -269,3 +269,44 @@ def test_letter_rule_is_unicode_letters():
     mask = sqltok.Tokenizer.from_model(model, "b").letter_mask()
     letters = {chr(b) for b in range(128) if mask[b]}
     assert letters == {c for c in map(chr, range(128)) if regex.match(r"\p{L}", c)}
+
+
+def _phase2(candidates, counts, tokens, supermerges, prune_below):
+    from sqltok._bpe_phase2 import train_phase2
+
+    out = train_phase2(pa.array(candidates, pa.large_list(pa.int32())), pa.array(counts, pa.int64()), tokens,
+                       [], [], 10_000, "superbpe", supermerges, prune_below)
+    return {k: v if isinstance(v, int) else v.to_pylist() for k, v in out.items()}
+
+
+def test_pruning_gives_the_same_model(con, train_dir, monkeypatch):
+    """Cutting candidates where two units stand side by side at most c_min times changes nothing:
+    BoundlessBPE with and without the cuts, on our own run."""
+    import sqltok.superword as sw
+
+    rep = sqltok.train_superword(con, _source(train_dir, "en_train"), 4000, "bl")
+    assert rep.supermerges > 0
+    pruned = dumps(sqltok.load_model(con, "bl"))
+    thresholds = []
+    real = sw.train_phase2
+
+    def unpruned(*args, **kwargs):
+        thresholds.append(args[8])
+        return real(*args[:8], -1, **kwargs)
+
+    monkeypatch.setattr(sw, "train_phase2", unpruned)
+    sqltok.train_superword(con, _source(train_dir, "en_train"), 4000, "bl_full")
+    assert thresholds[0] > 0  # the run above was pruned
+    assert dumps(sqltok.load_model(con, "bl_full")) == pruned
+
+
+def test_pruning_starts_over_when_bytes_come_from_two_unit_sequences():
+    """"ab"+"c" and "a"+"bc" both make "abc": the pair ("abc", "x") then has the counts of two rare
+    boundaries together, so the cuts would be wrong; phase 2 notices and runs without them."""
+    a, b, c, x, ab, bc = range(6)
+    tokens = [b"a", b"b", b"c", b"x", b"ab", b"bc"]
+    candidates = [[ab, c], [a, bc], [ab, c, x], [a, bc, x]]
+    counts = [20, 20, 8, 8]
+    full = _phase2(candidates, counts, tokens, 3, -1)
+    assert full["count"] == [28, 28, 16]  # (ab, c), (a, bc), (abc, x)
+    assert _phase2(candidates, counts, tokens, 3, 10) == full
