@@ -1,0 +1,308 @@
+# cython: language_level=3
+"""Unicode normalization (NFC, NFD, NFKC, NFKD) of UTF-8 text, without the GIL.
+
+The seed's three savings: ASCII is skipped 16 bytes at a time (no form changes it, nothing attaches
+across it); every other character costs one read from the page (256 code points) of "could
+normalization touch it" flags that the scan keeps at hand; output is lazy: a text nothing changes
+gives no output at all (the caller keeps the input), otherwise untouched stretches are copied in bulk.
+Only a segment around touched characters (from the last untouched character to the next one) is
+decomposed, canonically ordered and, for NFC/NFKC, composed; Hangul is algorithmic.
+"""
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.string cimport memcmp, memcpy
+from libcpp.algorithm cimport sort
+from libcpp.string cimport string
+from libcpp.vector cimport vector
+
+
+cdef extern from "normalization_tables.h" nogil:
+    const char* NF_UNICODE_VERSION
+    const uint32_t NF_POOL[]
+    const uint16_t NF_FLAGS_PAGE[]
+    const uint16_t NF_FLAGS_BLOCK[]
+    const uint64_t NF_COMPOSE_KEYS[]
+    const uint32_t NF_COMPOSE_VALUES[]
+    const uint32_t NF_COMPOSE_MASK
+    uint8_t nf_ccc_of(uint32_t cp)
+    uint32_t nf_canonical_of(uint32_t cp)
+    uint32_t nf_compat_of(uint32_t cp)
+    uint32_t nf_compose_slot(uint32_t a, uint32_t b)
+    enum:
+        NF_TOUCH_NFD
+        NF_TOUCH_NFKD
+        NF_TOUCH_NFC
+        NF_TOUCH_NFKC
+
+
+cdef extern from *:
+    int __builtin_ctzll(unsigned long long x) noexcept nogil
+
+
+cdef enum:
+    FORM_NFC = 0
+    FORM_NFD = 1
+    FORM_NFKC = 2
+    FORM_NFKD = 3
+    S_BASE = 0xAC00
+    L_BASE = 0x1100
+    V_BASE = 0x1161
+    T_BASE = 0x11A7
+    L_COUNT = 19
+    V_COUNT = 21
+    T_COUNT = 28
+    N_COUNT = 588
+    S_COUNT = 11172
+
+
+cdef struct PageCache:
+    # The flags of the page (256 code points) the scan is in: one read per character while the text
+    # stays in one script.
+    uint32_t page
+    const uint16_t* block
+
+
+cdef struct NfWork:
+    # Per-thread scratch for a segment: code points, their combining classes, its UTF-8.
+    vector[uint32_t] cps
+    vector[uint8_t] ccc
+    vector[uint64_t] keys
+    string tmp
+    PageCache cache
+
+
+cdef inline void page_cache_init(PageCache& c) noexcept nogil:
+    c.page = 0xFFFFFFFF
+    c.block = NULL
+
+
+cdef inline uint16_t cached_flags(PageCache& c, uint32_t cp) noexcept nogil:
+    cdef uint32_t page = cp >> 8
+    if page != c.page:
+        c.page = page
+        c.block = NF_FLAGS_BLOCK + (<uint32_t>NF_FLAGS_PAGE[page] << 8)
+    return c.block[cp & 0xFF]
+
+
+cdef inline int64_t ascii_end(const uint8_t* p, int64_t i, int64_t n) noexcept nogil:
+    """The first index >= i of a non-ASCII byte (or n), testing 16 bytes at a time."""
+    cdef uint64_t a, b, m
+    while i + 16 <= n:
+        memcpy(&a, p + i, 8)
+        memcpy(&b, p + i + 8, 8)
+        if (a | b) & 0x8080808080808080ULL:
+            m = a & 0x8080808080808080ULL
+            if m:
+                return i + (__builtin_ctzll(m) >> 3)
+            return i + 8 + (__builtin_ctzll(b & 0x8080808080808080ULL) >> 3)
+        i += 16
+    while i < n and p[i] < 0x80:
+        i += 1
+    return i
+
+
+cdef inline int utf8_decode(const uint8_t* p, int64_t n, uint32_t* cp) noexcept nogil:
+    """Decode the character at p (n bytes available, valid UTF-8 expected); its length in bytes."""
+    cdef uint8_t b = p[0]
+    if b < 0x80:
+        cp[0] = b
+        return 1
+    if b < 0xE0 and n >= 2:
+        cp[0] = (b & 0x1F) << 6 | (p[1] & 0x3F)
+        return 2
+    if b < 0xF0 and n >= 3:
+        cp[0] = (b & 0x0F) << 12 | (p[1] & 0x3F) << 6 | (p[2] & 0x3F)
+        return 3
+    if n >= 4:
+        cp[0] = ((b & 0x07) << 18 | (p[1] & 0x3F) << 12 | (p[2] & 0x3F) << 6 | (p[3] & 0x3F)) & 0x1FFFFF
+        if cp[0] > 0x10FFFF:
+            cp[0] = 0xFFFD
+        return 4
+    cp[0] = 0xFFFD
+    return <int>n
+
+
+cdef inline void utf8_append(string& out, uint32_t cp) noexcept nogil:
+    if cp < 0x80:
+        out.push_back(<char>cp)
+    elif cp < 0x800:
+        out.push_back(<char>(0xC0 | cp >> 6))
+        out.push_back(<char>(0x80 | (cp & 0x3F)))
+    elif cp < 0x10000:
+        out.push_back(<char>(0xE0 | cp >> 12))
+        out.push_back(<char>(0x80 | (cp >> 6 & 0x3F)))
+        out.push_back(<char>(0x80 | (cp & 0x3F)))
+    else:
+        out.push_back(<char>(0xF0 | cp >> 18))
+        out.push_back(<char>(0x80 | (cp >> 12 & 0x3F)))
+        out.push_back(<char>(0x80 | (cp >> 6 & 0x3F)))
+        out.push_back(<char>(0x80 | (cp & 0x3F)))
+
+
+cdef inline void push_mapped(NfWork& w, uint32_t cp, uint32_t entry) noexcept nogil:
+    """Append cp's mapping (an `offset << 8 | length` table entry, 0 = cp itself) with classes."""
+    cdef uint32_t k, c
+    if entry == 0:
+        w.cps.push_back(cp)
+        w.ccc.push_back(nf_ccc_of(cp))
+        return
+    for k in range(entry >> 8, (entry >> 8) + (entry & 0xFF)):
+        c = NF_POOL[k]
+        w.cps.push_back(c)
+        w.ccc.push_back(nf_ccc_of(c))
+
+
+cdef inline void push_hangul(NfWork& w, uint32_t cp) noexcept nogil:
+    """The algorithmic decomposition of a Hangul syllable."""
+    cdef uint32_t s = cp - S_BASE
+    w.cps.push_back(L_BASE + s // N_COUNT)
+    w.cps.push_back(V_BASE + (s % N_COUNT) // T_COUNT)
+    w.ccc.push_back(0)
+    w.ccc.push_back(0)
+    if s % T_COUNT:
+        w.cps.push_back(T_BASE + s % T_COUNT)
+        w.ccc.push_back(0)
+
+
+cdef inline void order_marks(NfWork& w, size_t first) noexcept nogil:
+    """Canonical ordering of w.cps[first:]: each run of non-zero classes stably sorted by class
+    (insertion sort for short runs, a keyed sort for long ones, so that any run is O(n log n))."""
+    cdef size_t n = w.cps.size(), i = first, j, k, start
+    cdef uint32_t c
+    cdef uint8_t cc
+    while i < n:
+        if w.ccc[i] == 0:
+            i += 1
+            continue
+        start = i
+        while i < n and w.ccc[i] != 0:
+            i += 1
+        if i - start <= 32:
+            for j in range(start + 1, i):
+                c, cc = w.cps[j], w.ccc[j]
+                k = j
+                while k > start and w.ccc[k - 1] > cc:
+                    w.cps[k], w.ccc[k] = w.cps[k - 1], w.ccc[k - 1]
+                    k -= 1
+                w.cps[k], w.ccc[k] = c, cc
+        else:
+            w.keys.clear()
+            for j in range(start, i):
+                w.keys.push_back(<uint64_t>w.ccc[j] << 56 | <uint64_t>(j - start) << 21 | w.cps[j])
+            sort(w.keys.begin(), w.keys.end())
+            for j in range(start, i):
+                w.cps[j] = <uint32_t>(w.keys[j - start] & 0x1FFFFF)
+                w.ccc[j] = <uint8_t>(w.keys[j - start] >> 56)
+
+
+cdef inline uint32_t compose_pair(uint32_t a, uint32_t b) noexcept nogil:
+    """The primary composite of a and b, or 0."""
+    cdef uint32_t s, j
+    cdef uint64_t key
+    if L_BASE <= a < L_BASE + L_COUNT and V_BASE <= b < V_BASE + V_COUNT:
+        return S_BASE + ((a - L_BASE) * V_COUNT + (b - V_BASE)) * T_COUNT
+    if S_BASE <= a < S_BASE + S_COUNT and (a - S_BASE) % T_COUNT == 0 and T_BASE < b < T_BASE + T_COUNT:
+        return a + (b - T_BASE)
+    key = <uint64_t>a << 21 | b
+    j = nf_compose_slot(a, b)
+    while NF_COMPOSE_KEYS[j]:
+        if NF_COMPOSE_KEYS[j] == key:
+            return NF_COMPOSE_VALUES[j]
+        j = (j + 1) & NF_COMPOSE_MASK
+    return 0
+
+
+cdef inline void compose(NfWork& w) noexcept nogil:
+    """Canonical composition of w.cps (already decomposed and ordered), in place."""
+    cdef size_t n = w.cps.size(), i, out = 1, starter = 0
+    cdef uint32_t c, composite
+    cdef int last
+    if n == 0:
+        return
+    last = 0 if w.ccc[0] == 0 else 256     # 256: no starter yet, nothing composes
+    for i in range(1, n):
+        c = w.cps[i]
+        composite = compose_pair(w.cps[starter], c)
+        if composite and (last < w.ccc[i] or last == 0):
+            w.cps[starter] = composite
+            continue
+        if w.ccc[i] == 0:
+            starter = out
+        last = w.ccc[i]
+        w.cps[out] = c
+        w.ccc[out] = w.ccc[i]
+        out += 1
+    w.cps.resize(out)
+    w.ccc.resize(out)
+
+
+cdef inline void normalize_segment(const uint8_t* p, int64_t n, int form, NfWork& w) noexcept nogil:
+    """w.tmp = the normal form of the UTF-8 segment p[:n]."""
+    cdef int64_t i = 0
+    cdef uint32_t cp
+    cdef bint compat = form == FORM_NFKC or form == FORM_NFKD
+    w.cps.clear()
+    w.ccc.clear()
+    while i < n:
+        i += utf8_decode(p + i, n - i, &cp)
+        if S_BASE <= cp < S_BASE + S_COUNT:
+            push_hangul(w, cp)
+        else:
+            push_mapped(w, cp, nf_compat_of(cp) if compat else nf_canonical_of(cp))
+    order_marks(w, 0)
+    if form == FORM_NFC or form == FORM_NFKC:
+        compose(w)
+    w.tmp.clear()
+    for i in range(<int64_t>w.cps.size()):
+        utf8_append(w.tmp, w.cps[i])
+
+
+cdef inline uint16_t form_touch(int form) noexcept nogil:
+    if form == FORM_NFC:
+        return NF_TOUCH_NFC
+    if form == FORM_NFD:
+        return NF_TOUCH_NFD
+    if form == FORM_NFKC:
+        return NF_TOUCH_NFKC
+    return NF_TOUCH_NFKD
+
+
+cdef inline bint normalize_text(const uint8_t* p, int64_t n, int form, string& out, NfWork& w) noexcept nogil:
+    """Append the normal form of p[:n] to `out` and return True, or return False (leaving `out`
+    alone) when p[:n] is already normalized."""
+    cdef uint16_t touch = form_touch(form)
+    cdef bint composing = form == FORM_NFC or form == FORM_NFKC
+    cdef int64_t i = 0, j, k, start, boundary = 0, copied = 0
+    cdef int ln
+    cdef uint32_t cp
+    cdef bint changed = False
+    while i < n:
+        j = ascii_end(p, i, n)
+        if j > i:
+            boundary = j - 1
+            i = j
+            if i >= n:
+                break
+        ln = utf8_decode(p + i, n - i, &cp)
+        if not (cached_flags(w.cache, cp) & touch):
+            boundary = i
+            i += ln
+            continue
+        k = i + ln
+        while k < n and p[k] >= 0x80:
+            ln = utf8_decode(p + k, n - k, &cp)
+            if not (cached_flags(w.cache, cp) & touch):
+                break
+            k += ln
+        start = boundary if composing and i > 0 else i
+        normalize_segment(p + start, k - start, form, w)
+        if <int64_t>w.tmp.size() != k - start or memcmp(w.tmp.data(), p + start, k - start) != 0:
+            if not changed:
+                out.reserve(out.size() + n + n // 4 + 16)
+                changed = True
+            out.append(<const char*>p + copied, start - copied)
+            out.append(w.tmp)
+            copied = k
+        i = k
+    if changed:
+        out.append(<const char*>p + copied, n - copied)
+    return changed
