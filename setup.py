@@ -27,7 +27,7 @@ setup(
     package_data={"sqltok.sql": ["*.sql"], "sqltok": ["data/*"]},
     ext_modules=cythonize(
         [ext("pretokenize"), ext("bpe_train"), ext("bpe_encode", openmp=True),
-         ext("normalize", openmp=True)],
+         ext("normalize", openmp=True), ext("wordpiece", openmp=True)],
         compiler_directives={"language_level": "3", "boundscheck": False, "wraparound": False,
                              "cdivision": True, "initializedcheck": False},
         include_path=["cython_src"],

@@ -1,0 +1,273 @@
+# cython: language_level=3
+"""BERT's pipeline over Arrow string arrays: `BertNormalizer`, `BertPreTokenizer` (split on
+whitespace, isolate punctuation), WordPiece (greedy longest match, continuation prefix,
+`max_input_chars_per_word`, unknown token) and the single-sequence post-processor template.
+
+Each thread normalizes a row into its own buffer (or keeps the row when nothing changes), splits it
+into words and looks pieces up in two hash tables (word-initial tokens, and continuation tokens keyed
+without their prefix), with the GIL released; ids go to Arrow from C vectors.
+"""
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cython.parallel cimport prange
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t
+from libcpp.string cimport string
+from libcpp.vector cimport vector
+
+import pyarrow as pa
+
+from arrow_buffers cimport BinaryView, binary_view, view_end, view_start, view_valid
+from bert_normalize cimport BertOptions, bert_normalize_text, bert_options
+from bytes_table cimport BytesTable, bytes_table_build, bytes_table_get
+from id_lists cimport IdRows, id_rows_arrow
+from unicode_normalize cimport NfWork, PageCache, cached_flags, page_cache_init, utf8_decode
+
+
+cdef extern from "normalization_tables.h" nogil:
+    enum:
+        BERT_SPLIT
+        BERT_PUNCT
+
+
+cdef enum:
+    WORD = 0
+    SPLIT = 1
+    PUNCT = 2
+
+
+cdef struct Workspace:
+    NfWork w
+    string norm
+
+
+cdef class WordPieceEncoder:
+    """A WordPiece vocabulary with BERT's normalizer and pre-tokenizer; build once, encode from any
+    number of threads."""
+    cdef string vocab                       # token bytes back to back
+    cdef vector[int64_t] starts, ends
+    cdef string cont                        # continuation tokens without their prefix
+    cdef vector[int64_t] cont_starts, cont_ends
+    cdef BytesTable initial, continuing
+    cdef int64_t max_initial, max_continuing
+    cdef int32_t unk
+    cdef int64_t max_chars
+    cdef bint normalize
+    cdef BertOptions options
+    cdef vector[int32_t] before, after      # post-processor ids around a sequence
+    cdef uint8_t ascii_class[128]
+    cdef string pieces                      # decode: each id's text first and after the first
+    cdef vector[int64_t] piece_starts
+    cdef vector[uint8_t] skip
+
+    def __init__(self, list tokens, bytes prefix, int32_t unk_id, int64_t max_input_chars_per_word,
+                 normalizer, list before, list after, list first_pieces, list later_pieces, skip_ids):
+        """`tokens`: token bytes by id; `normalizer`: None or (clean_text, handle_chinese_chars,
+        strip_accents, lowercase); `before`/`after`: post-processor ids; `first_pieces`/
+        `later_pieces`: decoded text of each id at the start of a sequence / after it (bytes);
+        `skip_ids`: ids that decoding leaves out (special tokens)."""
+        cdef vector[int32_t] initial_keys, cont_keys
+        cdef int32_t i
+        cdef bytes t
+        cdef PageCache c
+        cdef int b
+        cdef uint16_t f
+        for i, t in enumerate(tokens):
+            self.starts.push_back(self.vocab.size())
+            self.vocab.append(<const char*>t, len(t))
+            self.ends.push_back(self.vocab.size())
+            initial_keys.push_back(i)
+            self.max_initial = max(self.max_initial, len(t))
+            self.cont_starts.push_back(self.cont.size())
+            if t.startswith(prefix) and len(t) > len(prefix):
+                self.cont.append(<const char*>t + len(prefix), len(t) - len(prefix))
+                cont_keys.push_back(i)
+                self.max_continuing = max(self.max_continuing, len(t) - len(prefix))
+            self.cont_ends.push_back(self.cont.size())
+        bytes_table_build(&self.initial, <const uint8_t*>self.vocab.data(), self.starts.data(),
+                          self.ends.data(), initial_keys)
+        bytes_table_build(&self.continuing, <const uint8_t*>self.cont.data(), self.cont_starts.data(),
+                          self.cont_ends.data(), cont_keys)
+        self.unk = unk_id
+        self.max_chars = max_input_chars_per_word
+        self.normalize = normalizer is not None
+        if normalizer is not None:
+            self.options = bert_options(normalizer[0], normalizer[1], normalizer[2], normalizer[3])
+        self.before = before
+        self.after = after
+        page_cache_init(c)
+        for b in range(128):
+            f = cached_flags(c, b)
+            self.ascii_class[b] = SPLIT if f & BERT_SPLIT else PUNCT if f & BERT_PUNCT else WORD
+        self.piece_starts.push_back(0)
+        for t in first_pieces + later_pieces:
+            self.pieces.append(<const char*>t, len(t))
+            self.piece_starts.push_back(self.pieces.size())
+        self.skip.assign(len(tokens), 0)
+        for i in skip_ids:
+            self.skip[i] = 1
+
+    @property
+    def n_vocab(self) -> int:
+        return <int>self.starts.size()
+
+    # -- text -> ids -------------------------------------------------------------------------------
+    cdef void _word(self, const uint8_t* p, int64_t n, int64_t chars, vector[int32_t]& out) noexcept nogil:
+        """WordPiece of one word: greedy longest match, the unknown token if any piece is missing."""
+        cdef size_t before = out.size()
+        cdef int64_t s = 0, e
+        cdef int32_t found
+        if chars > self.max_chars:
+            out.push_back(self.unk)
+            return
+        while s < n:
+            e = min(n, s + (self.max_initial if s == 0 else self.max_continuing))
+            while e > s and e < n and (p[e] & 0xC0) == 0x80:
+                e -= 1
+            found = -1
+            while e > s:
+                if s == 0:
+                    found = bytes_table_get(&self.initial, <const uint8_t*>self.vocab.data(), self.starts.data(),
+                                            self.ends.data(), p, e)
+                else:
+                    found = bytes_table_get(&self.continuing, <const uint8_t*>self.cont.data(),
+                                            self.cont_starts.data(), self.cont_ends.data(), p + s, e - s)
+                if found >= 0:
+                    break
+                e -= 1
+                while e > s and (p[e] & 0xC0) == 0x80:
+                    e -= 1
+            if found < 0:
+                out.resize(before)
+                out.push_back(self.unk)
+                return
+            out.push_back(found)
+            s = e
+
+    cdef void _encode_normalized(self, const uint8_t* q, int64_t m, vector[int32_t]& out,
+                                 NfWork& w) noexcept nogil:
+        """Pre-tokenize normalized text (whitespace splits, punctuation stands alone) and encode
+        each word."""
+        cdef int64_t i = 0, start, chars
+        cdef int ln
+        cdef uint32_t cp
+        cdef uint16_t f
+        cdef uint8_t cls
+        while i < m:
+            if q[i] < 0x80:
+                cls = self.ascii_class[q[i]]
+                ln = 1
+            else:
+                ln = utf8_decode(q + i, m - i, &cp)
+                f = cached_flags(w.cache, cp)
+                cls = SPLIT if f & BERT_SPLIT else PUNCT if f & BERT_PUNCT else WORD
+            if cls == SPLIT:
+                i += ln
+                continue
+            if cls == PUNCT:
+                self._word(q + i, ln, 1, out)
+                i += ln
+                continue
+            start = i
+            chars = 1
+            i += ln
+            while i < m:
+                if q[i] < 0x80:
+                    if self.ascii_class[q[i]] != WORD:
+                        break
+                    i += 1
+                else:
+                    ln = utf8_decode(q + i, m - i, &cp)
+                    if cached_flags(w.cache, cp) & (BERT_SPLIT | BERT_PUNCT):
+                        break
+                    i += ln
+                chars += 1
+            self._word(q + start, i - start, chars, out)
+
+    cdef void _encode_rows(self, const BinaryView& v, int64_t first, int64_t last, bint template,
+                           bint keep_ids, IdRows& res) noexcept nogil:
+        cdef Workspace ws
+        cdef int64_t r, s, n, before
+        cdef const uint8_t* p
+        page_cache_init(ws.w.cache)
+        for r in range(first, last):
+            if not view_valid(v, r):
+                res.lengths.push_back(-1)
+                continue
+            s = view_start(v, r)
+            p = v.values + s
+            n = view_end(v, r) - s
+            before = <int64_t>res.ids.size()
+            if template:
+                res.ids.insert(res.ids.end(), self.before.begin(), self.before.end())
+            ws.norm.clear()
+            if self.normalize and bert_normalize_text(p, n, self.options, ws.norm, ws.w):
+                self._encode_normalized(<const uint8_t*>ws.norm.data(), ws.norm.size(), res.ids, ws.w)
+            else:
+                self._encode_normalized(p, n, res.ids, ws.w)
+            if template:
+                res.ids.insert(res.ids.end(), self.after.begin(), self.after.end())
+            res.lengths.push_back(<int64_t>res.ids.size() - before)
+            if not keep_ids:
+                res.ids.clear()
+
+    def encode_arrow(self, texts, int threads=1, bint counts_only=False, bint template=True):
+        """Ids (list<int32>) or token counts (int64) of a pyarrow string array, NULL staying NULL;
+        `template`: add the post-processor's tokens around each row."""
+        cdef list keep = []
+        cdef BinaryView v = binary_view(texts, keep)
+        cdef int64_t n = v.length
+        cdef int nt = max(1, min(threads, n // 64 + 1))
+        cdef vector[IdRows] parts = vector[IdRows](nt)
+        cdef int k
+        for k in prange(nt, nogil=True, num_threads=nt, schedule="static"):
+            self._encode_rows(v, n * k // nt, n * (k + 1) // nt, template, not counts_only, parts[k])
+        return id_rows_arrow(parts, counts_only)
+
+    # -- ids -> text -------------------------------------------------------------------------------
+    def decode_arrow(self, ids):
+        """Text (large_string) of each row of a list<integer> array as HF's WordPiece decoder gives
+        it, special tokens left out; NULL stays NULL, an unknown id raises ValueError."""
+        if isinstance(ids, pa.ChunkedArray):
+            ids = ids.combine_chunks()
+        if not pa.types.is_large_list(ids.type):
+            ids = ids.cast(pa.large_list(pa.int32()))
+        flat = ids.values.cast(pa.int32())
+        if flat.null_count:
+            raise ValueError("token ids must not be NULL")
+        keep = (flat.buffers()[1], ids.buffers()[1])
+        cdef const int32_t* tok = (<const int32_t*><size_t>keep[0].address) + <int64_t>flat.offset
+        cdef const int64_t* loff = (<const int64_t*><size_t>keep[1].address) + <int64_t>ids.offset
+        cdef int64_t n = len(ids), r, j, t, bad = -1, piece, nv = <int64_t>self.starts.size()
+        cdef bint first
+        cdef string out
+        cdef vector[int64_t] offs
+        offs.push_back(0)
+        with nogil:
+            for r in range(n):
+                first = True
+                for j in range(loff[r], loff[r + 1]):
+                    t = tok[j]
+                    if t < 0 or t >= nv:
+                        bad = j
+                        break
+                    if self.skip[t]:
+                        continue
+                    piece = t if first else t + nv
+                    out.append(self.pieces.data() + self.piece_starts[piece],
+                               self.piece_starts[piece + 1] - self.piece_starts[piece])
+                    first = False
+                if bad >= 0:
+                    break
+                offs.push_back(<int64_t>out.size())
+        if bad >= 0:
+            raise ValueError(f"token id {tok[bad]} is not in this vocabulary (ids 0..{nv - 1})")
+        off_bytes = PyBytes_FromStringAndSize(<const char*>offs.data(), offs.size() * sizeof(int64_t))
+        data = pa.Array.from_buffers(pa.large_string(), n, [None, pa.py_buffer(off_bytes), pa.py_buffer(out)])
+        if ids.null_count:
+            return pa.compute.if_else(ids.is_null(), pa.scalar(None, pa.large_string()), data)
+        return data
+
+    def token_bytes(self, int32_t token_id) -> bytes:
+        """The vocabulary entry of one id (continuation prefix included)."""
+        if token_id < 0 or token_id >= <int32_t>self.starts.size():
+            raise ValueError(f"token id {token_id} is not in this vocabulary")
+        return self.vocab.substr(self.starts[token_id], self.ends[token_id] - self.starts[token_id])
