@@ -35,7 +35,8 @@ def define(con: duckdb.DuckDBPyConnection, name: str, fn: Callable, params: list
 
 def register_udfs(con: duckdb.DuckDBPyConnection) -> None:
     """Every sqltok UDF on `con`."""
-    from . import encode, pretokenize
+    from . import encode, normalize, pretokenize
 
     pretokenize.register(con)
     encode.register(con)
+    normalize.register(con)
