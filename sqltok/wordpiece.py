@@ -9,6 +9,7 @@ skipped).
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Sequence
 
@@ -90,22 +91,21 @@ class WordPieceTokenizer(Tokenizer):
         return pc.list_value_length(ids).cast(pa.int64()) if counts_only else ids
 
     def _encode_specials(self, texts: pa.Array, allowed, threads: int) -> pa.Array:
-        """Rows with special-token text matched as HF does: the text between special tokens encoded
-        piece by piece, the template around the whole row."""
-        rows = texts.to_pylist()
-        pieces, owners = [], []
-        for r, text in enumerate(rows):
-            if text is None:
-                continue
-            for segment, special in self._split_specials(text, allowed):
-                pieces.append(segment)
-                owners.append((r, special))
-        encoded = self._encoder.encode_arrow(pa.array(pieces, pa.large_string()), threads, False, False)
-        out: list = [None if t is None else [] for t in rows]
-        for (r, special), ids in zip(owners, encoded.to_pylist()):
-            out[r].extend([special] if special is not None else ids)
+        """Ids with special-token text matched as HF does: in the rows that hold some, the text
+        between special tokens is encoded piece by piece and the template put around the whole."""
+        ids = self._encoder.encode_arrow(texts, threads, False)
+        names = [s for s, i in self._special_tokens.items() if allowed == "all" or i in allowed]
+        hit = pc.match_substring_regex(texts, "|".join(re.escape(s) for s in names)).fill_null(False)
+        if not pc.any(hit).as_py():
+            return ids
+        rows = ids.to_pylist()
         before, after = self.spec.single
-        return pa.array([None if x is None else before + x + after for x in out], pa.large_list(pa.int32()))
+        for r in pc.indices_nonzero(hit).to_pylist():
+            parts = list(self._split_specials(texts[r].as_py(), allowed))
+            pieces = self._encoder.encode_arrow(pa.array([p for p, _ in parts], pa.large_string()), 1, False, False)
+            rows[r] = before + [x for (_, special), got in zip(parts, pieces.to_pylist())
+                                for x in ([special] if special is not None else got)] + after
+        return pa.array(rows, pa.large_list(pa.int32()))
 
     def _encode_lists(self, texts: Sequence[str], allowed_special: AllowedSpecial,
                       threads: int | None) -> list[list[int]]:
