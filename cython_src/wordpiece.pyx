@@ -9,7 +9,8 @@ without their prefix), with the GIL released; ids go to Arrow from C vectors.
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cython.parallel cimport prange
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.string cimport memcpy
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
@@ -17,7 +18,7 @@ import pyarrow as pa
 
 from arrow_buffers cimport BinaryView, binary_view, view_end, view_start, view_valid
 from bert_normalize cimport BertOptions, bert_normalize_text, bert_options
-from bytes_table cimport BytesTable, bytes_table_build, bytes_table_get
+from bytes_table cimport BytesTable, _mix64, bytes_hash, bytes_table_build, bytes_table_get_hashed
 from id_lists cimport IdRows, id_rows_arrow
 from unicode_normalize cimport NfWork, PageCache, cached_flags, page_cache_init, utf8_decode
 
@@ -32,6 +33,39 @@ cdef enum:
     WORD = 0
     SPLIT = 1
     PUNCT = 2
+    BLOOM_BITS = 1 << 18        # 32 KiB: two bits per key, about 6% false positives for BERT's vocabulary
+
+
+cdef const uint64_t CONTINUING_SALT = 0x9E3779B97F4A7C15ULL
+
+
+cdef inline uint64_t piece_hash(const uint8_t* p, int64_t n, const uint8_t* limit) noexcept nogil:
+    """`bytes_hash(p, n)`, with the last partial word read whole and masked when the buffer goes on
+    to `limit` (a short copy into a word would stall the load that follows it)."""
+    cdef uint64_t h = <uint64_t>n * <uint64_t>0x9E3779B97F4A7C15ULL
+    cdef uint64_t w
+    cdef int64_t i = 0
+    if p + ((n + 7) & ~7) > limit:
+        return bytes_hash(p, n)
+    while i + 8 <= n:
+        memcpy(&w, p + i, 8)
+        h = _mix64(h ^ w)
+        i += 8
+    if i < n:
+        memcpy(&w, p + i, 8)
+        h = _mix64(h ^ (w & (0xFFFFFFFFFFFFFFFFULL >> (64 - 8 * (n - i)))))
+    return h if h != 0 else 1
+
+
+cdef inline void bloom_add(vector[uint64_t]& bloom, uint64_t h) noexcept nogil:
+    cdef uint64_t a = (h >> 24) & (BLOOM_BITS - 1), b = (h >> 44) & (BLOOM_BITS - 1)
+    bloom[a >> 6] |= 1ULL << (a & 63)
+    bloom[b >> 6] |= 1ULL << (b & 63)
+
+
+cdef inline bint bloom_has(const uint64_t* bloom, uint64_t h) noexcept nogil:
+    cdef uint64_t a = (h >> 24) & (BLOOM_BITS - 1), b = (h >> 44) & (BLOOM_BITS - 1)
+    return (bloom[a >> 6] >> (a & 63)) & (bloom[b >> 6] >> (b & 63)) & 1
 
 
 cdef struct Workspace:
@@ -47,6 +81,7 @@ cdef class WordPieceEncoder:
     cdef string cont                        # continuation tokens without their prefix
     cdef vector[int64_t] cont_starts, cont_ends
     cdef BytesTable initial, continuing
+    cdef vector[uint64_t] bloom             # a cheap "surely not a token" before the hash tables
     cdef int64_t max_initial, max_continuing
     cdef int32_t unk
     cdef int64_t max_chars
@@ -86,6 +121,13 @@ cdef class WordPieceEncoder:
                           self.ends.data(), initial_keys)
         bytes_table_build(&self.continuing, <const uint8_t*>self.cont.data(), self.cont_starts.data(),
                           self.cont_ends.data(), cont_keys)
+        self.bloom.assign(BLOOM_BITS // 64, 0)
+        for i in initial_keys:
+            bloom_add(self.bloom, bytes_hash(<const uint8_t*>self.vocab.data() + self.starts[i],
+                                             self.ends[i] - self.starts[i]))
+        for i in cont_keys:
+            bloom_add(self.bloom, CONTINUING_SALT ^ bytes_hash(<const uint8_t*>self.cont.data() + self.cont_starts[i],
+                                                               self.cont_ends[i] - self.cont_starts[i]))
         self.unk = unk_id
         self.max_chars = max_input_chars_per_word
         self.normalize = normalizer is not None
@@ -110,8 +152,22 @@ cdef class WordPieceEncoder:
         return <int>self.starts.size()
 
     # -- text -> ids -------------------------------------------------------------------------------
-    cdef void _word(self, const uint8_t* p, int64_t n, int64_t chars, vector[int32_t]& out) noexcept nogil:
-        """WordPiece of one word: greedy longest match, the unknown token if any piece is missing."""
+    cdef inline int32_t _lookup(self, const uint8_t* p, int64_t n, const uint8_t* limit,
+                                bint continuing) noexcept nogil:
+        """The id of p[:n] (readable up to `limit`) as a word-initial or a continuation piece, or -1."""
+        cdef uint64_t h = piece_hash(p, n, limit)
+        if not bloom_has(self.bloom.data(), (CONTINUING_SALT ^ h) if continuing else h):
+            return -1
+        if continuing:
+            return bytes_table_get_hashed(&self.continuing, <const uint8_t*>self.cont.data(), self.cont_starts.data(),
+                                          self.cont_ends.data(), p, n, h)
+        return bytes_table_get_hashed(&self.initial, <const uint8_t*>self.vocab.data(), self.starts.data(),
+                                      self.ends.data(), p, n, h)
+
+    cdef void _word(self, const uint8_t* p, int64_t n, int64_t chars, const uint8_t* limit,
+                    vector[int32_t]& out) noexcept nogil:
+        """WordPiece of one word (readable up to `limit`): greedy longest match, the unknown token if
+        any piece is missing."""
         cdef size_t before = out.size()
         cdef int64_t s = 0, e
         cdef int32_t found
@@ -124,12 +180,7 @@ cdef class WordPieceEncoder:
                 e -= 1
             found = -1
             while e > s:
-                if s == 0:
-                    found = bytes_table_get(&self.initial, <const uint8_t*>self.vocab.data(), self.starts.data(),
-                                            self.ends.data(), p, e)
-                else:
-                    found = bytes_table_get(&self.continuing, <const uint8_t*>self.cont.data(),
-                                            self.cont_starts.data(), self.cont_ends.data(), p + s, e - s)
+                found = self._lookup(p + s, e - s, limit, s > 0)
                 if found >= 0:
                     break
                 e -= 1
@@ -163,7 +214,7 @@ cdef class WordPieceEncoder:
                 i += ln
                 continue
             if cls == PUNCT:
-                self._word(q + i, ln, 1, out)
+                self._word(q + i, ln, 1, q + m, out)
                 i += ln
                 continue
             start = i
@@ -180,7 +231,7 @@ cdef class WordPieceEncoder:
                         break
                     i += ln
                 chars += 1
-            self._word(q + start, i - start, chars, out)
+            self._word(q + start, i - start, chars, q + m, out)
 
     cdef void _encode_rows(self, const BinaryView& v, int64_t first, int64_t last, bint template,
                            bint keep_ids, IdRows& res) noexcept nogil:
@@ -188,6 +239,8 @@ cdef class WordPieceEncoder:
         cdef int64_t r, s, n, before
         cdef const uint8_t* p
         page_cache_init(ws.w.cache)
+        if keep_ids and last > first:
+            res.ids.reserve((view_end(v, last - 1) - view_start(v, first)) // 4 + 16)
         for r in range(first, last):
             if not view_valid(v, r):
                 res.lengths.push_back(-1)
