@@ -3,8 +3,8 @@
 characters, U+0000 and U+FFFD; whitespace becomes ' '), handle_chinese_chars (a space on each side of
 a CJK ideograph), strip_accents (NFD, then drop nonspacing marks) and lowercase, in HF's order.
 
-Same savings as the normalizers: ASCII is tested 8 bytes at a time and only the bytes a switch changes
-(controls, capitals) are looked at; other characters read one flag word from the cached page; the
+Same savings as the normalizers: ASCII is tested 8 bytes at a time (capitals lowercased by one OR
+per 8 bytes) and only control bytes are looked at one by one; other characters read one flag word from the cached page; the
 output is lazy. Character classes are HF tokenizers 0.23.3's (see tools/gen_normalization_tables.py).
 """
 from libc.stdint cimport int16_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
@@ -58,16 +58,18 @@ cdef inline BertOptions bert_options(bint clean, bint chinese, bint strip, bint 
     return o
 
 
-cdef inline bint ascii_block_plain(uint64_t x, bint lower) noexcept nogil:
-    """True when the 8 bytes of x are ASCII that no switch changes: no high bit, no control byte
-    (< 0x20 or 0x7F) and, when lowercasing, no capital letter."""
+cdef inline uint64_t block_special(uint64_t x) noexcept nogil:
+    """0x80 in each byte of x that is not ASCII or is a control byte (< 0x20 or 0x7F), else 0
+    (exact as "any", which is all the callers ask)."""
     cdef uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL
-    cdef uint64_t bad = x & high
-    bad |= (x - ones * 0x20) & ~x & high                      # a byte < 0x20
-    bad |= ((x ^ (ones * 0x7F)) - ones) & ~(x ^ (ones * 0x7F)) & high   # a byte == 0x7F
-    if lower:   # a byte in 'A'..'Z' (exact for ASCII bytes)
-        bad |= (ones * (127 + 0x5B) - (x & ones * 127)) & ~x & ((x & ones * 127) + ones * (127 - 0x40)) & high
-    return bad == 0
+    cdef uint64_t y = x ^ (ones * 0x7F)
+    return (x & high) | ((x - ones * 0x20) & ~x & high) | ((y - ones) & ~y & high)
+
+
+cdef inline uint64_t block_capitals(uint64_t x) noexcept nogil:
+    """0x80 in each byte of x (all ASCII) that is 'A'..'Z'."""
+    cdef uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL
+    return (ones * (127 + 0x5B) - (x & ones * 127)) & ~x & ((x & ones * 127) + ones * (127 - 0x40)) & high
 
 
 cdef inline void bert_flush(NfWork& w, const BertOptions& o) noexcept nogil:
@@ -132,16 +134,26 @@ cdef inline bint bert_normalize_text(const uint8_t* p, int64_t n, const BertOpti
     """Append the BERT normalization of p[:n] to `out` and return True, or return False (leaving
     `out` alone) when it changes nothing."""
     cdef int64_t i = 0, k, copied = 0
-    cdef uint64_t x
+    cdef uint64_t x, caps
     cdef uint32_t cp
     cdef int16_t m
     cdef int ln
     cdef bint changed = False
     while i < n:
-        while i + 8 <= n:
+        while i + 8 <= n:       # 8 ASCII bytes at a time: skipped, or lowercased with one OR
             memcpy(&x, p + i, 8)
-            if not ascii_block_plain(x, o.lower):
+            if block_special(x):
                 break
+            if o.lower:
+                caps = block_capitals(x)
+                if caps:
+                    if not changed:
+                        out.reserve(out.size() + n + n // 4 + 16)
+                        changed = True
+                    out.append(<const char*>p + copied, i - copied)
+                    x |= caps >> 2
+                    out.append(<const char*>&x, 8)
+                    copied = i + 8
             i += 8
         if i >= n:
             break

@@ -39,6 +39,17 @@ cdef enum:
 cdef const uint64_t CONTINUING_SALT = 0x9E3779B97F4A7C15ULL
 
 
+cdef enum:
+    FIRST_BUCKETS = 4096     # longest piece per first character (hashed; colliding ones share the max)
+
+
+cdef inline uint32_t first_bucket(const uint8_t* p, int64_t n, bint continuing) noexcept nogil:
+    """The bucket of the piece that starts at p: its first character, word-initial or continuation."""
+    cdef uint32_t cp
+    utf8_decode(p, n, &cp)
+    return ((cp * 2654435761U) >> 20 & (FIRST_BUCKETS - 1)) | (<uint32_t>continuing << 12)
+
+
 cdef inline uint64_t piece_hash(const uint8_t* p, int64_t n, const uint8_t* limit) noexcept nogil:
     """`bytes_hash(p, n)`, with the last partial word read whole and masked when the buffer goes on
     to `limit` (a short copy into a word would stall the load that follows it)."""
@@ -82,7 +93,7 @@ cdef class WordPieceEncoder:
     cdef vector[int64_t] cont_starts, cont_ends
     cdef BytesTable initial, continuing
     cdef vector[uint64_t] bloom             # a cheap "surely not a token" before the hash tables
-    cdef int64_t max_initial, max_continuing
+    cdef vector[uint16_t] longest          # by first_bucket: the longest piece in bytes
     cdef int32_t unk
     cdef int64_t max_chars
     cdef bint normalize
@@ -110,17 +121,21 @@ cdef class WordPieceEncoder:
             self.vocab.append(<const char*>t, len(t))
             self.ends.push_back(self.vocab.size())
             initial_keys.push_back(i)
-            self.max_initial = max(self.max_initial, len(t))
             self.cont_starts.push_back(self.cont.size())
             if t.startswith(prefix) and len(t) > len(prefix):
                 self.cont.append(<const char*>t + len(prefix), len(t) - len(prefix))
                 cont_keys.push_back(i)
-                self.max_continuing = max(self.max_continuing, len(t) - len(prefix))
             self.cont_ends.push_back(self.cont.size())
         bytes_table_build(&self.initial, <const uint8_t*>self.vocab.data(), self.starts.data(),
                           self.ends.data(), initial_keys)
         bytes_table_build(&self.continuing, <const uint8_t*>self.cont.data(), self.cont_starts.data(),
                           self.cont_ends.data(), cont_keys)
+        self.longest.assign(2 * FIRST_BUCKETS, 0)
+        for i in initial_keys:
+            self._note_length(<const uint8_t*>self.vocab.data() + self.starts[i], self.ends[i] - self.starts[i], False)
+        for i in cont_keys:
+            self._note_length(<const uint8_t*>self.cont.data() + self.cont_starts[i],
+                              self.cont_ends[i] - self.cont_starts[i], True)
         self.bloom.assign(BLOOM_BITS // 64, 0)
         for i in initial_keys:
             bloom_add(self.bloom, bytes_hash(<const uint8_t*>self.vocab.data() + self.starts[i],
@@ -146,6 +161,14 @@ cdef class WordPieceEncoder:
         self.skip.assign(len(tokens), 0)
         for i in skip_ids:
             self.skip[i] = 1
+
+    cdef void _note_length(self, const uint8_t* p, int64_t n, bint continuing):
+        cdef uint32_t b
+        if n > 0:
+            b = first_bucket(p, n, continuing)
+            if n > 0xFFFF:
+                raise ValueError("a WordPiece token longer than 65,535 bytes")
+            self.longest[b] = max(self.longest[b], n)
 
     @property
     def n_vocab(self) -> int:
@@ -175,7 +198,7 @@ cdef class WordPieceEncoder:
             out.push_back(self.unk)
             return
         while s < n:
-            e = min(n, s + (self.max_initial if s == 0 else self.max_continuing))
+            e = min(n, s + self.longest[first_bucket(p + s, n - s, s > 0)])
             while e > s and e < n and (p[e] & 0xC0) == 0x80:
                 e -= 1
             found = -1
