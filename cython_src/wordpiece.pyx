@@ -116,15 +116,21 @@ cdef class WordPieceEncoder:
         cdef PageCache c
         cdef int b
         cdef uint16_t f
+        page_cache_init(c)
+        for b in range(128):
+            f = cached_flags(c, b)
+            self.ascii_class[b] = SPLIT if f & BERT_SPLIT else PUNCT if f & BERT_PUNCT else WORD
         for i, t in enumerate(tokens):
             self.starts.push_back(self.vocab.size())
             self.vocab.append(<const char*>t, len(t))
             self.ends.push_back(self.vocab.size())
-            initial_keys.push_back(i)
+            if self._reachable(<const uint8_t*>t, len(t), True, c):
+                initial_keys.push_back(i)
             self.cont_starts.push_back(self.cont.size())
             if t.startswith(prefix) and len(t) > len(prefix):
                 self.cont.append(<const char*>t + len(prefix), len(t) - len(prefix))
-                cont_keys.push_back(i)
+                if self._reachable(<const uint8_t*>t + len(prefix), len(t) - len(prefix), False, c):
+                    cont_keys.push_back(i)
             self.cont_ends.push_back(self.cont.size())
         bytes_table_build(&self.initial, <const uint8_t*>self.vocab.data(), self.starts.data(),
                           self.ends.data(), initial_keys)
@@ -150,10 +156,6 @@ cdef class WordPieceEncoder:
             self.options = bert_options(normalizer[0], normalizer[1], normalizer[2], normalizer[3])
         self.before = before
         self.after = after
-        page_cache_init(c)
-        for b in range(128):
-            f = cached_flags(c, b)
-            self.ascii_class[b] = SPLIT if f & BERT_SPLIT else PUNCT if f & BERT_PUNCT else WORD
         self.piece_starts.push_back(0)
         for t in first_pieces + later_pieces:
             self.pieces.append(<const char*>t, len(t))
@@ -161,6 +163,21 @@ cdef class WordPieceEncoder:
         self.skip.assign(len(tokens), 0)
         for i in skip_ids:
             self.skip[i] = 1
+
+    cdef bint _reachable(self, const uint8_t* p, int64_t n, bint initial, PageCache& c):
+        """Whether the pre-tokenizer can hand WordPiece this piece: no whitespace and no punctuation
+        in it, or (word-initial) one punctuation character alone. The others stay out of the tables."""
+        cdef int64_t i = 0
+        cdef int ln
+        cdef uint32_t cp
+        cdef uint16_t f
+        while i < n:
+            ln = utf8_decode(p + i, n - i, &cp)
+            f = cached_flags(c, cp)
+            if f & BERT_SPLIT or (f & BERT_PUNCT and not (initial and ln == n)):
+                return False
+            i += ln
+        return n > 0
 
     cdef void _note_length(self, const uint8_t* p, int64_t n, bint continuing):
         cdef uint32_t b
