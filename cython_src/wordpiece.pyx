@@ -100,6 +100,7 @@ cdef class WordPieceEncoder:
     cdef BertOptions options
     cdef vector[int32_t] before, after      # post-processor ids around a sequence
     cdef uint8_t ascii_class[128]
+    cdef int32_t ascii_word[128]            # the id of each ASCII character as a whole word (-1: none)
     cdef string pieces                      # decode: each id's text first and after the first
     cdef vector[int64_t] piece_starts
     cdef vector[uint8_t] skip
@@ -115,6 +116,7 @@ cdef class WordPieceEncoder:
         cdef bytes t
         cdef PageCache c
         cdef int b
+        cdef uint8_t byte
         cdef uint16_t f
         page_cache_init(c)
         for b in range(128):
@@ -151,6 +153,11 @@ cdef class WordPieceEncoder:
                                                                self.cont_ends[i] - self.cont_starts[i]))
         self.unk = unk_id
         self.max_chars = max_input_chars_per_word
+        for b in range(128):
+            byte = b
+            self.ascii_word[b] = -1 if self.max_chars < 1 else bytes_table_get_hashed(
+                &self.initial, <const uint8_t*>self.vocab.data(), self.starts.data(), self.ends.data(), &byte, 1,
+                bytes_hash(&byte, 1))
         self.normalize = normalizer is not None
         if normalizer is not None:
             self.options = bert_options(normalizer[0], normalizer[1], normalizer[2], normalizer[3])
@@ -254,7 +261,10 @@ cdef class WordPieceEncoder:
                 i += ln
                 continue
             if cls == PUNCT:
-                self._word(q + i, ln, 1, q + m, out)
+                if ln == 1 and self.ascii_word[q[i]] >= 0:
+                    out.push_back(self.ascii_word[q[i]])
+                else:
+                    self._word(q + i, ln, 1, q + m, out)
                 i += ln
                 continue
             start = i
