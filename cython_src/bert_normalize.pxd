@@ -40,7 +40,7 @@ cdef struct BertOptions:
 cdef inline BertOptions bert_options(bint clean, bint chinese, bint strip, bint lower) noexcept nogil:
     cdef BertOptions o
     cdef PageCache c
-    cdef uint16_t f
+    cdef uint32_t f
     cdef int b
     page_cache_init(c)
     o.clean, o.chinese, o.strip, o.lower = clean, chinese, strip, lower
@@ -76,7 +76,7 @@ cdef inline void bert_flush(NfWork& w, const BertOptions& o) noexcept nogil:
     """Order the pending code points' marks (NFD), drop nonspacing ones, lowercase, into w.tmp."""
     cdef size_t i, k
     cdef uint32_t cp, entry
-    cdef uint16_t f
+    cdef uint32_t f
     if o.strip:
         order_marks(w, 0)
     for i in range(w.cps.size()):
@@ -98,7 +98,7 @@ cdef inline void bert_segment(const uint8_t* p, int64_t n, const BertOptions& o,
     """w.tmp = the BERT normalization of p[:n], a stretch of non-ASCII characters."""
     cdef int64_t i = 0
     cdef uint32_t cp
-    cdef uint16_t f
+    cdef uint32_t f
     cdef bint cjk
     w.tmp.clear()
     w.cps.clear()

@@ -3,9 +3,11 @@
 
 The seed's three savings: ASCII is skipped 16 bytes at a time (no form changes it, nothing attaches
 across it); every other character costs one read from the page (256 code points) of "could
-normalization touch it" flags that the scan keeps at hand; output is lazy: a text nothing changes
-gives no output at all (the caller keeps the input), otherwise untouched stretches are copied in bulk.
-Only a segment around touched characters (from the last untouched character to the next one) is
+normalization change it" flags and combining classes that the scan keeps at hand, or one read of a
+per-page bit where nothing on the page can change; output is lazy: a text nothing
+changes gives no output at all (the caller keeps the input), otherwise untouched stretches are copied
+in bulk. Quick check: unflagged characters whose classes never go down are normalized already; only a
+segment around the others (from the starter before them to the next unflagged starter) is
 decomposed, canonically ordered and, for NFC/NFKC, composed; Hangul is algorithmic.
 """
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
@@ -19,7 +21,8 @@ cdef extern from "normalization_tables.h" nogil:
     const char* NF_UNICODE_VERSION
     const uint32_t NF_POOL[]
     const uint16_t NF_FLAGS_PAGE[]
-    const uint16_t NF_FLAGS_BLOCK[]
+    const uint32_t NF_FLAGS_BLOCK[]
+    const uint8_t NF_CLEAN_PAGE[]
     const uint64_t NF_COMPOSE_KEYS[]
     const uint32_t NF_COMPOSE_VALUES[]
     const uint32_t NF_COMPOSE_MASK
@@ -28,10 +31,10 @@ cdef extern from "normalization_tables.h" nogil:
     uint32_t nf_compat_of(uint32_t cp)
     uint32_t nf_compose_slot(uint32_t a, uint32_t b)
     enum:
-        NF_TOUCH_NFD
-        NF_TOUCH_NFKD
-        NF_TOUCH_NFC
-        NF_TOUCH_NFKC
+        NF_CHANGE_NFD
+        NF_CHANGE_NFKD
+        NF_CHANGE_NFC
+        NF_CHANGE_NFKC
 
 
 cdef extern from *:
@@ -58,7 +61,7 @@ cdef struct PageCache:
     # The flags of the page (256 code points) the scan is in: one read per character while the text
     # stays in one script.
     uint32_t page
-    const uint16_t* block
+    const uint32_t* block
 
 
 cdef struct NfWork:
@@ -75,7 +78,8 @@ cdef inline void page_cache_init(PageCache& c) noexcept nogil:
     c.block = NULL
 
 
-cdef inline uint16_t cached_flags(PageCache& c, uint32_t cp) noexcept nogil:
+cdef inline uint32_t cached_flags(PageCache& c, uint32_t cp) noexcept nogil:
+    """Flag bits of cp, its combining class in bits 16..23."""
     cdef uint32_t page = cp >> 8
     if page != c.page:
         c.page = page
@@ -256,53 +260,62 @@ cdef inline void normalize_segment(const uint8_t* p, int64_t n, int form, NfWork
         utf8_append(w.tmp, w.cps[i])
 
 
-cdef inline uint16_t form_touch(int form) noexcept nogil:
+cdef inline uint32_t form_change(int form) noexcept nogil:
     if form == FORM_NFC:
-        return NF_TOUCH_NFC
+        return NF_CHANGE_NFC
     if form == FORM_NFD:
-        return NF_TOUCH_NFD
+        return NF_CHANGE_NFD
     if form == FORM_NFKC:
-        return NF_TOUCH_NFKC
-    return NF_TOUCH_NFKD
+        return NF_CHANGE_NFKC
+    return NF_CHANGE_NFKD
 
 
 cdef inline bint normalize_text(const uint8_t* p, int64_t n, int form, string& out, NfWork& w) noexcept nogil:
     """Append the normal form of p[:n] to `out` and return True, or return False (leaving `out`
     alone) when p[:n] is already normalized."""
-    cdef uint16_t touch = form_touch(form)
-    cdef bint composing = form == FORM_NFC or form == FORM_NFKC
-    cdef int64_t i = 0, j, k, start, boundary = 0, copied = 0
+    cdef uint32_t change = form_change(form), f, page, ccc, last_ccc = 0
+    cdef int64_t i = 0, j, k, boundary = 0, copied = 0
     cdef int ln
     cdef uint32_t cp
     cdef bint changed = False
     while i < n:
-        j = ascii_end(p, i, n)
-        if j > i:
-            boundary = j - 1
-            i = j
-            if i >= n:
-                break
+        if p[i] < 0x80:
+            i = ascii_end(p, i, n)
+            boundary = i - 1
+            last_ccc = 0
+            continue
         ln = utf8_decode(p + i, n - i, &cp)
-        if not (cached_flags(w.cache, cp) & touch):
-            boundary = i
+        page = cp >> 8
+        if page != w.cache.page and NF_CLEAN_PAGE[page] & change:
+            boundary = i            # a page where nothing changes (CJK ideographs, Hangul syllables...)
+            last_ccc = 0
             i += ln
             continue
-        k = i + ln
+        f = cached_flags(w.cache, cp)
+        ccc = f >> 16
+        if not (f & change) and (ccc == 0 or ccc >= last_ccc):
+            if ccc == 0:
+                boundary = i
+            last_ccc = ccc
+            i += ln
+            continue
+        k = i + ln          # the segment ends at the next starter that cannot change
         while k < n and p[k] >= 0x80:
             ln = utf8_decode(p + k, n - k, &cp)
-            if not (cached_flags(w.cache, cp) & touch):
+            f = cached_flags(w.cache, cp)
+            if not (f & change) and f >> 16 == 0:
                 break
             k += ln
-        start = boundary if composing and i > 0 else i
-        normalize_segment(p + start, k - start, form, w)
-        if <int64_t>w.tmp.size() != k - start or memcmp(w.tmp.data(), p + start, k - start) != 0:
+        normalize_segment(p + boundary, k - boundary, form, w)
+        if <int64_t>w.tmp.size() != k - boundary or memcmp(w.tmp.data(), p + boundary, k - boundary) != 0:
             if not changed:
                 out.reserve(out.size() + n + n // 4 + 16)
                 changed = True
-            out.append(<const char*>p + copied, start - copied)
+            out.append(<const char*>p + copied, boundary - copied)
             out.append(w.tmp)
             copied = k
         i = k
+        last_ccc = 0
     if changed:
         out.append(<const char*>p + copied, n - copied)
     return changed

@@ -117,7 +117,7 @@ cdef class WordPieceEncoder:
         cdef PageCache c
         cdef int b
         cdef uint8_t byte
-        cdef uint16_t f
+        cdef uint32_t f
         page_cache_init(c)
         for b in range(128):
             f = cached_flags(c, b)
@@ -177,7 +177,7 @@ cdef class WordPieceEncoder:
         cdef int64_t i = 0
         cdef int ln
         cdef uint32_t cp
-        cdef uint16_t f
+        cdef uint32_t f
         while i < n:
             ln = utf8_decode(p + i, n - i, &cp)
             f = cached_flags(c, cp)
@@ -247,7 +247,7 @@ cdef class WordPieceEncoder:
         cdef int64_t i = 0, start, chars
         cdef int ln
         cdef uint32_t cp
-        cdef uint16_t f
+        cdef uint32_t f
         cdef uint8_t cls
         while i < m:
             if q[i] < 0x80:

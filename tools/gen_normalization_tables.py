@@ -5,9 +5,11 @@ Normalization (NFC, NFD, NFKC, NFKD), from the PyPI package `unicodedata2==17.0.
 - canonical combining class of every code point;
 - full canonical and full compatibility decompositions (Hangul syllables are left to the algorithm);
 - primary composites (pairs whose composition is not excluded), as an open-addressing hash table;
-- per form, "could normalization touch this character": it changes when normalized alone, has a
-  non-zero combining class, or (composing forms) can combine with the character before it. A
-  character without that flag is a boundary: nothing before it interacts with it.
+- per form, "could normalization change this character": it changes when normalized alone or
+  (composing forms) can combine with the character before it; with its combining class (bits 16..23 of
+  the flags), that is the quick check: a run of such-free characters whose classes never go down is
+  normalized, and a starter without the flag is a boundary nothing before it interacts with;
+- per page, whether every character of it is such a free starter (a page the scan can skip).
 
 BERT (`BertNormalizer`, `BertPreTokenizer`): what HF `tokenizers` 0.23.3 does to each code point,
 read from `tokenizers` itself. Its Rust crates carry older Unicode data than 17.0 (format characters,
@@ -32,9 +34,9 @@ PAGE = 256
 HANGUL_FIRST, HANGUL_LAST = 0xAC00, 0xD7A3
 SURROGATES = range(0xD800, 0xE000)
 
-# Flag bits (uint16 per code point).
+# Flag bits (uint32 per code point; bits 16..23 hold the canonical combining class).
 FLAGS = {
-    "NF_TOUCH_NFD": 1, "NF_TOUCH_NFKD": 2, "NF_TOUCH_NFC": 4, "NF_TOUCH_NFKC": 8,
+    "NF_CHANGE_NFD": 1, "NF_CHANGE_NFKD": 2, "NF_CHANGE_NFC": 4, "NF_CHANGE_NFKC": 8,
     "BERT_REMOVE": 16,      # clean_text drops it
     "BERT_SPACE": 32,       # clean_text makes it ' '
     "BERT_CJK": 64,         # handle_chinese_chars pads it with spaces
@@ -76,16 +78,26 @@ def compositions() -> dict[tuple[int, int], int]:
 
 
 def nf_flags(pairs: dict[tuple[int, int], int]) -> list[int]:
-    """The four "could normalization touch it" bits of every code point."""
+    """The four "could normalization change it" bits and the combining class of every code point."""
     second = {b for _, b in pairs} | set(range(0x1161, 0x1176)) | set(range(0x11A8, 0x11C3))
     flags = [0] * N_CODE_POINTS
     for cp in code_points():
         c = chr(cp)
-        marked = U.combining(c) != 0
+        flags[cp] = U.combining(c) << 16
         for form in ("NFD", "NFKD", "NFC", "NFKC"):
-            if marked or U.normalize(form, c) != c or (form in ("NFC", "NFKC") and cp in second):
-                flags[cp] |= FLAGS[f"NF_TOUCH_{form}"]
+            if U.normalize(form, c) != c or (form in ("NFC", "NFKC") and cp in second):
+                flags[cp] |= FLAGS[f"NF_CHANGE_{form}"]
     return flags
+
+
+def clean_pages(flags: list[int]) -> list[int]:
+    """Per page, a bit per form (as NF_CHANGE_*) set when no character of it changes or has a class."""
+    out = []
+    for start in range(0, N_CODE_POINTS, PAGE):
+        page = flags[start:start + PAGE]
+        out.append(sum(bit for name, bit in FLAGS.items() if name.startswith("NF_CHANGE_")
+                       and all(not (f & bit) and f >> 16 == 0 for f in page)))
+    return out
 
 
 def hf_per_char(normalizer, cps: list[int], sep: str) -> list[str]:
@@ -242,7 +254,8 @@ def main() -> None:
 
 /* Mappings: entry = offset << 8 | length into NF_POOL (0: none). */
 {c_array("uint32_t", "NF_POOL", pool)}
-{lookup("nf_flags", "uint16_t", flags)}
+{lookup("nf_flags", "uint32_t", flags)}
+{c_array("uint8_t", "NF_CLEAN_PAGE", clean_pages(flags))}
 {lookup("nf_ccc", "uint8_t", ccc)}
 {lookup("nf_canonical", "uint32_t", canonical)}
 {lookup("nf_compat", "uint32_t", compat)}
