@@ -8,11 +8,12 @@ per 8 bytes) and only control bytes are looked at one by one; other characters r
 output is lazy. Character classes are HF tokenizers 0.23.3's (see tools/gen_normalization_tables.py).
 """
 from libc.stdint cimport int16_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
-from libc.string cimport memcmp, memcpy
+from libc.string cimport memcpy
 from libcpp.string cimport string
 
 from unicode_normalize cimport (NfWork, PageCache, S_BASE, S_COUNT, cached_flags, order_marks,
-                                page_cache_init, push_hangul, push_mapped, utf8_append, utf8_decode)
+                                page_cache_init, push_hangul, push_mapped, replace_span, utf8_append,
+                                utf8_decode)
 
 
 cdef extern from "normalization_tables.h" nogil:
@@ -180,13 +181,7 @@ cdef inline bint bert_normalize_text(const uint8_t* p, int64_t n, const BertOpti
                 break
             k += ln
         bert_segment(p + i, k - i, o, w)
-        if <int64_t>w.tmp.size() != k - i or memcmp(w.tmp.data(), p + i, k - i) != 0:
-            if not changed:
-                out.reserve(out.size() + n + n // 4 + 16)
-                changed = True
-            out.append(<const char*>p + copied, i - copied)
-            out.append(w.tmp)
-            copied = k
+        changed = replace_span(p, n, i, k, w.tmp, out, &copied, changed)
         i = k
     if changed:
         out.append(<const char*>p + copied, n - copied)

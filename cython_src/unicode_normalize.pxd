@@ -270,14 +270,58 @@ cdef inline uint32_t form_change(int form) noexcept nogil:
     return NF_CHANGE_NFKD
 
 
+cdef inline bint replace_span(const uint8_t* p, int64_t n, int64_t start, int64_t end, const string& repl,
+                              string& out, int64_t* copied, bint changed) noexcept nogil:
+    """Lazy output of a text p[:n]: when `repl` differs from p[start:end], append the untouched text
+    since `copied` and `repl` to `out` (reserving once, on the first change). Whether anything
+    changed so far."""
+    if <int64_t>repl.size() == end - start and memcmp(repl.data(), p + start, end - start) == 0:
+        return changed
+    if not changed:
+        out.reserve(out.size() + n + n // 4 + 16)
+    out.append(<const char*>p + copied[0], start - copied[0])
+    out.append(repl)
+    copied[0] = end
+    return True
+
+
+cdef inline int64_t hangul_syllable(const uint8_t* p, int64_t n, int64_t boundary, int64_t i, uint32_t v,
+                                    NfWork& w) noexcept nogil:
+    """Composing forms, a V jamo at i right after an L jamo at `boundary`: write the syllable (with a
+    T jamo that follows) to w.tmp and return where it ends, or return -1 when what follows is not a
+    starter that cannot change (the general path decides then)."""
+    cdef uint32_t l, t, f
+    cdef int64_t k = i + 3
+    if boundary != i - 3 or i < 3:
+        return -1
+    utf8_decode(p + boundary, 3, &l)
+    if not L_BASE <= l < L_BASE + L_COUNT:
+        return -1
+    l = S_BASE + ((l - L_BASE) * V_COUNT + (v - V_BASE)) * T_COUNT
+    if k + 3 <= n:
+        utf8_decode(p + k, 3, &t)
+        if T_BASE < t < T_BASE + T_COUNT:
+            l += t - T_BASE
+            k += 3
+    if k < n and p[k] >= 0x80:
+        utf8_decode(p + k, n - k, &t)
+        f = cached_flags(w.cache, t)
+        if f & (NF_CHANGE_NFC | NF_CHANGE_NFKC) or f >> 16:
+            return -1
+    w.tmp.clear()
+    utf8_append(w.tmp, l)
+    return k
+
+
 cdef inline bint normalize_text(const uint8_t* p, int64_t n, int form, string& out, NfWork& w) noexcept nogil:
     """Append the normal form of p[:n] to `out` and return True, or return False (leaving `out`
     alone) when p[:n] is already normalized."""
     cdef uint32_t change = form_change(form), f, page, ccc, last_ccc = 0
-    cdef int64_t i = 0, j, k, boundary = 0, copied = 0
+    cdef int64_t i = 0, k, boundary = 0, copied = 0
     cdef int ln
     cdef uint32_t cp
     cdef bint changed = False
+    cdef bint composing = form == FORM_NFC or form == FORM_NFKC
     while i < n:
         if p[i] < 0x80:
             i = ascii_end(p, i, n)
@@ -299,21 +343,19 @@ cdef inline bint normalize_text(const uint8_t* p, int64_t n, int form, string& o
             last_ccc = ccc
             i += ln
             continue
-        k = i + ln          # the segment ends at the next starter that cannot change
-        while k < n and p[k] >= 0x80:
-            ln = utf8_decode(p + k, n - k, &cp)
-            f = cached_flags(w.cache, cp)
-            if not (f & change) and f >> 16 == 0:
-                break
-            k += ln
-        normalize_segment(p + boundary, k - boundary, form, w)
-        if <int64_t>w.tmp.size() != k - boundary or memcmp(w.tmp.data(), p + boundary, k - boundary) != 0:
-            if not changed:
-                out.reserve(out.size() + n + n // 4 + 16)
-                changed = True
-            out.append(<const char*>p + copied, boundary - copied)
-            out.append(w.tmp)
-            copied = k
+        k = -1
+        if composing and V_BASE <= cp < V_BASE + V_COUNT:
+            k = hangul_syllable(p, n, boundary, i, cp, w)
+        if k < 0:
+            k = i + ln          # the segment ends at the next starter that cannot change
+            while k < n and p[k] >= 0x80:
+                ln = utf8_decode(p + k, n - k, &cp)
+                f = cached_flags(w.cache, cp)
+                if not (f & change) and f >> 16 == 0:
+                    break
+                k += ln
+            normalize_segment(p + boundary, k - boundary, form, w)
+        changed = replace_span(p, n, boundary, k, w.tmp, out, &copied, changed)
         i = k
         last_ccc = 0
     if changed:
