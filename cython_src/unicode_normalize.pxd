@@ -317,6 +317,7 @@ cdef inline bint normalize_text(const uint8_t* p, int64_t n, int form, string& o
     """Append the normal form of p[:n] to `out` and return True, or return False (leaving `out`
     alone) when p[:n] is already normalized."""
     cdef uint32_t change = form_change(form), f, page, ccc, last_ccc = 0
+    cdef uint8_t lead, second
     cdef int64_t i = 0, k, boundary = 0, copied = 0
     cdef int ln
     cdef uint32_t cp
@@ -331,9 +332,13 @@ cdef inline bint normalize_text(const uint8_t* p, int64_t n, int form, string& o
         ln = utf8_decode(p + i, n - i, &cp)
         page = cp >> 8
         if page != w.cache.page and NF_CLEAN_PAGE[page] & change:
-            boundary = i            # a page where nothing changes (CJK ideographs, Hangul syllables...)
+            i += ln                 # a page where nothing changes (CJK ideographs, Hangul syllables...)
+            while i + 3 <= n and p[i] & 0xF0 == 0xE0 and NF_CLEAN_PAGE[(p[i] & 0x0F) << 4 | (p[i + 1] >> 2 & 0x0F)] & change:
+                i += 3              # and the next 3-byte characters on such pages, undecoded
+            boundary = i - 1        # within the last character skipped: it is a starter that cannot change
+            while p[boundary] & 0xC0 == 0x80:
+                boundary -= 1
             last_ccc = 0
-            i += ln
             continue
         f = cached_flags(w.cache, cp)
         ccc = f >> 16
@@ -342,6 +347,17 @@ cdef inline bint normalize_text(const uint8_t* p, int64_t n, int form, string& o
                 boundary = i
             last_ccc = ccc
             i += ln
+            if ln == 3:     # the next 3-byte characters of the same page (Thai, Devanagari...), undecoded
+                lead, second = p[i - 3], p[i - 2] & 0xFC
+                while i + 3 <= n and p[i] == lead and (p[i + 1] & 0xFC) == second:
+                    f = w.cache.block[(p[i + 1] & 0x03) << 6 | (p[i + 2] & 0x3F)]
+                    ccc = f >> 16
+                    if f & change or (ccc != 0 and ccc < last_ccc):
+                        break
+                    if ccc == 0:
+                        boundary = i
+                    last_ccc = ccc
+                    i += 3
             continue
         k = -1
         if composing and V_BASE <= cp < V_BASE + V_COUNT:
