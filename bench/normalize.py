@@ -142,19 +142,17 @@ def measure(run_set: dict, texts: list[str], rounds: int) -> dict:
 
 
 def slices(texts: list[str], size: int, total_mb: float) -> list[str]:
-    """Pieces of about `size` bytes (whole characters) cut from the texts, `total_mb` MB in all."""
-    out, got = [], 0
+    """Pieces of about `size` bytes (whole characters) cut from the texts run together (cycled when
+    they are shorter than `total_mb` MB), `total_mb` MB in all."""
+    data = "\n".join(texts).encode()
+    out, got, start = [], 0, 0
     while got < total_mb * 1e6:
-        for text in texts:
-            data = text.encode()
-            for start in range(0, len(data) - size + 1, size):
-                piece = data[start:start + size].decode("utf-8", "ignore")
-                out.append(piece)
-                got += len(piece.encode())
-                if got >= total_mb * 1e6:
-                    return out
-        if not out:
-            return out
+        if start + size > len(data):
+            start = 0
+        piece = data[start:start + size].decode("utf-8", "ignore")
+        out.append(piece)
+        got += size
+        start += size
     return out
 
 
