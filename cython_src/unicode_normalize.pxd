@@ -20,7 +20,7 @@ from libcpp.vector cimport vector
 cdef extern from "normalization_tables.h" nogil:
     const char* NF_UNICODE_VERSION
     const uint32_t NF_POOL[]
-    const uint16_t NF_FLAGS_PAGE[]
+    const uint8_t NF_FLAGS_PAGE[]
     const uint32_t NF_FLAGS_BLOCK[]
     const uint8_t NF_CLEAN_PAGE[]
     const uint64_t NF_COMPOSE_KEYS[]

@@ -17,20 +17,18 @@ nonspacing marks, punctuation, a few decompositions), and ids must stay identica
 classes are HF's; the script prints how many code points differ from Unicode 17.0.
 
 Layout: two-stage tables of 256-code-point pages (`X_PAGE[cp >> 8]` picks a deduplicated block of
-`X_BLOCK`). Regenerate: `python tools/gen_normalization_tables.py` (needs `tokenizers` 0.23.3).
+`X_BLOCK`), built as `gen_unicode_tables.py` builds its own. Regenerate: `python tools/gen_normalization_tables.py` (needs `tokenizers` 0.23.3).
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 import unicodedata2 as U
+from gen_unicode_tables import N_CODE_POINTS, PAGE, UNICODE_VERSION, c_array, two_stage
 
-UNICODE_VERSION = "17.0.0"
 HF_TOKENIZERS_VERSION = "0.23.3"
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = ROOT / "cython_src" / "normalization_tables.h"
-N_CODE_POINTS = 0x110000
-PAGE = 256
 HANGUL_FIRST, HANGUL_LAST = 0xAC00, 0xD7A3
 SURROGATES = range(0xD800, 0xE000)
 
@@ -164,21 +162,6 @@ def unicode17_differences(flags: list[int]) -> int:
     return n
 
 
-def two_stage(values: list[int]) -> tuple[list[int], list[int]]:
-    """Page index and deduplicated 256-entry blocks (flattened)."""
-    blocks: list[tuple[int, ...]] = []
-    seen: dict[tuple[int, ...], int] = {}
-    pages = []
-    for start in range(0, N_CODE_POINTS, PAGE):
-        block = tuple(values[start:start + PAGE])
-        if block not in seen:
-            seen[block] = len(blocks)
-            blocks.append(block)
-        pages.append(seen[block])
-    assert len(blocks) < 65536
-    return pages, [v for b in blocks for v in b]
-
-
 def mapping_table(maps: dict[int, list[int]], pool: list[int]) -> list[int]:
     """Per code point `offset << 8 | length` into `pool` (0: no mapping); appends to `pool`."""
     entries = [0] * N_CODE_POINTS
@@ -212,16 +195,12 @@ def composition_table(pairs: dict[tuple[int, int], int]) -> tuple[list[int], lis
     return keys, values, size - 1
 
 
-def c_array(ctype: str, name: str, values: list[int], per_line: int = 20) -> str:
-    rows = [", ".join(map(str, values[i:i + per_line])) for i in range(0, len(values), per_line)]
-    return f"static const {ctype} {name}[{len(values)}] = {{\n" + ",\n".join(rows) + "\n};\n"
-
-
 def lookup(name: str, ctype: str, values: list[int]) -> str:
     """A two-stage table and its inline accessor `name_of(cp)`."""
     pages, blocks = two_stage(values)
     upper = name.upper()
-    return (c_array("uint16_t", f"{upper}_PAGE", pages) + c_array(ctype, f"{upper}_BLOCK", blocks)
+    return (c_array("uint8_t", f"{upper}_PAGE", pages)
+            + c_array(ctype, f"{upper}_BLOCK", [v for block in blocks for v in block])
             + f"static inline {ctype} {name}_of(uint32_t cp) {{\n"
             f"    return {upper}_BLOCK[((uint32_t){upper}_PAGE[cp >> 8] << 8) | (cp & 0xFF)];\n}}\n")
 
