@@ -1,7 +1,8 @@
 # cython: language_level=3
 """BERT's pipeline over Arrow string arrays: `BertNormalizer`, `BertPreTokenizer` (split on
 whitespace, isolate punctuation), WordPiece (greedy longest match, continuation prefix,
-`max_input_chars_per_word`, unknown token) and the single-sequence post-processor template.
+`max_input_chars_per_word`, unknown token) and the post-processor's templates (one sequence, or a
+pair of them).
 
 Each thread normalizes a row into its own buffer (or keeps the row when nothing changes), splits it
 into words and looks pieces up in two hash tables (word-initial tokens, and continuation tokens keyed
@@ -84,6 +85,10 @@ cdef struct Workspace:
     string norm
 
 
+cdef inline void _extend(vector[int32_t]& out, const vector[int32_t]& ids) noexcept nogil:
+    out.insert(out.end(), ids.begin(), ids.end())
+
+
 cdef class WordPieceEncoder:
     """A WordPiece vocabulary with BERT's normalizer and pre-tokenizer; build once, encode from any
     number of threads."""
@@ -99,6 +104,7 @@ cdef class WordPieceEncoder:
     cdef bint normalize
     cdef BertOptions options
     cdef vector[int32_t] before, after      # post-processor ids around a sequence
+    cdef vector[int32_t] pair_before, pair_between, pair_after   # ... and around a pair
     cdef uint8_t ascii_class[128]
     cdef int32_t ascii_word[128]            # the id of each ASCII character as a whole word (-1: none)
     cdef string pieces                      # decode: each id's text first and after the first
@@ -106,9 +112,10 @@ cdef class WordPieceEncoder:
     cdef vector[uint8_t] skip
 
     def __init__(self, list tokens, bytes prefix, int32_t unk_id, int64_t max_input_chars_per_word,
-                 normalizer, list before, list after, list first_pieces, list later_pieces, skip_ids):
+                 normalizer, list single, list pair, list first_pieces, list later_pieces, skip_ids):
         """`tokens`: token bytes by id; `normalizer`: None or (clean_text, handle_chinese_chars,
-        strip_accents, lowercase); `before`/`after`: post-processor ids; `first_pieces`/
+        strip_accents, lowercase); `single`: post-processor ids before and after a sequence, `pair`:
+        before, between and after two; `first_pieces`/
         `later_pieces`: decoded text of each id at the start of a sequence / after it (bytes);
         `skip_ids`: ids that decoding leaves out (special tokens)."""
         cdef vector[int32_t] initial_keys, cont_keys
@@ -161,8 +168,8 @@ cdef class WordPieceEncoder:
         self.normalize = normalizer is not None
         if normalizer is not None:
             self.options = bert_options(normalizer[0], normalizer[1], normalizer[2], normalizer[3])
-        self.before = before
-        self.after = after
+        self.before, self.after = single
+        self.pair_before, self.pair_between, self.pair_after = pair
         self.piece_starts.push_back(0)
         for t in first_pieces + later_pieces:
             self.pieces.append(<const char*>t, len(t))
@@ -283,46 +290,60 @@ cdef class WordPieceEncoder:
                 chars += 1
             self._word(q + start, i - start, chars, q + m, out)
 
-    cdef void _encode_rows(self, const BinaryView& v, int64_t first, int64_t last, bint template,
-                           bint keep_ids, IdRows& res) noexcept nogil:
+    cdef void _encode_text(self, const uint8_t* p, int64_t n, vector[int32_t]& out, Workspace& ws) noexcept nogil:
+        ws.norm.clear()
+        if self.normalize and bert_normalize_text(p, n, self.options, ws.norm, ws.w):
+            self._encode_normalized(<const uint8_t*>ws.norm.data(), ws.norm.size(), out, ws.w)
+        else:
+            self._encode_normalized(p, n, out, ws.w)
+
+    cdef void _encode_rows(self, const BinaryView& v, const BinaryView* second, int64_t first, int64_t last,
+                           bint template, bint keep_ids, IdRows& res) noexcept nogil:
+        """Rows [first, last) of `v` (with `second`: pairs of rows, NULL when either is NULL)."""
         cdef Workspace ws
-        cdef int64_t r, s, n, before
-        cdef const uint8_t* p
+        cdef int64_t r, s, before
         page_cache_init(ws.w.cache)
         if keep_ids and last > first:
             res.ids.reserve((view_end(v, last - 1) - view_start(v, first)) // 4 + 16)
         for r in range(first, last):
-            if not view_valid(v, r):
+            if not view_valid(v, r) or (second != NULL and not view_valid(second[0], r)):
                 res.lengths.push_back(-1)
                 continue
-            s = view_start(v, r)
-            p = v.values + s
-            n = view_end(v, r) - s
             before = <int64_t>res.ids.size()
             if template:
-                res.ids.insert(res.ids.end(), self.before.begin(), self.before.end())
-            ws.norm.clear()
-            if self.normalize and bert_normalize_text(p, n, self.options, ws.norm, ws.w):
-                self._encode_normalized(<const uint8_t*>ws.norm.data(), ws.norm.size(), res.ids, ws.w)
-            else:
-                self._encode_normalized(p, n, res.ids, ws.w)
+                _extend(res.ids, self.before if second == NULL else self.pair_before)
+            s = view_start(v, r)
+            self._encode_text(v.values + s, view_end(v, r) - s, res.ids, ws)
+            if second != NULL:
+                if template:
+                    _extend(res.ids, self.pair_between)
+                s = view_start(second[0], r)
+                self._encode_text(second.values + s, view_end(second[0], r) - s, res.ids, ws)
             if template:
-                res.ids.insert(res.ids.end(), self.after.begin(), self.after.end())
+                _extend(res.ids, self.after if second == NULL else self.pair_after)
             res.lengths.push_back(<int64_t>res.ids.size() - before)
             if not keep_ids:
                 res.ids.clear()
 
-    def encode_arrow(self, texts, int threads=1, bint counts_only=False, bint template=True):
+    def encode_arrow(self, texts, int threads=1, bint counts_only=False, bint template=True, pairs=None):
         """Ids (list<int32>) or token counts (int64) of a pyarrow string array, NULL staying NULL;
-        `template`: add the post-processor's tokens around each row."""
+        `template`: add the post-processor's tokens around each row; `pairs`: a second array of the
+        same length, each row encoded as the pair (texts[i], pairs[i])."""
         cdef list keep = []
         cdef BinaryView v = binary_view(texts, keep)
+        cdef BinaryView w
+        cdef BinaryView* second = NULL
+        if pairs is not None:
+            w = binary_view(pairs, keep)
+            if w.length != v.length:
+                raise ValueError(f"{v.length} texts but {w.length} pairs")
+            second = &w
         cdef int64_t n = v.length
         cdef int nt = max(1, min(threads, n // 64 + 1))
         cdef vector[IdRows] parts = vector[IdRows](nt)
         cdef int k
         for k in prange(nt, nogil=True, num_threads=nt, schedule="static"):
-            self._encode_rows(v, n * k // nt, n * (k + 1) // nt, template, not counts_only, parts[k])
+            self._encode_rows(v, second, n * k // nt, n * (k + 1) // nt, template, not counts_only, parts[k])
         return id_rows_arrow(parts, counts_only)
 
     # -- ids -> text -------------------------------------------------------------------------------

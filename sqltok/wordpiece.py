@@ -56,7 +56,7 @@ class WordPieceTokenizer(Tokenizer):
             later.append(_cleanup(rest) if cleanup else rest)
         self._encoder = WordPieceEncoder(
             [t.encode() for t in spec.tokens], spec.prefix.encode(), vocab[spec.unk_token],
-            spec.max_input_chars_per_word, spec.normalizer, spec.single[0], spec.single[1],
+            spec.max_input_chars_per_word, spec.normalizer, list(spec.single), list(spec.pair),
             [t.encode() for t in first], [t.encode() for t in later], list(self._special_by_id))
         self._token_strings = pa.array(spec.tokens, pa.large_string())
 
@@ -123,12 +123,20 @@ class WordPieceTokenizer(Tokenizer):
                                              mask=ids.is_null() if ids.null_count else None)
 
     # -- Python API --------------------------------------------------------------------------------
+    def encode_pair_arrow(self, texts: pa.Array, pairs: pa.Array, threads: int | None = None,
+                          counts_only: bool = False) -> pa.Array:
+        """Ids (list<int32>) or counts of sequence pairs, as the post-processor's pair template puts
+        them ([CLS] a [SEP] b [SEP]: cross-encoders, rerankers); NULL when either side is NULL;
+        special-token text is text."""
+        if isinstance(texts, pa.ChunkedArray):
+            texts = texts.combine_chunks()
+        if isinstance(pairs, pa.ChunkedArray):
+            pairs = pairs.combine_chunks()
+        return self._encoder.encode_arrow(texts, threads or _default_threads(), counts_only, True, pairs)
+
     def encode_pair(self, text: str, pair: str) -> list[int]:
-        """Ids of a sequence pair, as the post-processor's pair template puts them (HF
-        `encode(text, pair)`), special-token text treated as text."""
-        a, b = self._encoder.encode_arrow(_text_array([text, pair]), 1, False, False).to_pylist()
-        before, between, after = self.spec.pair
-        return before + a + between + b + after
+        """Ids of one sequence pair (HF `encode(text, pair)`, special-token text treated as text)."""
+        return self.encode_pair_arrow(_text_array([text]), _text_array([pair]), 1)[0].as_py()
 
     def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
         """The text of `ids` as HF's `decode` gives it (special tokens skipped)."""

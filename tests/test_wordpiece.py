@@ -97,6 +97,10 @@ def test_tokens_specials_pairs_counts(bert, bert_path):
     with pytest.raises(ValueError, match="disallowed special token"):
         bert.encode(text)
     assert bert.encode_pair("first one", "second, two") == hf.encode("first one", "second, two").ids
+    texts = corpus_texts()[:80]
+    pairs = texts[1:] + texts[:1]
+    assert bert.encode_pair_arrow(pa.array(texts), pa.array(pairs)).to_pylist() == \
+        [e.ids for e in hf.encode_batch(list(zip(texts, pairs)))]
     assert bert.token_count("hello world") == 4
     assert bert.decode(hf.encode("Hello , world!").ids) == "hello, world!"
     assert bert.decode_single_token_bytes(2078) == b"##n"
@@ -126,11 +130,19 @@ def test_sql(con, bert_path):
                             encode_special('minilm', 'a [SEP] b')""").fetchall()[0]
     assert row == ([101, 4241, 17155, 2139, 18178, 2480, 10677, 2078, 102], ["[CLS]", "du", "cote", "[SEP]"], 4,
                    "hello, world!", None, None, [101, 1037, 102, 1038, 102])
+    assert con.sql("SELECT encode_pair('minilm', 'first one', 'second, two'), encode_pair('minilm', NULL, 'x')"
+                   ).fetchall() == [([101, 2034, 2028, 102, 2117, 1010, 2048, 102], None)]
     con.sql("CREATE TABLE docs AS SELECT 'Doc number ' || i || ', écrit' AS text FROM range(3000) r(i)")
     con.sql("ALTER TABLE docs ADD COLUMN ids INTEGER[]")
     con.sql("UPDATE docs SET ids = encode('minilm', text)")
     assert con.sql("SELECT count(*) FROM docs WHERE decode('minilm', ids) <> lower(replace(text, 'é', 'e'))"
                    ).fetchall() == [(0,)]
+
+
+def test_encode_pair_needs_wordpiece(con, bundled):
+    con.sql(f"SELECT sqltok_load('r50k', '{bundled('r50k_base.tiktoken')}')").fetchall()
+    with pytest.raises(Exception, match="tokenizer 'r50k' has no pair template"):
+        con.sql("SELECT encode_pair('r50k', 'a', 'b')").fetchall()
 
 
 def test_long_words_and_linear_time(bert):

@@ -35,8 +35,9 @@ def define(con: duckdb.DuckDBPyConnection, name: str, fn: Callable, params: list
 
 def register_udfs(con: duckdb.DuckDBPyConnection) -> None:
     """Every sqltok UDF on `con`."""
-    from . import encode, normalize, pretokenize
+    from . import encode, normalize, pairs, pretokenize
 
     pretokenize.register(con)
     encode.register(con)
     normalize.register(con)
+    pairs.register(con)
