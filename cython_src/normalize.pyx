@@ -7,7 +7,7 @@ result is one values buffer, filled by bulk copies of unchanged runs of rows and
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cython.parallel cimport prange
-from libc.stdint cimport int64_t, uint8_t
+from libc.stdint cimport int64_t
 from libc.string cimport memcpy
 from libcpp.string cimport string
 from libcpp.vector cimport vector

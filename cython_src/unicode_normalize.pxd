@@ -10,7 +10,7 @@ in bulk. Quick check: unflagged characters whose classes never go down are norma
 segment around the others (from the starter before them to the next unflagged starter) is
 decomposed, canonically ordered and, for NFC/NFKC, composed; Hangul is algorithmic.
 """
-from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy
 from libcpp.algorithm cimport sort
 from libcpp.string cimport string

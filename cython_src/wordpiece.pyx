@@ -6,9 +6,10 @@ pair of them).
 
 Each thread normalizes a row into its own buffer (or keeps the row when nothing changes), splits it
 into words and looks pieces up in two hash tables (word-initial tokens, and continuation tokens keyed
-without their prefix), with the GIL released; ids go to Arrow from C vectors.
+without their prefix) behind a bloom filter, trying only lengths up to the longest token that starts
+with the piece's first character, with the GIL released; ids go to Arrow from C vectors.
 """
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.bytes cimport PyBytes_FromStringAndSize
 from cython.parallel cimport prange
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy
@@ -35,13 +36,10 @@ cdef enum:
     SPLIT = 1
     PUNCT = 2
     BLOOM_BITS = 1 << 18        # 32 KiB: two bits per key, about 6% false positives for BERT's vocabulary
+    FIRST_BUCKETS = 4096        # longest piece per first character (hashed; colliding ones share the max)
 
 
 cdef const uint64_t CONTINUING_SALT = 0x9E3779B97F4A7C15ULL
-
-
-cdef enum:
-    FIRST_BUCKETS = 4096     # longest piece per first character (hashed; colliding ones share the max)
 
 
 cdef inline uint32_t first_bucket(const uint8_t* p, int64_t n, bint continuing) noexcept nogil:
@@ -115,9 +113,9 @@ cdef class WordPieceEncoder:
                  normalizer, list single, list pair, list first_pieces, list later_pieces, skip_ids):
         """`tokens`: token bytes by id; `normalizer`: None or (clean_text, handle_chinese_chars,
         strip_accents, lowercase); `single`: post-processor ids before and after a sequence, `pair`:
-        before, between and after two; `first_pieces`/
-        `later_pieces`: decoded text of each id at the start of a sequence / after it (bytes);
-        `skip_ids`: ids that decoding leaves out (special tokens)."""
+        before, between and after two; `first_pieces`/`later_pieces`: decoded text of each id at the
+        start of a sequence / after it (bytes); `skip_ids`: ids that decoding leaves out (special
+        tokens)."""
         cdef vector[int32_t] initial_keys, cont_keys
         cdef int32_t i
         cdef bytes t
