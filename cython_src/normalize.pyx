@@ -2,13 +2,14 @@
 """`normalize_arrow` (NFC, NFD, NFKC, NFKD) and `bert_normalize_arrow` over Arrow string arrays.
 
 Rows are split over threads with the GIL released. Output is lazy at every level: a row nothing changes
-is not copied while normalizing, and an array nothing changes is returned as it came; otherwise the
-result is one values buffer, filled by bulk copies of unchanged runs of rows and the changed rows.
+is not copied while normalizing, an array nothing changes is returned as it came, and otherwise the
+result is a string_view array whose unchanged rows point into the input's buffer (never copied) and
+whose changed rows sit in one new buffer.
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cython.parallel cimport prange
-from libc.stdint cimport int64_t
-from libc.string cimport memcpy
+from libc.stdint cimport INT32_MAX, int32_t, int64_t, uint8_t
+from libc.string cimport memcpy, memset
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
@@ -56,67 +57,65 @@ cdef object _apply(object texts, int form, const BertOptions* bert, int threads)
     cdef int k
     for k in prange(nt, nogil=True, num_threads=nt, schedule="static"):
         _run(v, n * k // nt, n * (k + 1) // nt, form, bert, parts[k])
-    return _assemble(keep[0], v, parts)
+    return _assemble(keep[0], keep[2], v, parts)
 
 
-cdef object _assemble(object arr, const BinaryView& v, vector[Part]& parts):
-    """The input array when no row changed, else a large_string array of the results."""
-    cdef int64_t total = 0, r = 0, s, e, prev, run_start = -1, at = 0
+cdef object _assemble(object arr, object input_values, const BinaryView& v, vector[Part]& parts):
+    """The input array when no row changed, else a string_view array: unchanged rows point into the
+    input's values buffer (never copied), changed rows into one buffer holding the results."""
+    cdef int64_t total = 0, r = 0, e, prev, base, ln, at = 0, n = v.length
+    cdef int32_t buf, off
+    cdef const uint8_t* src
     cdef size_t k, j
-    cdef bint any_change = False
+    cdef bint changed = False
     for k in range(parts.size()):
+        total += <int64_t>parts[k].data.size()
+        for j in range(parts[k].ends.size()):
+            changed = changed or parts[k].ends[j] >= 0
+    if not changed:
+        return arr
+    if total > INT32_MAX:
+        raise ValueError("more than 2 GB of changed text in one array: normalize it in slices")
+    data = PyBytes_FromStringAndSize(NULL, total)
+    cdef char* d = PyBytes_AS_STRING(data)
+    views = PyBytes_FromStringAndSize(NULL, n * 16)
+    cdef char* w = PyBytes_AS_STRING(views)
+    memset(w, 0, n * 16)
+    for k in range(parts.size()):
+        memcpy(d + at, parts[k].data.data(), parts[k].data.size())
+        base = at
+        at += <int64_t>parts[k].data.size()
         prev = 0
         for j in range(parts[k].ends.size()):
             e = parts[k].ends[j]
             if e >= 0:
-                any_change = True
-                total += e - prev
+                src, ln, buf, off = <const uint8_t*>d + base + prev, e - prev, 1, <int32_t>(base + prev)
                 prev = e
             elif view_valid(v, r):
-                total += view_end(v, r) - view_start(v, r)
-            r += 1
-    if not any_change:
-        return arr
-    offsets = PyBytes_FromStringAndSize(NULL, (v.length + 1) * sizeof(int64_t))
-    values = PyBytes_FromStringAndSize(NULL, total)
-    cdef int64_t* off = <int64_t*>PyBytes_AS_STRING(offsets)
-    cdef char* out = PyBytes_AS_STRING(values)
-    off[0] = 0
-    r = 0
-    for k in range(parts.size()):
-        prev = 0
-        for j in range(parts[k].ends.size()):
-            e = parts[k].ends[j]
-            if e >= 0 or not view_valid(v, r):
-                if run_start >= 0:      # one copy for a run of unchanged rows
-                    s = view_start(v, run_start)
-                    memcpy(out + at, v.values + s, view_start(v, r) - s)
-                    at += view_start(v, r) - s
-                    run_start = -1
-                if e >= 0:
-                    memcpy(out + at, parts[k].data.data() + prev, e - prev)
-                    at += e - prev
-                    off[r + 1] = off[r] + e - prev
-                    prev = e
-                else:
-                    off[r + 1] = off[r]
+                ln = view_end(v, r) - view_start(v, r)
+                if view_end(v, r) > INT32_MAX:
+                    raise ValueError("more than 2 GB of text in one array: normalize it in slices")
+                src, buf, off = v.values + view_start(v, r), 0, <int32_t>view_start(v, r)
             else:
-                if run_start < 0:
-                    run_start = r
-                off[r + 1] = off[r] + view_end(v, r) - view_start(v, r)
+                ln = 0
+            (<int32_t*>(w + 16 * r))[0] = <int32_t>ln
+            if ln <= 12:
+                memcpy(w + 16 * r + 4, src, ln)
+            else:
+                memcpy(w + 16 * r + 4, src, 4)
+                (<int32_t*>(w + 16 * r + 8))[0] = buf
+                (<int32_t*>(w + 16 * r + 12))[0] = off
             r += 1
-    if run_start >= 0:
-        s = view_start(v, run_start)
-        memcpy(out + at, v.values + s, view_end(v, r - 1) - s)
     validity = arr.is_valid().buffers()[1] if arr.null_count else None
-    return pa.Array.from_buffers(pa.large_string(), v.length,
-                                 [validity, pa.py_buffer(offsets), pa.py_buffer(values)],
+    return pa.Array.from_buffers(pa.string_view(), n, [validity, pa.py_buffer(views),
+                                                       input_values or pa.py_buffer(b""), pa.py_buffer(data)],
                                  null_count=arr.null_count)
 
 
 def normalize_arrow(texts, str form, int threads=1):
     """The Unicode normal form `form` ('NFC', 'NFD', 'NFKC', 'NFKD') of each string of a pyarrow
-    string array (NULL stays NULL); the input array itself when it is already normalized."""
+    string array (NULL stays NULL): the input array itself when it is already normalized, else a
+    string_view array."""
     if form not in FORMS:
         raise ValueError(f"unknown normalization form {form!r}: expected one of NFC, NFD, NFKC, NFKD")
     return _apply(texts, FORMS[form], NULL, threads)
@@ -124,7 +123,7 @@ def normalize_arrow(texts, str form, int threads=1):
 
 def bert_normalize_arrow(texts, bint clean_text=True, bint handle_chinese_chars=True,
                          bint strip_accents=True, bint lowercase=True, int threads=1):
-    """HF `BertNormalizer` of each string of a pyarrow string array (NULL stays NULL); the input
-    array itself when nothing changes. `strip_accents` is explicit here (HF's None means lowercase)."""
+    """HF `BertNormalizer` of each string of a pyarrow string array (NULL stays NULL): the input
+    array itself when nothing changes, else a string_view array. `strip_accents` is explicit here (HF's None means lowercase)."""
     cdef BertOptions o = bert_options(clean_text, handle_chinese_chars, strip_accents, lowercase)
     return _apply(texts, 0, &o, threads)

@@ -154,3 +154,5 @@ def test_sql(con):
         con.sql("SELECT normalize('x', 'nfc')").fetchall()
     with pytest.raises(Exception, match="invalid UTF8"):
         con.sql(r"SELECT normalize(decode('\xFF'::BLOB), 'NFC')").fetchall()
+    with pytest.raises(Exception, match="Invalid UTF8 Codepoint 55296"):     # a lone surrogate
+        con.sql("SELECT bert_normalize(chr(55296))").fetchall()

@@ -1,5 +1,6 @@
 """`normalize(text, form)` and `sqltok_bert_normalize` (behind the `bert_normalize` macro of
-`sql/normalize.sql`) in SQL, over Arrow batches."""
+`sql/normalize.sql`) in SQL, over Arrow batches (results go back to DuckDB as string_view arrays whose
+unchanged rows point into the batch)."""
 from __future__ import annotations
 
 import duckdb
@@ -15,8 +16,7 @@ from .registry import define
 
 def _normalize(texts: pa.Array, forms: pa.Array) -> pa.Array:
     """NULL text or form gives NULL; a form other than NFC, NFD, NFKC, NFKD is an error."""
-    return _by_model(forms, texts, lambda f, t: normalize_arrow(t, f, _default_threads()).cast(pa.string()),
-                     pa.string())
+    return _by_model(forms, texts, lambda f, t: normalize_arrow(t, f, _default_threads()), pa.string())
 
 
 def _bert_normalize(texts: pa.Array, clean: pa.Array, chinese: pa.Array, strip: pa.Array,
@@ -30,8 +30,7 @@ def _bert_normalize(texts: pa.Array, clean: pa.Array, chinese: pa.Array, strip: 
                  pc.add(pc.multiply(strip.cast(pa.int8()), 2), lower.cast(pa.int8())))
 
     def run(k: int, t: pa.Array) -> pa.Array:
-        return bert_normalize_arrow(t, bool(k & 8), bool(k & 4), bool(k & 2), bool(k & 1),
-                                    _default_threads()).cast(pa.string())
+        return bert_normalize_arrow(t, bool(k & 8), bool(k & 4), bool(k & 2), bool(k & 1), _default_threads())
 
     return _by_model(key, texts, run, pa.string())
 
