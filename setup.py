@@ -26,7 +26,8 @@ setup(
     package_dir={"sqltok": "sqltok", "sqltok.udfs": "udfs", "sqltok.sql": "sql"},
     package_data={"sqltok.sql": ["*.sql"], "sqltok": ["data/*"]},
     ext_modules=cythonize(
-        [ext("pretokenize"), ext("bpe_train"), ext("bpe_phase2"), ext("bpe_encode", openmp=True)],
+        [ext("pretokenize"), ext("bpe_train"), ext("bpe_phase2"), ext("bpe_encode", openmp=True),
+         ext("normalize", openmp=True), ext("wordpiece", openmp=True)],
         compiler_directives={"language_level": "3", "boundscheck": False, "wraparound": False,
                              "cdivision": True, "initializedcheck": False},
         include_path=["cython_src"],

@@ -14,15 +14,18 @@ from .corpus import Source
 from .errors import CorpusError, ModelExistsError, ModelNotFoundError, SqltokError
 from .model import Merge, Model
 from .models_io import export_model, import_model
+from .normalizers import bert_normalize, normalize
 from .register import register
 from .store import drop_model, load_model, model_names
 from .superword import SuperwordReport, train_superword
 from .tokenizer import Tokenizer
+from .wordpiece import WordPieceTokenizer
 from .train import TrainReport, train_bpe
 
 __all__ = [
     "CorpusError", "Merge", "Model", "ModelExistsError", "ModelNotFoundError", "Source", "SqltokError",
     "TrainReport", "drop_model", "export_model", "import_model", "load_model", "model_names",
     "pretokenize", "register", "SuperwordReport", "Tokenizer", "train_bpe", "train_superword",
+    "bert_normalize", "normalize", "WordPieceTokenizer",
 ]
 __version__ = "0.1.0"

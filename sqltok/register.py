@@ -17,4 +17,5 @@ def register(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     register_udfs(con)
     ensure_schema(con)
     run_script(con, "macros")
+    run_script(con, "normalize")
     return con

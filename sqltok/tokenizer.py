@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 from ._bpe_encode import Encoder
 from ._pretokenize import PATTERN_IDS, pattern_id
 from .errors import SqltokError
+from .formats.wordpiece_read import is_wordpiece_json
 from .model import BYTE_ALPHABET, Model
 from .settings import MAIN_PATTERN
 
@@ -56,11 +57,16 @@ class Tokenizer:
     @classmethod
     def load(cls, path: str | os.PathLike, name: str | None = None, pattern: str | None = None) -> "Tokenizer":
         """Load a `.tiktoken` file (standard ones are recognized by their sha256; give `pattern`
-        otherwise), an HF `tokenizer.json`, or a reference `.model` file."""
+        otherwise), an HF `tokenizer.json`, a reference `.model` file, or a WordPiece `vocab.txt`
+        (a WordPiece tokenizer.json or vocab.txt gives a `WordPieceTokenizer`)."""
         p = Path(path)
         if not p.exists():
             raise SqltokError(f"no such tokenizer file: {p}")
         name = name or p.stem
+        if p.suffix == ".txt" or (p.suffix == ".json" and is_wordpiece_json(p)):
+            from .wordpiece import WordPieceTokenizer
+
+            return WordPieceTokenizer.load(p, name)
         if p.suffix == ".model":
             from .formats.reference import read_reference
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import regex
 
+import sqltok
 from sqltok.errors import SqltokError
 from sqltok.formats.byte_unicode import bytes_to_unicode_str
 from sqltok.formats.encoder_spec import GPT2_PATTERN, EncoderSpec
@@ -438,17 +439,18 @@ def test_real_tokenizer_json_encodes_like_hf(folder):
 
 
 @needs_shared
-def test_bert_is_refused():
-    with pytest.raises(UnsupportedTokenizerError,
-                       match=r"model type WordPiece is not supported yet \(byte-level BPE only\)"):
+def test_bert_is_wordpiece():
+    with pytest.raises(UnsupportedTokenizerError, match=r"model type WordPiece is not byte-level BPE: "
+                                                         r"Tokenizer\.load reads it as a WordPieceTokenizer"):
         read_hf(SHARED / "bert-base-uncased" / "tokenizer.json")
+    assert isinstance(sqltok.Tokenizer.load(SHARED / "bert-base-uncased" / "tokenizer.json"), sqltok.WordPieceTokenizer)
 
 
 # ----------------------------------------------------------------------------- refusals and corrupt files
 
 
 UNSUPPORTED = [
-    ({"model_type": "WordPiece"}, "model type WordPiece is not supported yet (byte-level BPE only)"),
+    ({"model_type": "WordPiece"}, "model type WordPiece is not byte-level BPE"),
     ({"model_type": "Unigram"}, "model type Unigram is not supported yet"),
     ({"model_byte_fallback": True}, "model.byte_fallback true"),
     ({"model_dropout": 0.1}, "model.dropout 0.1"),

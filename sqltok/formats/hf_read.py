@@ -60,6 +60,9 @@ def spec_from_hf_json(doc: object, name: str) -> EncoderSpec:
         raise ModelFormatError("not a tokenizer.json: expected a JSON object with a 'model' object")
     model = doc["model"]
     model_type = model.get("type", "BPE" if "merges" in model else None)
+    if model_type == "WordPiece":
+        raise UnsupportedTokenizerError("tokenizer.json model type WordPiece is not byte-level BPE: "
+                                        "Tokenizer.load reads it as a WordPieceTokenizer")
     if model_type != "BPE":
         raise UnsupportedTokenizerError(
             f"tokenizer.json model type {model_type} is not supported yet (byte-level BPE only)")

@@ -1,0 +1,53 @@
+# cython: language_level=3
+"""Per-thread id output and its Arrow form: row lengths (-1 for NULL) and ids, in C vectors."""
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.string cimport memcpy, memset
+from libcpp.vector cimport vector
+
+
+cdef struct IdRows:
+    vector[int64_t] lengths     # tokens per row, -1 for a NULL row
+    vector[int32_t] ids         # all rows' ids back to back (empty when only counting)
+    int64_t error_row           # the first row that failed, or -1
+
+
+cdef inline object id_rows_arrow(vector[IdRows]& parts, bint counts_only):
+    """One Arrow array of the parts' rows in order: list<int32> ids, or int64 counts."""
+    import pyarrow as pa
+    cdef int64_t n = 0, total = 0, nulls = 0, row = 0, ln
+    cdef size_t k, j
+    for k in range(parts.size()):
+        n += <int64_t>parts[k].lengths.size()
+        total += <int64_t>parts[k].ids.size()
+    validity = PyBytes_FromStringAndSize(NULL, (n + 7) // 8)
+    cdef uint8_t* valid = <uint8_t*>PyBytes_AS_STRING(validity)
+    memset(valid, 0, (n + 7) // 8)
+    lengths = PyBytes_FromStringAndSize(NULL, (n + (0 if counts_only else 1)) * sizeof(int64_t))
+    cdef int64_t* out = <int64_t*>PyBytes_AS_STRING(lengths)
+    ids = PyBytes_FromStringAndSize(NULL, total * sizeof(int32_t))
+    cdef char* idp = PyBytes_AS_STRING(ids)
+    if not counts_only:
+        out[0] = 0
+    for k in range(parts.size()):
+        for j in range(parts[k].lengths.size()):
+            ln = parts[k].lengths[j]
+            if ln < 0:
+                nulls += 1
+                ln = 0
+            else:
+                valid[row >> 3] |= 1 << (row & 7)
+            if counts_only:
+                out[row] = ln
+            else:
+                out[row + 1] = out[row] + ln
+            row += 1
+        if parts[k].ids.size():
+            memcpy(idp, parts[k].ids.data(), parts[k].ids.size() * sizeof(int32_t))
+            idp += parts[k].ids.size() * sizeof(int32_t)
+    bitmap = pa.py_buffer(validity) if nulls else None
+    if counts_only:
+        return pa.Array.from_buffers(pa.int64(), n, [bitmap, pa.py_buffer(lengths)], null_count=nulls)
+    values = pa.Array.from_buffers(pa.int32(), total, [None, pa.py_buffer(ids)])
+    return pa.Array.from_buffers(pa.large_list(pa.int32()), n, [bitmap, pa.py_buffer(lengths)],
+                                 null_count=nulls, children=[values])

@@ -1,0 +1,395 @@
+# cython: language_level=3
+"""BERT's pipeline over Arrow string arrays: `BertNormalizer`, `BertPreTokenizer` (split on
+whitespace, isolate punctuation), WordPiece (greedy longest match, continuation prefix,
+`max_input_chars_per_word`, unknown token) and the post-processor's templates (one sequence, or a
+pair of them).
+
+Each thread normalizes a row into its own buffer (or keeps the row when nothing changes), splits it
+into words and looks pieces up in two hash tables (word-initial tokens, and continuation tokens keyed
+without their prefix) behind a bloom filter, trying only lengths up to the longest token that starts
+with the piece's first character, with the GIL released; ids go to Arrow from C vectors.
+"""
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from cython.parallel cimport prange
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.string cimport memcpy
+from libcpp.string cimport string
+from libcpp.vector cimport vector
+
+import pyarrow as pa
+
+from arrow_buffers cimport BinaryView, binary_view, view_end, view_start, view_valid
+from bert_normalize cimport BertOptions, bert_normalize_text, bert_options
+from bytes_table cimport BytesTable, _mix64, bytes_hash, bytes_table_build, bytes_table_get_hashed
+from id_lists cimport IdRows, id_rows_arrow
+from unicode_normalize cimport NfWork, PageCache, cached_flags, page_cache_init, utf8_decode
+
+
+cdef extern from "normalization_tables.h" nogil:
+    enum:
+        BERT_SPLIT
+        BERT_PUNCT
+
+
+cdef enum:
+    WORD = 0
+    SPLIT = 1
+    PUNCT = 2
+    BLOOM_BITS = 1 << 18        # 32 KiB: two bits per key, about 6% false positives for BERT's vocabulary
+    FIRST_BUCKETS = 4096        # longest piece per first character (hashed; colliding ones share the max)
+
+
+cdef const uint64_t CONTINUING_SALT = 0x9E3779B97F4A7C15ULL
+
+
+cdef inline uint32_t first_bucket(const uint8_t* p, int64_t n, bint continuing) noexcept nogil:
+    """The bucket of the piece that starts at p: its first character, word-initial or continuation."""
+    cdef uint32_t cp
+    utf8_decode(p, n, &cp)
+    return ((cp * 2654435761U) >> 20 & (FIRST_BUCKETS - 1)) | (<uint32_t>continuing << 12)
+
+
+cdef inline uint64_t piece_hash(const uint8_t* p, int64_t n, const uint8_t* limit) noexcept nogil:
+    """`bytes_hash(p, n)`, with the last partial word read whole and masked when the buffer goes on
+    to `limit` (a short copy into a word would stall the load that follows it)."""
+    cdef uint64_t h = <uint64_t>n * <uint64_t>0x9E3779B97F4A7C15ULL
+    cdef uint64_t w
+    cdef int64_t i = 0
+    if p + ((n + 7) & ~7) > limit:
+        return bytes_hash(p, n)
+    while i + 8 <= n:
+        memcpy(&w, p + i, 8)
+        h = _mix64(h ^ w)
+        i += 8
+    if i < n:
+        memcpy(&w, p + i, 8)
+        h = _mix64(h ^ (w & (0xFFFFFFFFFFFFFFFFULL >> (64 - 8 * (n - i)))))
+    return h if h != 0 else 1
+
+
+cdef inline void bloom_add(vector[uint64_t]& bloom, uint64_t h) noexcept nogil:
+    cdef uint64_t a = (h >> 24) & (BLOOM_BITS - 1), b = (h >> 44) & (BLOOM_BITS - 1)
+    bloom[a >> 6] |= 1ULL << (a & 63)
+    bloom[b >> 6] |= 1ULL << (b & 63)
+
+
+cdef inline bint bloom_has(const uint64_t* bloom, uint64_t h) noexcept nogil:
+    cdef uint64_t a = (h >> 24) & (BLOOM_BITS - 1), b = (h >> 44) & (BLOOM_BITS - 1)
+    return (bloom[a >> 6] >> (a & 63)) & (bloom[b >> 6] >> (b & 63)) & 1
+
+
+cdef struct Workspace:
+    NfWork w
+    string norm
+
+
+cdef inline void _extend(vector[int32_t]& out, const vector[int32_t]& ids) noexcept nogil:
+    out.insert(out.end(), ids.begin(), ids.end())
+
+
+cdef class WordPieceEncoder:
+    """A WordPiece vocabulary with BERT's normalizer and pre-tokenizer; build once, encode from any
+    number of threads."""
+    cdef string vocab                       # token bytes back to back
+    cdef vector[int64_t] starts, ends
+    cdef string cont                        # continuation tokens without their prefix
+    cdef vector[int64_t] cont_starts, cont_ends
+    cdef BytesTable initial, continuing
+    cdef vector[uint64_t] bloom             # a cheap "surely not a token" before the hash tables
+    cdef vector[uint16_t] longest          # by first_bucket: the longest piece in bytes
+    cdef int32_t unk
+    cdef int64_t max_chars
+    cdef bint normalize
+    cdef BertOptions options
+    cdef vector[int32_t] before, after      # post-processor ids around a sequence
+    cdef vector[int32_t] pair_before, pair_between, pair_after   # ... and around a pair
+    cdef uint8_t ascii_class[128]
+    cdef int32_t ascii_word[128]            # the id of each ASCII character as a whole word (-1: none)
+    cdef string pieces                      # decode: each id's text first and after the first
+    cdef vector[int64_t] piece_starts
+    cdef vector[uint8_t] skip
+
+    def __init__(self, list tokens, bytes prefix, int32_t unk_id, int64_t max_input_chars_per_word,
+                 normalizer, list single, list pair, list first_pieces, list later_pieces, skip_ids):
+        """`tokens`: token bytes by id; `normalizer`: None or (clean_text, handle_chinese_chars,
+        strip_accents, lowercase); `single`: post-processor ids before and after a sequence, `pair`:
+        before, between and after two; `first_pieces`/`later_pieces`: decoded text of each id at the
+        start of a sequence / after it (bytes); `skip_ids`: ids that decoding leaves out (special
+        tokens)."""
+        cdef vector[int32_t] initial_keys, cont_keys
+        cdef int32_t i
+        cdef bytes t
+        cdef PageCache c
+        cdef int b
+        cdef uint8_t byte
+        cdef uint32_t f
+        page_cache_init(c)
+        for b in range(128):
+            f = cached_flags(c, b)
+            self.ascii_class[b] = SPLIT if f & BERT_SPLIT else PUNCT if f & BERT_PUNCT else WORD
+        for i, t in enumerate(tokens):
+            self.starts.push_back(self.vocab.size())
+            self.vocab.append(<const char*>t, len(t))
+            self.ends.push_back(self.vocab.size())
+            if self._reachable(<const uint8_t*>t, len(t), True, c):
+                initial_keys.push_back(i)
+            self.cont_starts.push_back(self.cont.size())
+            if t.startswith(prefix) and len(t) > len(prefix):
+                self.cont.append(<const char*>t + len(prefix), len(t) - len(prefix))
+                if self._reachable(<const uint8_t*>t + len(prefix), len(t) - len(prefix), False, c):
+                    cont_keys.push_back(i)
+            self.cont_ends.push_back(self.cont.size())
+        bytes_table_build(&self.initial, <const uint8_t*>self.vocab.data(), self.starts.data(),
+                          self.ends.data(), initial_keys)
+        bytes_table_build(&self.continuing, <const uint8_t*>self.cont.data(), self.cont_starts.data(),
+                          self.cont_ends.data(), cont_keys)
+        self.longest.assign(2 * FIRST_BUCKETS, 0)
+        for i in initial_keys:
+            self._note_length(<const uint8_t*>self.vocab.data() + self.starts[i], self.ends[i] - self.starts[i], False)
+        for i in cont_keys:
+            self._note_length(<const uint8_t*>self.cont.data() + self.cont_starts[i],
+                              self.cont_ends[i] - self.cont_starts[i], True)
+        self.bloom.assign(BLOOM_BITS // 64, 0)
+        for i in initial_keys:
+            bloom_add(self.bloom, bytes_hash(<const uint8_t*>self.vocab.data() + self.starts[i],
+                                             self.ends[i] - self.starts[i]))
+        for i in cont_keys:
+            bloom_add(self.bloom, CONTINUING_SALT ^ bytes_hash(<const uint8_t*>self.cont.data() + self.cont_starts[i],
+                                                               self.cont_ends[i] - self.cont_starts[i]))
+        self.unk = unk_id
+        self.max_chars = max_input_chars_per_word
+        for b in range(128):
+            byte = b
+            self.ascii_word[b] = -1 if self.max_chars < 1 else bytes_table_get_hashed(
+                &self.initial, <const uint8_t*>self.vocab.data(), self.starts.data(), self.ends.data(), &byte, 1,
+                bytes_hash(&byte, 1))
+        self.normalize = normalizer is not None
+        if normalizer is not None:
+            self.options = bert_options(normalizer[0], normalizer[1], normalizer[2], normalizer[3])
+        self.before, self.after = single
+        self.pair_before, self.pair_between, self.pair_after = pair
+        self.piece_starts.push_back(0)
+        for t in first_pieces + later_pieces:
+            self.pieces.append(<const char*>t, len(t))
+            self.piece_starts.push_back(self.pieces.size())
+        self.skip.assign(len(tokens), 0)
+        for i in skip_ids:
+            self.skip[i] = 1
+
+    cdef bint _reachable(self, const uint8_t* p, int64_t n, bint initial, PageCache& c):
+        """Whether the pre-tokenizer can hand WordPiece this piece: no whitespace and no punctuation
+        in it, or (word-initial) one punctuation character alone. The others stay out of the tables."""
+        cdef int64_t i = 0
+        cdef int ln
+        cdef uint32_t cp
+        cdef uint32_t f
+        while i < n:
+            ln = utf8_decode(p + i, n - i, &cp)
+            f = cached_flags(c, cp)
+            if f & BERT_SPLIT or (f & BERT_PUNCT and not (initial and ln == n)):
+                return False
+            i += ln
+        return n > 0
+
+    cdef void _note_length(self, const uint8_t* p, int64_t n, bint continuing):
+        cdef uint32_t b
+        if n > 0:
+            b = first_bucket(p, n, continuing)
+            if n > 0xFFFF:
+                raise ValueError("a WordPiece token longer than 65,535 bytes")
+            self.longest[b] = max(self.longest[b], n)
+
+    @property
+    def n_vocab(self) -> int:
+        return <int>self.starts.size()
+
+    # -- text -> ids -------------------------------------------------------------------------------
+    cdef inline int32_t _lookup(self, const uint8_t* p, int64_t n, const uint8_t* limit,
+                                bint continuing) noexcept nogil:
+        """The id of p[:n] (readable up to `limit`) as a word-initial or a continuation piece, or -1."""
+        cdef uint64_t h = piece_hash(p, n, limit)
+        if not bloom_has(self.bloom.data(), (CONTINUING_SALT ^ h) if continuing else h):
+            return -1
+        if continuing:
+            return bytes_table_get_hashed(&self.continuing, <const uint8_t*>self.cont.data(), self.cont_starts.data(),
+                                          self.cont_ends.data(), p, n, h)
+        return bytes_table_get_hashed(&self.initial, <const uint8_t*>self.vocab.data(), self.starts.data(),
+                                      self.ends.data(), p, n, h)
+
+    cdef void _word(self, const uint8_t* p, int64_t n, int64_t chars, const uint8_t* limit,
+                    vector[int32_t]& out) noexcept nogil:
+        """WordPiece of one word (readable up to `limit`): greedy longest match, the unknown token if
+        any piece is missing."""
+        cdef size_t before = out.size()
+        cdef int64_t s = 0, e
+        cdef int32_t found
+        if chars > self.max_chars:
+            out.push_back(self.unk)
+            return
+        while s < n:
+            e = min(n, s + self.longest[first_bucket(p + s, n - s, s > 0)])
+            while e > s and e < n and (p[e] & 0xC0) == 0x80:
+                e -= 1
+            found = -1
+            while e > s:
+                found = self._lookup(p + s, e - s, limit, s > 0)
+                if found >= 0:
+                    break
+                e -= 1
+                while e > s and (p[e] & 0xC0) == 0x80:
+                    e -= 1
+            if found < 0:
+                out.resize(before)
+                out.push_back(self.unk)
+                return
+            out.push_back(found)
+            s = e
+
+    cdef void _encode_normalized(self, const uint8_t* q, int64_t m, vector[int32_t]& out,
+                                 NfWork& w) noexcept nogil:
+        """Pre-tokenize normalized text (whitespace splits, punctuation stands alone) and encode
+        each word."""
+        cdef int64_t i = 0, start, chars
+        cdef int ln
+        cdef uint32_t cp
+        cdef uint32_t f
+        cdef uint8_t cls
+        while i < m:
+            if q[i] < 0x80:
+                cls = self.ascii_class[q[i]]
+                ln = 1
+            else:
+                ln = utf8_decode(q + i, m - i, &cp)
+                f = cached_flags(w.cache, cp)
+                cls = SPLIT if f & BERT_SPLIT else PUNCT if f & BERT_PUNCT else WORD
+            if cls == SPLIT:
+                i += ln
+                continue
+            if cls == PUNCT:
+                if ln == 1 and self.ascii_word[q[i]] >= 0:
+                    out.push_back(self.ascii_word[q[i]])
+                else:
+                    self._word(q + i, ln, 1, q + m, out)
+                i += ln
+                continue
+            start = i
+            chars = 1
+            i += ln
+            while i < m:
+                if q[i] < 0x80:
+                    if self.ascii_class[q[i]] != WORD:
+                        break
+                    i += 1
+                else:
+                    ln = utf8_decode(q + i, m - i, &cp)
+                    if cached_flags(w.cache, cp) & (BERT_SPLIT | BERT_PUNCT):
+                        break
+                    i += ln
+                chars += 1
+            self._word(q + start, i - start, chars, q + m, out)
+
+    cdef void _encode_text(self, const uint8_t* p, int64_t n, vector[int32_t]& out, Workspace& ws) noexcept nogil:
+        ws.norm.clear()
+        if self.normalize and bert_normalize_text(p, n, self.options, ws.norm, ws.w):
+            self._encode_normalized(<const uint8_t*>ws.norm.data(), ws.norm.size(), out, ws.w)
+        else:
+            self._encode_normalized(p, n, out, ws.w)
+
+    cdef void _encode_rows(self, const BinaryView& v, const BinaryView* second, int64_t first, int64_t last,
+                           bint template, bint keep_ids, IdRows& res) noexcept nogil:
+        """Rows [first, last) of `v` (with `second`: pairs of rows, NULL when either is NULL)."""
+        cdef Workspace ws
+        cdef int64_t r, s, before
+        page_cache_init(ws.w.cache)
+        if keep_ids and last > first:
+            res.ids.reserve((view_end(v, last - 1) - view_start(v, first)) // 4 + 16)
+        for r in range(first, last):
+            if not view_valid(v, r) or (second != NULL and not view_valid(second[0], r)):
+                res.lengths.push_back(-1)
+                continue
+            before = <int64_t>res.ids.size()
+            if template:
+                _extend(res.ids, self.before if second == NULL else self.pair_before)
+            s = view_start(v, r)
+            self._encode_text(v.values + s, view_end(v, r) - s, res.ids, ws)
+            if second != NULL:
+                if template:
+                    _extend(res.ids, self.pair_between)
+                s = view_start(second[0], r)
+                self._encode_text(second.values + s, view_end(second[0], r) - s, res.ids, ws)
+            if template:
+                _extend(res.ids, self.after if second == NULL else self.pair_after)
+            res.lengths.push_back(<int64_t>res.ids.size() - before)
+            if not keep_ids:
+                res.ids.clear()
+
+    def encode_arrow(self, texts, int threads=1, bint counts_only=False, bint template=True, pairs=None):
+        """Ids (list<int32>) or token counts (int64) of a pyarrow string array, NULL staying NULL;
+        `template`: add the post-processor's tokens around each row; `pairs`: a second array of the
+        same length, each row encoded as the pair (texts[i], pairs[i])."""
+        cdef list keep = []
+        cdef BinaryView v = binary_view(texts, keep)
+        cdef BinaryView w
+        cdef BinaryView* second = NULL
+        if pairs is not None:
+            w = binary_view(pairs, keep)
+            if w.length != v.length:
+                raise ValueError(f"{v.length} texts but {w.length} pairs")
+            second = &w
+        cdef int64_t n = v.length
+        cdef int nt = max(1, min(threads, n // 64 + 1))
+        cdef vector[IdRows] parts = vector[IdRows](nt)
+        cdef int k
+        for k in prange(nt, nogil=True, num_threads=nt, schedule="static"):
+            self._encode_rows(v, second, n * k // nt, n * (k + 1) // nt, template, not counts_only, parts[k])
+        return id_rows_arrow(parts, counts_only)
+
+    # -- ids -> text -------------------------------------------------------------------------------
+    def decode_arrow(self, ids):
+        """Text (large_string) of each row of a list<integer> array as HF's WordPiece decoder gives
+        it, special tokens left out; NULL stays NULL, an unknown id raises ValueError."""
+        if isinstance(ids, pa.ChunkedArray):
+            ids = ids.combine_chunks()
+        if not pa.types.is_large_list(ids.type):
+            ids = ids.cast(pa.large_list(pa.int32()))
+        flat = ids.values.cast(pa.int32())
+        if flat.null_count:
+            raise ValueError("token ids must not be NULL")
+        keep = (flat.buffers()[1], ids.buffers()[1])
+        cdef const int32_t* tok = (<const int32_t*><size_t>keep[0].address) + <int64_t>flat.offset
+        cdef const int64_t* loff = (<const int64_t*><size_t>keep[1].address) + <int64_t>ids.offset
+        cdef int64_t n = len(ids), r, j, t, bad = -1, piece, nv = <int64_t>self.starts.size()
+        cdef bint first
+        cdef string out
+        cdef vector[int64_t] offs
+        offs.push_back(0)
+        with nogil:
+            for r in range(n):
+                first = True
+                for j in range(loff[r], loff[r + 1]):
+                    t = tok[j]
+                    if t < 0 or t >= nv:
+                        bad = j
+                        break
+                    if self.skip[t]:
+                        continue
+                    piece = t if first else t + nv
+                    out.append(self.pieces.data() + self.piece_starts[piece],
+                               self.piece_starts[piece + 1] - self.piece_starts[piece])
+                    first = False
+                if bad >= 0:
+                    break
+                offs.push_back(<int64_t>out.size())
+        if bad >= 0:
+            raise ValueError(f"token id {tok[bad]} is not in this vocabulary (ids 0..{nv - 1})")
+        off_bytes = PyBytes_FromStringAndSize(<const char*>offs.data(), offs.size() * sizeof(int64_t))
+        data = pa.Array.from_buffers(pa.large_string(), n, [None, pa.py_buffer(off_bytes), pa.py_buffer(out)])
+        if ids.null_count:
+            return pa.compute.if_else(ids.is_null(), pa.scalar(None, pa.large_string()), data)
+        return data
+
+    def token_bytes(self, int32_t token_id) -> bytes:
+        """The vocabulary entry of one id (continuation prefix included)."""
+        if token_id < 0 or token_id >= <int32_t>self.starts.size():
+            raise ValueError(f"token id {token_id} is not in this vocabulary")
+        return self.vocab.substr(self.starts[token_id], self.ends[token_id] - self.starts[token_id])

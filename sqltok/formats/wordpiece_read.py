@@ -1,0 +1,184 @@
+"""Read a WordPiece (BERT-family) tokenizer: an HF tokenizer.json, or a `vocab.txt` with options
+(taken from a `tokenizer_config.json` beside it when there is one).
+
+Supported, as HF `tokenizers` runs them: model WordPiece; normalizer null or BertNormalizer (every
+switch; strip_accents null follows lowercase); pre-tokenizer BertPreTokenizer; post-processor null,
+TemplateProcessing or BertProcessing; decoder null or WordPiece (prefix, cleanup); added tokens that
+are vocabulary entries and special. `truncation` and `padding` are ignored: sqltok encodes whole
+texts. Anything else raises `UnsupportedTokenizerError` naming the feature.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqltok.formats.errors import ModelFormatError, UnsupportedTokenizerError
+
+#: HF `BertNormalizer` defaults: clean_text, handle_chinese_chars, strip_accents, lowercase.
+BERT_DEFAULTS = {"clean_text": True, "handle_chinese_chars": True, "strip_accents": None, "lowercase": True}
+
+
+@dataclass(frozen=True)
+class WordPieceSpec:
+    """A WordPiece tokenizer as `WordPieceEncoder` consumes it."""
+    name: str
+    tokens: list[str]                       # by id
+    unk_token: str
+    prefix: str                             # continuation prefix ("##")
+    max_input_chars_per_word: int
+    normalizer: tuple[bool, bool, bool, bool] | None   # clean, chinese, strip accents, lowercase
+    single: tuple[list[int], list[int]]     # ids before and after a sequence
+    pair: tuple[list[int], list[int], list[int]]       # before A, between A and B, after B
+    special_tokens: dict[str, int]
+    decoder: tuple[str, bool] | None        # WordPiece decoder (prefix, cleanup), None: join with " "
+
+
+def bert_switches(clean_text: bool = True, handle_chinese_chars: bool = True, strip_accents: bool | None = None,
+                  lowercase: bool = True) -> tuple[bool, bool, bool, bool]:
+    """HF's BertNormalizer switches, with strip_accents None meaning "as lowercase"."""
+    return (bool(clean_text), bool(handle_chinese_chars),
+            bool(lowercase if strip_accents is None else strip_accents), bool(lowercase))
+
+
+def is_wordpiece_json(path: str | os.PathLike) -> bool:
+    """Whether a tokenizer.json holds a WordPiece model."""
+    doc = _load_json(Path(path))
+    return isinstance(doc, dict) and isinstance(doc.get("model"), dict) and doc["model"].get("type") == "WordPiece"
+
+
+def read_wordpiece_json(path: str | os.PathLike, name: str | None = None) -> WordPieceSpec:
+    """The spec of a WordPiece tokenizer.json."""
+    path = Path(path)
+    doc = _load_json(path)
+    name = name or (path.parent.name if path.name == "tokenizer.json" and path.parent.name else path.stem)
+    try:
+        return _spec_from_json(doc, name)
+    except ModelFormatError as e:
+        raise type(e)(f"{path}: {e}") from None
+
+
+def read_vocab_txt(path: str | os.PathLike, name: str | None = None, **options) -> WordPieceSpec:
+    """The spec of a BERT `vocab.txt` (one token a line, id = line number). Options (HF
+    BertWordPieceTokenizer's names): clean_text, handle_chinese_chars, strip_accents, lowercase,
+    unk_token, cls_token, sep_token, wordpieces_prefix, max_input_chars_per_word; defaults come from
+    a tokenizer_config.json beside the file (do_lower_case, strip_accents, tokenize_chinese_chars,
+    the special tokens), then from bert-base-uncased's."""
+    path = Path(path)
+    tokens = [line.rstrip() for line in path.read_text(encoding="utf-8").splitlines()]
+    config_path = path.parent / "tokenizer_config.json"
+    config = _load_json(config_path) if config_path.exists() else {}
+    unknown = set(options) - {"clean_text", "handle_chinese_chars", "strip_accents", "lowercase", "unk_token",
+                              "cls_token", "sep_token", "wordpieces_prefix", "max_input_chars_per_word"}
+    if unknown:
+        raise TypeError(f"unknown WordPiece options: {sorted(unknown)}")
+    opt = {"clean_text": True, "handle_chinese_chars": config.get("tokenize_chinese_chars", True),
+           "strip_accents": config.get("strip_accents"), "lowercase": config.get("do_lower_case", True),
+           "unk_token": config.get("unk_token", "[UNK]"), "cls_token": config.get("cls_token", "[CLS]"),
+           "sep_token": config.get("sep_token", "[SEP]"), "wordpieces_prefix": "##",
+           "max_input_chars_per_word": 100, **options}
+    ids = {t: i for i, t in reversed(list(enumerate(tokens)))}
+    for key in ("unk_token", "cls_token", "sep_token"):
+        if opt[key] not in ids:
+            raise ModelFormatError(f"{path}: the {key} {opt[key]!r} is not in the vocabulary")
+    cls, sep = ids[opt["cls_token"]], ids[opt["sep_token"]]
+    specials = {t: ids[t] for t in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]") if t in ids}
+    specials.update({opt[k]: ids[opt[k]] for k in ("unk_token", "cls_token", "sep_token")})
+    return WordPieceSpec(
+        name=name or path.parent.name or path.stem, tokens=tokens, unk_token=opt["unk_token"],
+        prefix=opt["wordpieces_prefix"], max_input_chars_per_word=int(opt["max_input_chars_per_word"]),
+        normalizer=bert_switches(opt["clean_text"], opt["handle_chinese_chars"], opt["strip_accents"],
+                                 opt["lowercase"]),
+        single=([cls], [sep]), pair=([cls], [sep], [sep]), special_tokens=specials,
+        decoder=(opt["wordpieces_prefix"], True))
+
+
+def _load_json(path: Path) -> object:
+    try:
+        return json.loads(path.read_bytes())
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ModelFormatError(f"{path}: not valid JSON ({e})") from None
+
+
+def _spec_from_json(doc: object, name: str) -> WordPieceSpec:
+    if not isinstance(doc, dict) or not isinstance(doc.get("model"), dict):
+        raise ModelFormatError("not a tokenizer.json: expected a JSON object with a 'model' object")
+    model = doc["model"]
+    if model.get("type") != "WordPiece":
+        raise ModelFormatError(f"model type {model.get('type')} is not WordPiece")
+    vocab = model.get("vocab")
+    if not isinstance(vocab, dict) or sorted(vocab.values()) != list(range(len(vocab))):
+        raise ModelFormatError("model.vocab must map tokens to the ids 0..n-1, each once")
+    tokens = [""] * len(vocab)
+    for token, i in vocab.items():
+        tokens[i] = token
+    unk = model.get("unk_token", "[UNK]")
+    if unk not in vocab:
+        raise ModelFormatError(f"model.unk_token {unk!r} is not in the vocabulary")
+    problems: list[str] = []
+    normalizer = _normalizer(doc.get("normalizer"), problems)
+    pre = doc.get("pre_tokenizer")
+    if not (isinstance(pre, dict) and pre.get("type") == "BertPreTokenizer"):
+        problems.append(f"pre_tokenizer {pre.get('type') if isinstance(pre, dict) else pre} (BertPreTokenizer only)")
+    specials = {}
+    for t in doc.get("added_tokens") or []:
+        if t.get("content") not in vocab or vocab[t["content"]] != t.get("id") or not t.get("special"):
+            problems.append(f"added token {t.get('content')!r} that is not a special vocabulary entry")
+        elif any(t.get(k) for k in ("lstrip", "rstrip", "single_word")):
+            problems.append(f"added token {t['content']!r} with lstrip/rstrip/single_word")
+        else:
+            specials[t["content"]] = t["id"]
+    single, pair = _post_processor(doc.get("post_processor"), problems)
+    decoder = doc.get("decoder")
+    if decoder is not None and decoder.get("type") != "WordPiece":
+        problems.append(f"decoder {decoder.get('type')} (WordPiece only)")
+    if problems:
+        raise UnsupportedTokenizerError("tokenizer.json uses what sqltok's WordPiece encoder does not support: "
+                                        + "; ".join(problems))
+    return WordPieceSpec(
+        name=name, tokens=tokens, unk_token=unk, prefix=model.get("continuing_subword_prefix", "##"),
+        max_input_chars_per_word=int(model.get("max_input_chars_per_word", 100)), normalizer=normalizer,
+        single=single, pair=pair, special_tokens=specials,
+        decoder=None if decoder is None else (decoder.get("prefix", "##"), bool(decoder.get("cleanup", True))))
+
+
+def _normalizer(spec, problems: list[str]) -> tuple[bool, bool, bool, bool] | None:
+    if spec is None:
+        return None
+    if spec.get("type") != "BertNormalizer":
+        problems.append(f"normalizer {spec.get('type')} (BertNormalizer or null only)")
+        return None
+    return bert_switches(**{k: spec.get(k, v) for k, v in BERT_DEFAULTS.items()})
+
+
+def _post_processor(spec, problems: list[str]):
+    """(single, pair) id lists around the sequences."""
+    if spec is None:
+        return ([], []), ([], [], [])
+    if spec.get("type") == "BertProcessing":
+        cls, sep = spec["cls"][1], spec["sep"][1]
+        return ([cls], [sep]), ([cls], [sep], [sep])
+    if spec.get("type") != "TemplateProcessing":
+        problems.append(f"post_processor {spec.get('type')} (TemplateProcessing, BertProcessing or null only)")
+        return ([], []), ([], [], [])
+    special = {k: v["ids"] for k, v in spec.get("special_tokens", {}).items()}
+
+    def pieces(template, sequences):
+        out, at = [[]], 0
+        for item in template:
+            if "SpecialToken" in item:
+                out[-1].extend(special[item["SpecialToken"]["id"]])
+            elif item["Sequence"]["id"] == sequences[at]:
+                out.append([])
+                at += 1
+            else:
+                problems.append("post_processor template with sequences out of order")
+        return out
+
+    single = pieces(spec.get("single", []), ["A"])
+    pair = pieces(spec.get("pair", []), ["A", "B"])
+    if len(single) != 2 or len(pair) != 3:
+        problems.append("post_processor template without its sequences")
+        return ([], []), ([], [], [])
+    return (single[0], single[1]), (pair[0], pair[1], pair[2])
