@@ -151,7 +151,7 @@ def train_superword(con: duckdb.DuckDBPyConnection, source, vocab_size: int, mod
             save_model(con, model, result, info)
     finally:
         registry(con).remove(_PHASE1_NAME)
-        for t in (PRETOKENS, CANDIDATES, UNITS, "__sqltok_runs", "__sqltok_candidate_runs", "__sqltok_stored"):
+        for t in (PRETOKENS, CANDIDATES, UNITS, "__sqltok_runs", "__sqltok_stored"):
             con.execute(f"DROP TABLE IF EXISTS {t}")
         for view in (VOCABULARY, ELIGIBLE):
             con.unregister(view)  # a no-op for a name never registered
