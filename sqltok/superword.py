@@ -124,17 +124,18 @@ def train_superword(con: duckdb.DuckDBPyConnection, source, vocab_size: int, mod
         extracted_with = p1
         seconds["candidates"] = time.perf_counter() - t0
 
-        source = CANDIDATES
+        source, prune, bl = CANDIDATES, _prune_below(p1, target), None
         if supermerges == "match":  # s and r from BoundlessBPE on the same candidates, then SuperBPE
             t0 = time.perf_counter()
             units = _phase2_input(con, source, p1, greedy_split, seconds)
-            bl = _phase2(units, p1, vocab_size, "boundless", 0, _prune_below(p1, target), progress)
+            bl = _phase2(units, p1, vocab_size, "boundless", 0, prune, progress)
             seconds["phase2_boundless"] = time.perf_counter() - t0
             p1 = _prefix(p1, bl["regular"])
             _resplit_candidates(con, p1, CANDIDATES, UNITS)
             source, supermerges = UNITS, len(bl["new_id"])
+        elif method == "superbpe":
+            prune = None  # s supermerges may go below any phase-1 count
         units = _phase2_input(con, source, p1, greedy_split, seconds)
-        prune = _prune_below(p1, target) if method == "boundless" else None
         stats = _stats(con, greedy_split)
         _register_vocabulary(con, extracted_with)
         # Phase 2 (Cython, GIL released) runs on one core while DuckDB writes the counts on the other.
@@ -146,6 +147,10 @@ def train_superword(con: duckdb.DuckDBPyConnection, source, vocab_size: int, mod
             con.execute(sql_text("store_candidates").format(source=CANDIDATES, vocabulary=VOCABULARY), [model])
             seconds["store"] = time.perf_counter() - t0
             out = job.result()
+            if bl is not None and _supermerge_bytes(out) != _supermerge_bytes(bl):
+                # Pruned SuperBPE equals BoundlessBPE only if the unpruned one does (paper section 3.1);
+                # when not, the cuts may have mattered: run it again without them.
+                out = _phase2(units, p1, vocab_size, method, supermerges, None, progress)
             seconds["phase2"] = job.seconds
             result = _assemble(p1, out, method, special_tokens)
             save_model(con, model, result, info)
@@ -252,8 +257,9 @@ def _resplit_candidates(con, p1: Model, source: str, target: str) -> None:
 
 
 def _prune_below(p1: Model, target: int) -> int | None:
-    """The count every BoundlessBPE supermerge exceeds: the smallest phase-1 merge count, when phase 1
-    reached its full size (otherwise the regular merges can run out, and then any count wins: None)."""
+    """The count every BoundlessBPE supermerge exceeds (and so every supermerge of the matching
+    SuperBPE): the smallest phase-1 merge count, when phase 1 reached its full size (otherwise the
+    regular merges can run out, and then any count wins: None)."""
     if len(p1.tokens) < target or not p1.merges:
         return None
     return min(m.count for m in p1.merges)
@@ -350,6 +356,12 @@ class Background:
     def __exit__(self, *exc) -> None:
         if self._thread.is_alive():
             self.cancel.set()
+
+
+def _supermerge_bytes(out: dict) -> list[tuple[bytes, bytes]]:
+    """The supermerges of a phase-2 result as pairs of token bytes (ids differ between methods)."""
+    tokens = out["tokens"].to_pylist()
+    return [(tokens[a], tokens[b]) for a, b in zip(out["left"].to_pylist(), out["right"].to_pylist())]
 
 
 def _assemble(p1: Model, out: dict, method: str, special_tokens) -> Model:
