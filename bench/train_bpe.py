@@ -11,9 +11,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
-import sys
 import tempfile
+
+from child import run_child
 
 SQLTOK_CHILD = r"""
 import json, resource, sys, time, duckdb, sqltok
@@ -50,13 +50,6 @@ total = time.perf_counter() - t0
 print(json.dumps({"total": total, "vocab": tok.get_vocab_size(),
                   "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
-
-
-def run_child(code: str, args: list[str], env: dict) -> dict:
-    out = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True)
-    if out.returncode != 0:
-        raise SystemExit(f"child failed:\n{out.stderr}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:

@@ -19,9 +19,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
-import sys
 import tempfile
+
+from child import run_child
 
 REFERENCE_S_PER_GB = 2510.0
 
@@ -44,13 +44,6 @@ print(json.dumps({"total": total, "stages": rep.seconds, "bytes": rep.bytes, "re
 """
 
 
-def run(args: list[str]) -> dict:
-    out = subprocess.run([sys.executable, "-c", CHILD, *args], capture_output=True, text=True)
-    if out.returncode != 0:
-        raise SystemExit(f"child failed:\n{out.stderr}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("corpus", help="a Parquet file of documents")
@@ -65,7 +58,7 @@ def main() -> None:
     for _ in range(args.rounds):
         for vocab, method in configs:
             with tempfile.TemporaryDirectory() as tmp:
-                results[(vocab, method)].append(run([
+                results[(vocab, method)].append(run_child(CHILD, [
                     args.corpus, args.text_column, str(vocab), str(args.threads), os.path.join(tmp, "bench.duckdb"),
                     method, "1" if args.greedy_split else "0"]))
     rows = []
