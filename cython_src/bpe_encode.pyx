@@ -135,6 +135,8 @@ cdef class Int32Buffer:
     cdef Py_ssize_t strides[1]
 
     def __getbuffer__(self, Py_buffer* buf, int flags):
+        if self.data.capacity() == 0:
+            self.data.reserve(1)  # Arrow wants an address even for no values
         self.shape[0] = <Py_ssize_t>self.data.size()
         self.strides[0] = sizeof(int32_t)
         buf.buf = <void*>self.data.data()

@@ -81,6 +81,9 @@ def _train(con, args) -> None:
               + ("" if report.pieces is None else
                  f"; greedy split: {report.unique_pieces:,} unique pieces of {report.pieces:,} "
                  f"({report.piece_type_token_ratio:.4f})"))
+        if report.unique_candidates == 0:
+            print("note: the corpus has no supermerge candidates (runs of two or more pretokens with letters); "
+                  "BoundlessBPE stops when no supermerge pair is left, as the reference does")
     print("seconds: " + ", ".join(f"{k} {v:.2f}" for k, v in report.seconds.items()))
     print("first merges:")
     for idx, left, right, count in con.execute(

@@ -198,6 +198,17 @@ def test_long_runs_are_not_quadratic(boundless_model):
     assert tok.encode_ordinary(short) == _naive_supermerges(model, phase1, short)
 
 
+def test_corpus_without_candidates(con):
+    """No run of two pretokens with letters: BoundlessBPE stops at once (Algorithm 1 needs a supermerge
+    pair), SuperBPE is its phase-1 model; NULL and empty documents are skipped."""
+    con.execute("CREATE TABLE d AS SELECT * FROM (VALUES ('123 456 789'), (NULL), (''), ('12 34')) t(text)")
+    bl = sqltok.train_superword(con, "SELECT text FROM d", 260, "bl")
+    sb = sqltok.train_superword(con, "SELECT text FROM d", 260, "sb", method="superbpe", supermerges=5)
+    assert (bl.documents, bl.unique_candidates, bl.vocab_size, bl.supermerges) == (2, 0, 243, 0)
+    assert (sb.vocab_size, sb.regular_merges, sb.supermerges) == (250, 7, 0)
+    assert con.execute("SELECT tokens('sb', '123 456')").fetchall()[0][0] == ["123", " ", "456"]
+
+
 def test_bad_arguments(con):
     con.execute("CREATE TABLE docs AS SELECT 'the cat sat on the mat' AS text")
     for kwargs, message in [
