@@ -34,7 +34,7 @@ def to_hf_json(model: Model, lossy: bool = False) -> dict:
     differences = _differences(model)
     if differences and not lossy:
         raise ExportError("a HF tokenizer.json cannot encode like this model: " + " ".join(differences)
-                          + " Pass lossy=True to export the closest HF equivalent anyway.")
+                          + " Pass lossy=True (--lossy) to export the closest HF equivalent anyway.")
     if differences:
         warnings.warn("lossy HF export: " + " ".join(differences), UserWarning, stacklevel=2)
     return {
