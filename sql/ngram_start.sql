@@ -1,5 +1,6 @@
 -- Apriori n-gram counting (paper Appendix B, Algorithm 2), size 1: number the candidates and keep
--- the positions whose pretoken occurs at least {c_min} times over all candidates.
+-- the positions whose unit occurs at least {c_min} times over all candidates. A gram is known by an
+-- id (for size 1, the unit itself); every row also carries the gram's last unit and the weight.
 CREATE OR REPLACE TEMP TABLE __sqltok_runs AS
 SELECT row_number() OVER () AS cid, candidate, n FROM {candidates};
 
@@ -11,4 +12,4 @@ WITH units AS (
 frequent AS (
     SELECT unit FROM units GROUP BY unit HAVING sum(n) >= {c_min}
 )
-SELECT cid, i FROM units SEMI JOIN frequent USING (unit);
+SELECT cid, i, unit::BIGINT AS gid, unit AS last, n AS w FROM units SEMI JOIN frequent USING (unit);
