@@ -56,6 +56,8 @@ def _train(con, args) -> None:
         src, held = holdout_split(src, args.holdout)
     specials = tuple(s for s in args.special_tokens.split(",") if s) if args.special_tokens is not None \
         else DEFAULT_SPECIAL_TOKENS
+    if args.memory_limit:
+        con.execute("SET memory_limit = ?", [args.memory_limit])
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     if progress:  # DuckDB's own bar covers the counting query
         con.execute("SET enable_progress_bar = true")
@@ -204,6 +206,8 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--holdout", type=float, default=0.0,
                    help="hold back this fraction of documents and report compression on them")
     t.add_argument("--replace", action="store_true", help="overwrite a model of the same name")
+    t.add_argument("--memory-limit", help="DuckDB's memory limit, e.g. 2GB (it spills to disk beyond it; "
+                   "default: DuckDB's, 80%% of RAM)")
     t.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar (default: when stderr is a terminal)")
     db(t)

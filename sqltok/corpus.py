@@ -76,7 +76,7 @@ class Source:
             if stem.endswith(".parquet"):
                 q = f"SELECT * FROM read_parquet({lit})"
             elif stem.endswith(_JSON_SUFFIXES):
-                q = f"SELECT * FROM read_json({lit}, format = 'newline_delimited', maximum_object_size = 1073741824)"
+                q = f"SELECT * FROM read_json({lit}, format = 'newline_delimited', maximum_object_size = 268435456)"
             else:
                 return self.query()
         if self.max_documents is not None:
@@ -103,7 +103,7 @@ class Source:
         if stem.endswith(_JSON_SUFFIXES):
             cols = "{" + quote_literal(self.text_key) + ": 'VARCHAR'}"
             return (f"SELECT {key} AS text FROM read_json({lit}, format = 'newline_delimited', "
-                    f"columns = {cols}, maximum_object_size = 1073741824)")
+                    f"columns = {cols}, maximum_object_size = 268435456)")
         if self.text_mode == "file":
             return f"SELECT content AS text FROM read_text({lit})"
         if self.text_mode == "line":
