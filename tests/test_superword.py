@@ -259,7 +259,7 @@ def test_cli_superword(tmp_path, train_dir):
     db = str(tmp_path / "t.duckdb")
     src = str(train_dir / "en_train.jsonl.zst")
     assert main(["train", src, "--method", "boundless", "--vocab-size", "2048", "--simple", "--model", "bl",
-                 "--max-documents", "2000", "--db", db]) == 0
+                 "--max-documents", "2000", "--memory-limit", "1GB", "--db", db]) == 0
     assert main(["train", "--method", "superbpe", "--supermerges", "match", "--vocab-size", "2048",
                  "--phase1", "bl", "--model", "sb", "--db", db]) == 0
     assert main(["train", src, "--vocab-size", "2048", "--greedy-split", "--model", "x", "--db", db]) == 2
