@@ -13,7 +13,7 @@ from cpython.long cimport PyLong_FromLong
 from cpython.ref cimport Py_INCREF
 from cython.parallel cimport prange
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
-from libc.string cimport memcmp, memcpy, memset
+from libc.string cimport memcmp, memcpy, memmove, memset
 from libcpp.queue cimport priority_queue
 from libcpp.string cimport string
 from libcpp.vector cimport vector
@@ -98,13 +98,13 @@ cdef inline void _cache_put(CacheSlot* slot, uint64_t h, const uint8_t* p, int64
         slot.ids[k] = out[before + k]
 
 
-cdef void _scan_merges(const MergeTable* table, bint guard, vector[int32_t]& sym, vector[int32_t]& ranks,
-                       vector[int32_t]& results) noexcept nogil:
-    """Merge `sym` in place by rank, given the rank and result of every adjacent pair in `ranks` and
+cdef size_t _scan_merges(const MergeTable* table, bint guard, int32_t* sym, int32_t* ranks, int32_t* results,
+                         size_t n) noexcept nogil:
+    """Merge sym[:n] in place by rank, given the rank and result of every adjacent pair in `ranks` and
     `results`: a scan for the lowest rank (leftmost on ties), then only the two pairs next to a merge
-    are looked up again. With `guard`, never a rank below the last one applied."""
-    cdef int32_t best, last = -1, result = 0
-    cdef size_t i, best_i, n = sym.size()
+    are looked up again. With `guard`, never a rank below the last one applied. Returns the new n."""
+    cdef int32_t best, last = -1
+    cdef size_t i, best_i, tail
     while n > 1:
         best = NO_RANK
         best_i = 0
@@ -116,16 +116,16 @@ cdef void _scan_merges(const MergeTable* table, bint guard, vector[int32_t]& sym
             break
         last = best
         sym[best_i] = results[best_i]
-        sym.erase(sym.begin() + best_i + 1)
-        ranks.erase(ranks.begin() + best_i)
-        results.erase(results.begin() + best_i)
+        tail = n - best_i - 2
+        memmove(sym + best_i + 1, sym + best_i + 2, tail * sizeof(int32_t))
+        memmove(ranks + best_i, ranks + best_i + 1, tail * sizeof(int32_t))
+        memmove(results + best_i, results + best_i + 1, tail * sizeof(int32_t))
         n -= 1
         if best_i > 0:
-            ranks[best_i - 1] = merge_table_rank(table, sym[best_i - 1], sym[best_i], &result, NO_RANK)
-            results[best_i - 1] = result
+            ranks[best_i - 1] = merge_table_rank(table, sym[best_i - 1], sym[best_i], &results[best_i - 1], NO_RANK)
         if best_i + 1 < n:
-            ranks[best_i] = merge_table_rank(table, sym[best_i], sym[best_i + 1], &result, NO_RANK)
-            results[best_i] = result
+            ranks[best_i] = merge_table_rank(table, sym[best_i], sym[best_i + 1], &results[best_i], NO_RANK)
+    return n
 
 
 cdef class Int32Buffer:
@@ -283,35 +283,33 @@ cdef class Encoder:
         return merge_table_rank(&self.merges, left, right, result, NO_RANK)
 
     cdef int _merge(self, const uint8_t* p, int64_t n, vector[int32_t]& out, Workspace& ws) noexcept nogil:
-        """Merge the bytes p[:n] into `out`; 1 when a byte has no token."""
+        """Merge the bytes p[:n] into `out`; 1 when a byte has no token. Short pieces merge in arrays
+        on the stack, the first ranks from the small byte-pair table; long ones through the heap."""
+        cdef int32_t sym[SHORT_PIECE]
+        cdef int32_t ranks[SHORT_PIECE]
+        cdef int32_t results[SHORT_PIECE]
+        cdef const MergeSlot* bp
         cdef int64_t i
+        cdef size_t m
+        if n <= SHORT_PIECE:
+            for i in range(n):
+                sym[i] = self.byte_ids[p[i]]
+                if sym[i] < 0:
+                    return 1
+            for i in range(n - 1):
+                bp = &self.byte_pairs[(<size_t>p[i] << 8) | p[i + 1]]
+                ranks[i] = bp.rank
+                results[i] = bp.result
+            m = _scan_merges(&self.merges, self.rank_guard, sym, ranks, results, <size_t>n)
+            out.insert(out.end(), sym, sym + m)
+            return 0
         ws.sym.resize(n)
         for i in range(n):
             ws.sym[i] = self.byte_ids[p[i]]
             if ws.sym[i] < 0:
                 return 1
-        if n <= SHORT_PIECE:
-            self._merge_scan(p, ws.sym, ws.nxt, ws.prv)
-            out.insert(out.end(), ws.sym.begin(), ws.sym.end())
-        else:
-            self._merge_heap(&self.merges, self.rank_guard, ws, out)
+        self._merge_heap(&self.merges, self.rank_guard, ws, out)
         return 0
-
-    cdef void _merge_scan(self, const uint8_t* p, vector[int32_t]& sym, vector[int32_t]& ranks,
-                          vector[int32_t]& results) noexcept nogil:
-        """Merge a short sequence of byte tokens (the bytes p) in place, the first ranks from the small
-        byte-pair table."""
-        cdef size_t i, n = sym.size()
-        cdef const MergeSlot* bp
-        if n < 2:
-            return
-        ranks.resize(n - 1)
-        results.resize(n - 1)
-        for i in range(n - 1):
-            bp = &self.byte_pairs[(<size_t>p[i] << 8) | p[i + 1]]
-            ranks[i] = bp.rank
-            results[i] = bp.result
-        _scan_merges(&self.merges, self.rank_guard, sym, ranks, results)
 
     cdef void _push(self, const MergeTable* table, Workspace& ws, int32_t pos) noexcept nogil:
         cdef int32_t result = 0
@@ -408,7 +406,7 @@ cdef class Encoder:
             for i in range(count - 1):
                 ws.nxt[i] = merge_table_rank(&self.supers, ws.sym[i], ws.sym[i + 1], &result, NO_RANK)
                 ws.prv[i] = result
-            _scan_merges(&self.supers, False, ws.sym, ws.nxt, ws.prv)
+            ws.sym.resize(_scan_merges(&self.supers, False, ws.sym.data(), ws.nxt.data(), ws.prv.data(), count))
             ws.run.swap(ws.sym)
         else:
             self._merge_heap(&self.supers, False, ws, ws.run)
