@@ -19,8 +19,9 @@ from libcpp.vector cimport vector
 import pyarrow as pa
 
 from arrow_buffers cimport BinaryView, binary_view, view_end, view_start, view_valid
-from bert_normalize cimport BertOptions, bert_normalize_text, bert_options
-from bytes_table cimport BytesTable, _mix64, bytes_hash, bytes_table_build, bytes_table_get_hashed
+from bert_normalize cimport BertOptions, bert_normalize_text, bert_options, block_capitals
+from bytes_table cimport (BytesTable, _mix64, bytes_hash, bytes_table_build, bytes_table_get_hashed,
+                          bytes_table_get_head, key_head)
 from id_lists cimport IdRows, id_rows_arrow
 from unicode_normalize cimport NfWork, PageCache, cached_flags, page_cache_init, utf8_decode
 
@@ -31,11 +32,17 @@ cdef extern from "normalization_tables.h" nogil:
         BERT_PUNCT
 
 
+cdef extern from *:
+    int __builtin_ctzll(unsigned long long) nogil
+
+
 cdef enum:
     WORD = 0
     SPLIT = 1
     PUNCT = 2
+    OTHER = 3                   # a byte the fused pass leaves to the general path
     BLOOM_BITS = 1 << 18        # 32 KiB: two bits per key, about 6% false positives for BERT's vocabulary
+    WORD_BUF = 64               # the fused pass folds ASCII words up to this long into a buffer
     FIRST_BUCKETS = 4096        # longest piece per first character (hashed; colliding ones share the max)
 
 
@@ -64,6 +71,30 @@ cdef inline uint64_t piece_hash(const uint8_t* p, int64_t n, const uint8_t* limi
     if i < n:
         memcpy(&w, p + i, 8)
         h = _mix64(h ^ (w & (0xFFFFFFFFFFFFFFFFULL >> (64 - 8 * (n - i)))))
+    return h if h != 0 else 1
+
+
+cdef inline uint64_t block_in(uint64_t x, uint64_t lo, uint64_t hi) noexcept nogil:
+    """0x80 in each byte of x that is ASCII and in lo..hi."""
+    cdef uint64_t ones = 0x0101010101010101ULL
+    cdef uint64_t v = x & ones * 127
+    return (ones * (128 + hi) - v) & ~x & (v + ones * (128 - lo)) & ones * 0x80
+
+
+cdef inline uint64_t block_alnum(uint64_t x) noexcept nogil:
+    """0x80 in each byte of x that is an ASCII letter or digit."""
+    return block_in(x, 0x30, 0x39) | block_in(x, 0x41, 0x5A) | block_in(x, 0x61, 0x7A)
+
+
+cdef inline uint64_t word_hash(const uint64_t* words, uint64_t last, int64_t n) noexcept nogil:
+    """`bytes_hash` of n bytes held as whole 8-byte `words` and `last`, the zero-padded rest (kept in
+    a register: reading back bytes just stored one by one would stall)."""
+    cdef int64_t j
+    cdef uint64_t h = <uint64_t>n * <uint64_t>0x9E3779B97F4A7C15ULL
+    for j in range(n >> 3):
+        h = _mix64(h ^ words[j])
+    if n & 7:
+        h = _mix64(h ^ last)
     return h if h != 0 else 1
 
 
@@ -105,6 +136,8 @@ cdef class WordPieceEncoder:
     cdef vector[int32_t] pair_before, pair_between, pair_after   # ... and around a pair
     cdef uint8_t ascii_class[128]
     cdef int32_t ascii_word[128]            # the id of each ASCII character as a whole word (-1: none)
+    cdef uint8_t raw_class[128]             # class of each input byte after normalization (OTHER: removed)
+    cdef bint fold_caps                     # the normalizer lowercases ASCII
     cdef string pieces                      # decode: each id's text first and after the first
     cdef vector[int64_t] piece_starts
     cdef vector[uint8_t] skip
@@ -123,6 +156,7 @@ cdef class WordPieceEncoder:
         cdef int b
         cdef uint8_t byte
         cdef uint32_t f
+        cdef int m
         page_cache_init(c)
         for b in range(128):
             f = cached_flags(c, b)
@@ -166,6 +200,10 @@ cdef class WordPieceEncoder:
         self.normalize = normalizer is not None
         if normalizer is not None:
             self.options = bert_options(normalizer[0], normalizer[1], normalizer[2], normalizer[3])
+        for b in range(128):
+            m = self.options.ascii[b] if self.normalize else b
+            self.raw_class[b] = OTHER if m < 0 else self.ascii_class[m]
+        self.fold_caps = self.normalize and self.options.ascii[ord("A")] == ord("a")
         self.before, self.after = single
         self.pair_before, self.pair_between, self.pair_after = pair
         self.piece_starts.push_back(0)
@@ -208,13 +246,20 @@ cdef class WordPieceEncoder:
                                 bint continuing) noexcept nogil:
         """The id of p[:n] (readable up to `limit`) as a word-initial or a continuation piece, or -1."""
         cdef uint64_t h = piece_hash(p, n, limit)
+        cdef uint64_t head
         if not bloom_has(self.bloom.data(), (CONTINUING_SALT ^ h) if continuing else h):
             return -1
+        if p + 8 <= limit:
+            memcpy(&head, p, 8)
+            if n < 8:
+                head &= 0xFFFFFFFFFFFFFFFFULL >> (64 - 8 * n)
+        else:
+            head = key_head(p, n)
         if continuing:
-            return bytes_table_get_hashed(&self.continuing, <const uint8_t*>self.cont.data(), self.cont_starts.data(),
-                                          self.cont_ends.data(), p, n, h)
-        return bytes_table_get_hashed(&self.initial, <const uint8_t*>self.vocab.data(), self.starts.data(),
-                                      self.ends.data(), p, n, h)
+            return bytes_table_get_head(&self.continuing, <const uint8_t*>self.cont.data(), self.cont_starts.data(),
+                                        p, n, h, head)
+        return bytes_table_get_head(&self.initial, <const uint8_t*>self.vocab.data(), self.starts.data(),
+                                    p, n, h, head)
 
     cdef void _word(self, const uint8_t* p, int64_t n, int64_t chars, const uint8_t* limit,
                     vector[int32_t]& out) noexcept nogil:
@@ -288,12 +333,79 @@ cdef class WordPieceEncoder:
                 chars += 1
             self._word(q + start, i - start, chars, q + m, out)
 
-    cdef void _encode_text(self, const uint8_t* p, int64_t n, vector[int32_t]& out, Workspace& ws) noexcept nogil:
+    cdef void _encode_span(self, const uint8_t* p, int64_t n, vector[int32_t]& out, Workspace& ws) noexcept nogil:
+        """The general path: normalize p[:n] into a buffer (unless it stays as is), then encode."""
         ws.norm.clear()
         if self.normalize and bert_normalize_text(p, n, self.options, ws.norm, ws.w):
             self._encode_normalized(<const uint8_t*>ws.norm.data(), ws.norm.size(), out, ws.w)
         else:
             self._encode_normalized(p, n, out, ws.w)
+
+    cdef void _encode_text(self, const uint8_t* p, int64_t n, vector[int32_t]& out, Workspace& ws) noexcept nogil:
+        """Normalization, pre-tokenization and lookup fused in one pass over ASCII words (folded into
+        a small buffer as they are read); a word with any other byte, and the text up to the next
+        ASCII space or punctuation, takes the general path. BERT's normalizer works character by
+        character (marks never reorder across ASCII), so the text can be cut at such bytes."""
+        cdef uint64_t chunks[WORD_BUF / 8 + 1]    # the folded word, written 8 bytes at a time
+        cdef const uint8_t* buf = <const uint8_t*>chunks
+        cdef const uint8_t* buf_end = buf + sizeof(chunks)
+        cdef int64_t i = 0, start, e, k, ln
+        cdef uint64_t x, stop
+        cdef uint8_t b, cls
+        cdef int32_t found
+        while i < n:
+            b = p[i]
+            cls = self.raw_class[b] if b < 0x80 else OTHER
+            if cls == SPLIT:
+                i += 1
+                continue
+            if cls == PUNCT:
+                if self.ascii_word[b] >= 0:
+                    out.push_back(self.ascii_word[b])
+                else:
+                    chunks[0] = b
+                    self._word(buf, 1, 1, buf_end, out)
+                i += 1
+                continue
+            start = i
+            k = 0
+            while True:             # the alphanumeric run, 8 bytes at a time, folded as it is read
+                if i + 8 <= n:
+                    memcpy(&x, p + i, 8)
+                else:
+                    x = 0
+                    memcpy(&x, p + i, n - i)
+                stop = ~block_alnum(x) & 0x8080808080808080ULL
+                if stop == 0 and k + 8 <= WORD_BUF:
+                    chunks[k >> 3] = (x | block_capitals(x) >> 2) if self.fold_caps else x
+                    k += 8
+                    i += 8
+                    continue
+                if stop == 0:
+                    k = -1          # too long for the buffer
+                    break
+                ln = __builtin_ctzll(stop) >> 3
+                x &= ~(0xFFFFFFFFFFFFFFFFULL << (8 * ln)) if ln else 0
+                x = (x | block_capitals(x) >> 2) if self.fold_caps else x
+                k += ln
+                i += ln
+                break
+            if k <= 0 or (i < n and (p[i] >= 0x80 or self.raw_class[p[i]] == WORD or self.raw_class[p[i]] == OTHER)):
+                e = i
+                while e < n and (p[e] >= 0x80 or self.raw_class[p[e]] == WORD or self.raw_class[p[e]] == OTHER):
+                    e += 1
+                self._encode_span(p + start, e - start, out, ws)
+                i = e
+                continue
+            chunks[k >> 3] = x
+            found = -1
+            if k <= self.max_chars:
+                found = bytes_table_get_head(&self.initial, <const uint8_t*>self.vocab.data(), self.starts.data(),
+                                             buf, k, word_hash(chunks, x, k), chunks[0])
+            if found >= 0:
+                out.push_back(found)
+            else:
+                self._word(buf, k, k, buf_end, out)
 
     cdef void _encode_rows(self, const BinaryView& v, const BinaryView* second, int64_t first, int64_t last,
                            bint template, bint keep_ids, IdRows& res) noexcept nogil:
