@@ -1,6 +1,7 @@
 # cython: language_level=3
 """Per-thread id output and its Arrow form: row lengths (-1 for NULL) and ids, in C vectors."""
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_New
 from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.string cimport memcpy, memset
 from libcpp.vector cimport vector
@@ -10,6 +11,21 @@ cdef struct IdRows:
     vector[int64_t] lengths     # tokens per row, -1 for a NULL row
     vector[int32_t] ids         # all rows' ids back to back (empty when only counting)
     int64_t error_row           # the first row that failed, or -1
+
+
+cdef inline void _free_ids(object capsule) noexcept:
+    cdef vector[int32_t]* ids = <vector[int32_t]*>PyCapsule_GetPointer(capsule, NULL)
+    del ids
+
+
+cdef inline object _ids_buffer(vector[int32_t]& ids):
+    """An Arrow buffer over `ids`' memory, taken from the vector (swapped out, not copied) and freed
+    with the buffer."""
+    import pyarrow as pa
+    cdef vector[int32_t]* own = new vector[int32_t]()
+    own.swap(ids)
+    capsule = PyCapsule_New(own, NULL, <void(*)(object) noexcept>_free_ids)
+    return pa.foreign_buffer(<size_t>own.data(), own.size() * sizeof(int32_t), capsule)
 
 
 cdef inline object id_rows_arrow(vector[IdRows]& parts, bint counts_only):
@@ -25,7 +41,8 @@ cdef inline object id_rows_arrow(vector[IdRows]& parts, bint counts_only):
     memset(valid, 0, (n + 7) // 8)
     lengths = PyBytes_FromStringAndSize(NULL, (n + (0 if counts_only else 1)) * sizeof(int64_t))
     cdef int64_t* out = <int64_t*>PyBytes_AS_STRING(lengths)
-    ids = PyBytes_FromStringAndSize(NULL, total * sizeof(int32_t))
+    cdef bint whole = parts.size() == 1 and not counts_only
+    ids = PyBytes_FromStringAndSize(NULL, 0 if whole else total * sizeof(int32_t))
     cdef char* idp = PyBytes_AS_STRING(ids)
     if not counts_only:
         out[0] = 0
@@ -42,12 +59,12 @@ cdef inline object id_rows_arrow(vector[IdRows]& parts, bint counts_only):
             else:
                 out[row + 1] = out[row] + ln
             row += 1
-        if parts[k].ids.size():
+        if parts[k].ids.size() and not whole:
             memcpy(idp, parts[k].ids.data(), parts[k].ids.size() * sizeof(int32_t))
             idp += parts[k].ids.size() * sizeof(int32_t)
     bitmap = pa.py_buffer(validity) if nulls else None
     if counts_only:
         return pa.Array.from_buffers(pa.int64(), n, [bitmap, pa.py_buffer(lengths)], null_count=nulls)
-    values = pa.Array.from_buffers(pa.int32(), total, [None, pa.py_buffer(ids)])
+    values = pa.Array.from_buffers(pa.int32(), total, [None, _ids_buffer(parts[0].ids) if whole else pa.py_buffer(ids)])
     return pa.Array.from_buffers(pa.large_list(pa.int32()), n, [bitmap, pa.py_buffer(lengths)],
                                  null_count=nulls, children=[values])
