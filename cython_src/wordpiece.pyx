@@ -4,14 +4,15 @@ whitespace, isolate punctuation), WordPiece (greedy longest match, continuation 
 `max_input_chars_per_word`, unknown token) and the post-processor's templates (one sequence, or a
 pair of them).
 
-Each thread normalizes a row into its own buffer (or keeps the row when nothing changes), splits it
-into words and looks pieces up in two hash tables (word-initial tokens, and continuation tokens keyed
-without their prefix) behind a bloom filter, trying only lengths up to the longest token that starts
-with the piece's first character, with the GIL released; ids go to Arrow from C vectors.
+Each thread reads a row once: ASCII words are lowercased 8 bytes at a time into a small buffer and
+looked up whole in a hash table (most words are one token); the other words go through the BERT
+normalizer first. A word that is not one token is split by one walk per piece down a byte trie
+(word-initial tokens, and continuation tokens without their prefix). The GIL is released; ids go to
+Arrow from C vectors without a copy.
 """
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cython.parallel cimport prange
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 from libcpp.string cimport string
 from libcpp.vector cimport vector
@@ -20,8 +21,8 @@ import pyarrow as pa
 
 from arrow_buffers cimport BinaryView, binary_view, view_end, view_start, view_valid
 from bert_normalize cimport BertOptions, bert_normalize_text, bert_options, block_capitals
-from bytes_table cimport (BytesTable, _mix64, bytes_hash, bytes_table_build, bytes_table_get_hashed,
-                          bytes_table_get_head, key_head)
+from byte_trie cimport ByteTrie, byte_trie_build, byte_trie_longest
+from bytes_table cimport BytesTable, _mix64, bytes_hash, bytes_table_build, bytes_table_get_hashed, bytes_table_get_head
 from id_lists cimport IdRows, id_rows_arrow
 from unicode_normalize cimport NfWork, PageCache, cached_flags, page_cache_init, utf8_decode
 
@@ -41,37 +42,7 @@ cdef enum:
     SPLIT = 1
     PUNCT = 2
     OTHER = 3                   # a byte the fused pass leaves to the general path
-    BLOOM_BITS = 1 << 18        # 32 KiB: two bits per key, about 6% false positives for BERT's vocabulary
     WORD_BUF = 64               # the fused pass folds ASCII words up to this long into a buffer
-    FIRST_BUCKETS = 4096        # longest piece per first character (hashed; colliding ones share the max)
-
-
-cdef const uint64_t CONTINUING_SALT = 0x9E3779B97F4A7C15ULL
-
-
-cdef inline uint32_t first_bucket(const uint8_t* p, int64_t n, bint continuing) noexcept nogil:
-    """The bucket of the piece that starts at p: its first character, word-initial or continuation."""
-    cdef uint32_t cp
-    utf8_decode(p, n, &cp)
-    return ((cp * 2654435761U) >> 20 & (FIRST_BUCKETS - 1)) | (<uint32_t>continuing << 12)
-
-
-cdef inline uint64_t piece_hash(const uint8_t* p, int64_t n, const uint8_t* limit) noexcept nogil:
-    """`bytes_hash(p, n)`, with the last partial word read whole and masked when the buffer goes on
-    to `limit` (a short copy into a word would stall the load that follows it)."""
-    cdef uint64_t h = <uint64_t>n * <uint64_t>0x9E3779B97F4A7C15ULL
-    cdef uint64_t w
-    cdef int64_t i = 0
-    if p + ((n + 7) & ~7) > limit:
-        return bytes_hash(p, n)
-    while i + 8 <= n:
-        memcpy(&w, p + i, 8)
-        h = _mix64(h ^ w)
-        i += 8
-    if i < n:
-        memcpy(&w, p + i, 8)
-        h = _mix64(h ^ (w & (0xFFFFFFFFFFFFFFFFULL >> (64 - 8 * (n - i)))))
-    return h if h != 0 else 1
 
 
 cdef inline uint64_t block_in(uint64_t x, uint64_t lo, uint64_t hi) noexcept nogil:
@@ -98,17 +69,6 @@ cdef inline uint64_t word_hash(const uint64_t* words, uint64_t last, int64_t n) 
     return h if h != 0 else 1
 
 
-cdef inline void bloom_add(vector[uint64_t]& bloom, uint64_t h) noexcept nogil:
-    cdef uint64_t a = (h >> 24) & (BLOOM_BITS - 1), b = (h >> 44) & (BLOOM_BITS - 1)
-    bloom[a >> 6] |= 1ULL << (a & 63)
-    bloom[b >> 6] |= 1ULL << (b & 63)
-
-
-cdef inline bint bloom_has(const uint64_t* bloom, uint64_t h) noexcept nogil:
-    cdef uint64_t a = (h >> 24) & (BLOOM_BITS - 1), b = (h >> 44) & (BLOOM_BITS - 1)
-    return (bloom[a >> 6] >> (a & 63)) & (bloom[b >> 6] >> (b & 63)) & 1
-
-
 cdef struct Workspace:
     NfWork w
     string norm
@@ -123,11 +83,8 @@ cdef class WordPieceEncoder:
     number of threads."""
     cdef string vocab                       # token bytes back to back
     cdef vector[int64_t] starts, ends
-    cdef string cont                        # continuation tokens without their prefix
-    cdef vector[int64_t] cont_starts, cont_ends
-    cdef BytesTable initial, continuing
-    cdef vector[uint64_t] bloom             # a cheap "surely not a token" before the hash tables
-    cdef vector[uint16_t] longest          # by first_bucket: the longest piece in bytes
+    cdef BytesTable initial                 # word-initial tokens, for whole words
+    cdef ByteTrie trie                      # root 0: word-initial tokens, root 1: continuations
     cdef int32_t unk
     cdef int64_t max_chars
     cdef bint normalize
@@ -149,7 +106,8 @@ cdef class WordPieceEncoder:
         before, between and after two; `first_pieces`/`later_pieces`: decoded text of each id at the
         start of a sequence / after it (bytes); `skip_ids`: ids that decoding leaves out (special
         tokens)."""
-        cdef vector[int32_t] initial_keys, cont_keys
+        cdef vector[int32_t] initial_keys
+        cdef list cont_keys = []
         cdef int32_t i
         cdef bytes t
         cdef PageCache c
@@ -167,29 +125,11 @@ cdef class WordPieceEncoder:
             self.ends.push_back(self.vocab.size())
             if self._reachable(<const uint8_t*>t, len(t), True, c):
                 initial_keys.push_back(i)
-            self.cont_starts.push_back(self.cont.size())
-            if t.startswith(prefix) and len(t) > len(prefix):
-                self.cont.append(<const char*>t + len(prefix), len(t) - len(prefix))
-                if self._reachable(<const uint8_t*>t + len(prefix), len(t) - len(prefix), False, c):
-                    cont_keys.push_back(i)
-            self.cont_ends.push_back(self.cont.size())
+            if t.startswith(prefix) and self._reachable(<const uint8_t*>t + len(prefix), len(t) - len(prefix), False, c):
+                cont_keys.append((t[len(prefix):], i))
         bytes_table_build(&self.initial, <const uint8_t*>self.vocab.data(), self.starts.data(),
                           self.ends.data(), initial_keys)
-        bytes_table_build(&self.continuing, <const uint8_t*>self.cont.data(), self.cont_starts.data(),
-                          self.cont_ends.data(), cont_keys)
-        self.longest.assign(2 * FIRST_BUCKETS, 0)
-        for i in initial_keys:
-            self._note_length(<const uint8_t*>self.vocab.data() + self.starts[i], self.ends[i] - self.starts[i], False)
-        for i in cont_keys:
-            self._note_length(<const uint8_t*>self.cont.data() + self.cont_starts[i],
-                              self.cont_ends[i] - self.cont_starts[i], True)
-        self.bloom.assign(BLOOM_BITS // 64, 0)
-        for i in initial_keys:
-            bloom_add(self.bloom, bytes_hash(<const uint8_t*>self.vocab.data() + self.starts[i],
-                                             self.ends[i] - self.starts[i]))
-        for i in cont_keys:
-            bloom_add(self.bloom, CONTINUING_SALT ^ bytes_hash(<const uint8_t*>self.cont.data() + self.cont_starts[i],
-                                                               self.cont_ends[i] - self.cont_starts[i]))
+        byte_trie_build(&self.trie, [[(tokens[i], i) for i in initial_keys], cont_keys])
         self.unk = unk_id
         self.max_chars = max_input_chars_per_word
         for b in range(128):
@@ -229,66 +169,27 @@ cdef class WordPieceEncoder:
             i += ln
         return n > 0
 
-    cdef void _note_length(self, const uint8_t* p, int64_t n, bint continuing):
-        cdef uint32_t b
-        if n > 0:
-            b = first_bucket(p, n, continuing)
-            if n > 0xFFFF:
-                raise ValueError("a WordPiece token longer than 65,535 bytes")
-            self.longest[b] = max(self.longest[b], n)
-
     @property
     def n_vocab(self) -> int:
         return <int>self.starts.size()
 
     # -- text -> ids -------------------------------------------------------------------------------
-    cdef inline int32_t _lookup(self, const uint8_t* p, int64_t n, const uint8_t* limit,
-                                bint continuing) noexcept nogil:
-        """The id of p[:n] (readable up to `limit`) as a word-initial or a continuation piece, or -1."""
-        cdef uint64_t h = piece_hash(p, n, limit)
-        cdef uint64_t head
-        if not bloom_has(self.bloom.data(), (CONTINUING_SALT ^ h) if continuing else h):
-            return -1
-        if p + 8 <= limit:
-            memcpy(&head, p, 8)
-            if n < 8:
-                head &= 0xFFFFFFFFFFFFFFFFULL >> (64 - 8 * n)
-        else:
-            head = key_head(p, n)
-        if continuing:
-            return bytes_table_get_head(&self.continuing, <const uint8_t*>self.cont.data(), self.cont_starts.data(),
-                                        p, n, h, head)
-        return bytes_table_get_head(&self.initial, <const uint8_t*>self.vocab.data(), self.starts.data(),
-                                    p, n, h, head)
-
-    cdef void _word(self, const uint8_t* p, int64_t n, int64_t chars, const uint8_t* limit,
-                    vector[int32_t]& out) noexcept nogil:
-        """WordPiece of one word (readable up to `limit`): greedy longest match, the unknown token if
-        any piece is missing."""
+    cdef void _word(self, const uint8_t* p, int64_t n, int64_t chars, vector[int32_t]& out) noexcept nogil:
+        """WordPiece of one word: greedy longest match, the unknown token if any piece is missing."""
         cdef size_t before = out.size()
-        cdef int64_t s = 0, e
+        cdef int64_t s = 0, ln
         cdef int32_t found
         if chars > self.max_chars:
             out.push_back(self.unk)
             return
         while s < n:
-            e = min(n, s + self.longest[first_bucket(p + s, n - s, s > 0)])
-            while e > s and e < n and (p[e] & 0xC0) == 0x80:
-                e -= 1
-            found = -1
-            while e > s:
-                found = self._lookup(p + s, e - s, limit, s > 0)
-                if found >= 0:
-                    break
-                e -= 1
-                while e > s and (p[e] & 0xC0) == 0x80:
-                    e -= 1
+            found = byte_trie_longest(&self.trie, s > 0, p + s, n - s, &ln)
             if found < 0:
                 out.resize(before)
                 out.push_back(self.unk)
                 return
             out.push_back(found)
-            s = e
+            s += ln
 
     cdef void _encode_normalized(self, const uint8_t* q, int64_t m, vector[int32_t]& out,
                                  NfWork& w) noexcept nogil:
@@ -314,7 +215,7 @@ cdef class WordPieceEncoder:
                 if ln == 1 and self.ascii_word[q[i]] >= 0:
                     out.push_back(self.ascii_word[q[i]])
                 else:
-                    self._word(q + i, ln, 1, q + m, out)
+                    self._word(q + i, ln, 1, out)
                 i += ln
                 continue
             start = i
@@ -331,7 +232,7 @@ cdef class WordPieceEncoder:
                         break
                     i += ln
                 chars += 1
-            self._word(q + start, i - start, chars, q + m, out)
+            self._word(q + start, i - start, chars, out)
 
     cdef void _encode_span(self, const uint8_t* p, int64_t n, vector[int32_t]& out, Workspace& ws) noexcept nogil:
         """The general path: normalize p[:n] into a buffer (unless it stays as is), then encode."""
@@ -348,7 +249,6 @@ cdef class WordPieceEncoder:
         character (marks never reorder across ASCII), so the text can be cut at such bytes."""
         cdef uint64_t chunks[WORD_BUF / 8 + 1]    # the folded word, written 8 bytes at a time
         cdef const uint8_t* buf = <const uint8_t*>chunks
-        cdef const uint8_t* buf_end = buf + sizeof(chunks)
         cdef int64_t i = 0, start, e, k, ln
         cdef uint64_t x, stop
         cdef uint8_t b, cls
@@ -364,7 +264,7 @@ cdef class WordPieceEncoder:
                     out.push_back(self.ascii_word[b])
                 else:
                     chunks[0] = b
-                    self._word(buf, 1, 1, buf_end, out)
+                    self._word(buf, 1, 1, out)
                 i += 1
                 continue
             start = i
@@ -405,7 +305,7 @@ cdef class WordPieceEncoder:
             if found >= 0:
                 out.push_back(found)
             else:
-                self._word(buf, k, k, buf_end, out)
+                self._word(buf, k, k, out)
 
     cdef void _encode_rows(self, const BinaryView& v, const BinaryView* second, int64_t first, int64_t last,
                            bint template, bint keep_ids, IdRows& res) noexcept nogil:
@@ -414,7 +314,8 @@ cdef class WordPieceEncoder:
         cdef int64_t r, s, before
         page_cache_init(ws.w.cache)
         if keep_ids and last > first:
-            res.ids.reserve((view_end(v, last - 1) - view_start(v, first)) // 4 + 16)
+            # text gives 0.05-0.55 ids per byte: reserving (address space only) spares regrowth copies
+            res.ids.reserve((view_end(v, last - 1) - view_start(v, first)) // 2 + 4 * (last - first) + 16)
         for r in range(first, last):
             if not view_valid(v, r) or (second != NULL and not view_valid(second[0], r)):
                 res.lengths.push_back(-1)
