@@ -23,7 +23,7 @@ from arrow_buffers cimport BinaryView, binary_view, view_end, view_start, view_v
 from bert_normalize cimport BertOptions, bert_normalize_text, bert_options, block_capitals
 from byte_trie cimport ByteTrie, byte_trie_build, byte_trie_longest
 from bytes_table cimport BytesTable, _mix64, bytes_hash, bytes_table_build, bytes_table_get_hashed, bytes_table_get_head
-from id_lists cimport IdRows, id_rows_arrow
+from id_lists cimport IdPool, IdRows, id_pool_new, id_pool_release, id_pool_take, id_rows_arrow
 from unicode_normalize cimport NfWork, PageCache, cached_flags, page_cache_init, utf8_decode
 
 
@@ -98,6 +98,13 @@ cdef class WordPieceEncoder:
     cdef string pieces                      # decode: each id's text first and after the first
     cdef vector[int64_t] piece_starts
     cdef vector[uint8_t] skip
+    cdef IdPool* pool                       # ids memory handed back by Arrow, for the next call
+
+    def __cinit__(self):
+        self.pool = id_pool_new()
+
+    def __dealloc__(self):
+        id_pool_release(self.pool)
 
     def __init__(self, list tokens, bytes prefix, int32_t unk_id, int64_t max_input_chars_per_word,
                  normalizer, list single, list pair, list first_pieces, list later_pieces, skip_ids):
@@ -353,9 +360,11 @@ cdef class WordPieceEncoder:
         cdef int nt = max(1, min(threads, n // 64 + 1))
         cdef vector[IdRows] parts = vector[IdRows](nt)
         cdef int k
+        if not counts_only and nt == 1:
+            id_pool_take(self.pool, parts[0].ids)
         for k in prange(nt, nogil=True, num_threads=nt, schedule="static"):
             self._encode_rows(v, second, n * k // nt, n * (k + 1) // nt, template, not counts_only, parts[k])
-        return id_rows_arrow(parts, counts_only)
+        return id_rows_arrow(parts, counts_only, self.pool)
 
     # -- ids -> text -------------------------------------------------------------------------------
     def decode_arrow(self, ids):
