@@ -21,8 +21,9 @@ import pyarrow as pa
 
 from arrow_buffers cimport BinaryView, binary_view, view_end, view_start, view_valid
 from bert_normalize cimport BertOptions, bert_normalize_text, bert_options, block_capitals
-from byte_trie cimport ByteTrie, byte_trie_build, byte_trie_longest
-from bytes_table cimport BytesTable, _mix64, bytes_hash, bytes_table_build, bytes_table_get_hashed, bytes_table_get_head
+from byte_trie cimport ByteTrie, __builtin_ctzll, byte_trie_build, byte_trie_longest
+from bytes_table cimport (BytesTable, _mix64, bytes_hash, bytes_table_build, bytes_table_get_hashed,
+                          bytes_table_get_head)
 from id_lists cimport IdPool, IdRows, id_pool_new, id_pool_release, id_pool_take, id_rows_arrow
 from unicode_normalize cimport NfWork, PageCache, cached_flags, page_cache_init, utf8_decode
 
@@ -31,10 +32,6 @@ cdef extern from "normalization_tables.h" nogil:
     enum:
         BERT_SPLIT
         BERT_PUNCT
-
-
-cdef extern from *:
-    int __builtin_ctzll(unsigned long long) nogil
 
 
 cdef enum:
