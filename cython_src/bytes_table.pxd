@@ -99,10 +99,16 @@ cdef inline int32_t bytes_table_get_hashed(const BytesTable* t, const uint8_t* d
                                            const int64_t* ends, const uint8_t* p, int64_t n,
                                            uint64_t h) noexcept nogil:
     """`bytes_table_get` with the key's `bytes_hash` already known."""
+    return bytes_table_get_head(t, data, starts, p, n, h, key_head(p, n))
+
+
+cdef inline int32_t bytes_table_get_head(const BytesTable* t, const uint8_t* data, const int64_t* starts,
+                                         const uint8_t* p, int64_t n, uint64_t h, uint64_t head) noexcept nogil:
+    """`bytes_table_get_hashed` with the key's `key_head` already known too (callers that hold it in
+    a register avoid a short copy whose read-back stalls)."""
     if t.slots.size() == 0:
         return -1
     cdef uint64_t j = h & t.mask
-    cdef uint64_t head = key_head(p, n)
     cdef const BytesSlot* s
     while True:
         s = &t.slots[j]

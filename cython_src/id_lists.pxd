@@ -1,6 +1,11 @@
 # cython: language_level=3
-"""Per-thread id output and its Arrow form: row lengths (-1 for NULL) and ids, in C vectors."""
+"""Per-thread id output and its Arrow form: row lengths (-1 for NULL) and ids, in C vectors.
+
+The ids go to Arrow without a copy; when Arrow lets go of them, their vector goes back to the
+encoder's `IdPool` for the next call, so that its pages are not faulted in and zeroed again.
+"""
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.pycapsule cimport PyCapsule_GetContext, PyCapsule_GetPointer, PyCapsule_New, PyCapsule_SetContext
 from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.string cimport memcpy, memset
 from libcpp.vector cimport vector
@@ -12,7 +17,56 @@ cdef struct IdRows:
     int64_t error_row           # the first row that failed, or -1
 
 
-cdef inline object id_rows_arrow(vector[IdRows]& parts, bint counts_only):
+cdef enum:
+    POOL_MAX_IDS = 1 << 24      # a spare vector is kept up to this capacity (64 MiB)
+
+
+cdef cppclass IdPool:
+    vector[int32_t] spare       # an emptied ids vector, its memory already touched
+    int64_t refs                # the encoder and every Arrow buffer lent from it (all under the GIL)
+
+
+cdef inline IdPool* id_pool_new():
+    cdef IdPool* pool = new IdPool()
+    pool.refs = 1
+    return pool
+
+
+cdef inline void id_pool_release(IdPool* pool) noexcept:
+    pool.refs -= 1
+    if pool.refs == 0:
+        del pool
+
+
+cdef inline void id_pool_take(IdPool* pool, vector[int32_t]& ids) noexcept:
+    """Give `ids` the spare vector's memory, if there is one (call with the GIL)."""
+    if pool.spare.capacity() > ids.capacity():
+        ids.swap(pool.spare)
+
+
+cdef inline void _return_ids(object capsule) noexcept:
+    cdef vector[int32_t]* ids = <vector[int32_t]*>PyCapsule_GetPointer(capsule, NULL)
+    cdef IdPool* pool = <IdPool*>PyCapsule_GetContext(capsule)
+    if pool.refs > 1 and ids.capacity() <= POOL_MAX_IDS and ids.capacity() > pool.spare.capacity():
+        ids.clear()
+        pool.spare.swap(ids[0])
+    del ids
+    id_pool_release(pool)
+
+
+cdef inline object _ids_buffer(vector[int32_t]& ids, IdPool* pool):
+    """An Arrow buffer over `ids`' memory, taken from the vector (swapped out, not copied); it goes
+    back to `pool` with the buffer."""
+    import pyarrow as pa
+    cdef vector[int32_t]* own = new vector[int32_t]()
+    own.swap(ids)
+    capsule = PyCapsule_New(own, NULL, <void(*)(object) noexcept>_return_ids)
+    PyCapsule_SetContext(capsule, pool)
+    pool.refs += 1
+    return pa.foreign_buffer(<size_t>own.data(), own.size() * sizeof(int32_t), capsule)
+
+
+cdef inline object id_rows_arrow(vector[IdRows]& parts, bint counts_only, IdPool* pool):
     """One Arrow array of the parts' rows in order: list<int32> ids, or int64 counts."""
     import pyarrow as pa
     cdef int64_t n = 0, total = 0, nulls = 0, row = 0, ln
@@ -25,7 +79,8 @@ cdef inline object id_rows_arrow(vector[IdRows]& parts, bint counts_only):
     memset(valid, 0, (n + 7) // 8)
     lengths = PyBytes_FromStringAndSize(NULL, (n + (0 if counts_only else 1)) * sizeof(int64_t))
     cdef int64_t* out = <int64_t*>PyBytes_AS_STRING(lengths)
-    ids = PyBytes_FromStringAndSize(NULL, total * sizeof(int32_t))
+    cdef bint whole = parts.size() == 1 and not counts_only
+    ids = PyBytes_FromStringAndSize(NULL, 0 if whole else total * sizeof(int32_t))
     cdef char* idp = PyBytes_AS_STRING(ids)
     if not counts_only:
         out[0] = 0
@@ -42,12 +97,12 @@ cdef inline object id_rows_arrow(vector[IdRows]& parts, bint counts_only):
             else:
                 out[row + 1] = out[row] + ln
             row += 1
-        if parts[k].ids.size():
+        if parts[k].ids.size() and not whole:
             memcpy(idp, parts[k].ids.data(), parts[k].ids.size() * sizeof(int32_t))
             idp += parts[k].ids.size() * sizeof(int32_t)
     bitmap = pa.py_buffer(validity) if nulls else None
     if counts_only:
         return pa.Array.from_buffers(pa.int64(), n, [bitmap, pa.py_buffer(lengths)], null_count=nulls)
-    values = pa.Array.from_buffers(pa.int32(), total, [None, pa.py_buffer(ids)])
+    values = pa.Array.from_buffers(pa.int32(), total, [None, _ids_buffer(parts[0].ids, pool) if whole else pa.py_buffer(ids)])
     return pa.Array.from_buffers(pa.large_list(pa.int32()), n, [bitmap, pa.py_buffer(lengths)],
                                  null_count=nulls, children=[values])

@@ -87,6 +87,26 @@ def test_generated_text_equals_hf(bert, bert_path, texts):
     check_same(bert, hf_tokenizer(bert_path), texts)
 
 
+ASCII_WORDS = st.text(st.sampled_from("aZ09xY" * 4 + " \t\n\x00\x01\x0b\x7f.,'-[]é\u0301\u00a0中"), max_size=40) | \
+    st.builds(lambda c, n: c * n, st.sampled_from("aBx7"), st.integers(60, 80))
+
+
+@pytest.fixture(scope="module")
+def ascii_variants(bert_path, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("ascii")
+    paths = [bert_path, variant(bert_path, tmp, lowercase=False), variant(bert_path, tmp, clean_text=False)]
+    return [(Tokenizer.load(p), hf_tokenizer(p)) for p in paths]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(ASCII_WORDS, max_size=8).map("".join))
+def test_ascii_fast_path_equals_hf(ascii_variants, text):
+    """The fused ASCII pass (8-byte runs, words up to 71 bytes, control bytes, cut points) in the
+    uncased, cased and unclean variants."""
+    for tok, hf in ascii_variants:
+        check_same(tok, hf, [text, text.upper(), text + " " + text])
+
+
 def test_tokens_specials_pairs_counts(bert, bert_path):
     hf = hf_tokenizer(bert_path)
     text = "Du côté de chez Swann [MASK] x"
