@@ -19,6 +19,7 @@ from libcpp.string cimport string
 from libcpp.vector cimport vector
 
 from arrow_buffers cimport BinaryView, binary_view, view_end, view_start, view_valid
+from id_lists cimport IdPool, IdRows, id_pool_new, id_pool_release, id_pool_take, id_rows_arrow, ids_buffer
 from bytes_table cimport BytesTable, bytes_hash, bytes_table_build, bytes_table_get, bytes_table_get_hashed
 from merge_table cimport MergeSlot, MergeTable, merge_table_add, merge_table_init, merge_table_rank
 from pretokenize cimport pretokenize_pattern
@@ -59,13 +60,6 @@ cdef struct Workspace:
     vector[int32_t] run
     vector[int32_t] piece_sizes   # when asked: how many ids each pretoken gave, in order
     bint keep_sizes
-
-
-cdef struct RowsOut:
-    vector[int32_t] ids
-    vector[int64_t] lengths      # tokens per row, -1 for NULL
-    int64_t error_row            # first row that failed (-1: none)
-    int32_t error_code
 
 
 cdef struct CandidatesOut:
@@ -128,33 +122,6 @@ cdef size_t _scan_merges(const MergeTable* table, bint guard, int32_t* sym, int3
     return n
 
 
-cdef class Int32Buffer:
-    """Owns a vector of int32 and lends it to Arrow through the buffer protocol (no copy)."""
-    cdef vector[int32_t] data
-    cdef Py_ssize_t shape[1]
-    cdef Py_ssize_t strides[1]
-
-    def __getbuffer__(self, Py_buffer* buf, int flags):
-        if self.data.capacity() == 0:
-            self.data.reserve(1)  # Arrow wants an address even for no values
-        self.shape[0] = <Py_ssize_t>self.data.size()
-        self.strides[0] = sizeof(int32_t)
-        buf.buf = <void*>self.data.data()
-        buf.obj = self
-        buf.len = <Py_ssize_t>(self.data.size() * sizeof(int32_t))
-        buf.readonly = 1
-        buf.itemsize = sizeof(int32_t)
-        buf.format = "i"
-        buf.ndim = 1
-        buf.shape = self.shape
-        buf.strides = self.strides
-        buf.suboffsets = NULL
-        buf.internal = NULL
-
-    def __releasebuffer__(self, Py_buffer* buf):
-        pass
-
-
 cdef class Encoder:
     """Merge tables and vocabulary of one tokenizer, shared read-only by the encoding threads."""
     cdef MergeTable merges
@@ -174,6 +141,7 @@ cdef class Encoder:
     cdef int pattern
     cdef bint rank_guard
     cdef readonly int32_t n_vocab
+    cdef IdPool* pool                 # ids memory handed back by Arrow, for the next call
 
     def __cinit__(self, tokens, pairs, byte_ids, bint direct_all, int pattern, bint rank_guard=False,
                   special_tokens=None, always_tokens=None, supermerges=None):
@@ -182,6 +150,7 @@ cdef class Encoder:
         non-special added tokens) always; `supermerges`: (left, right, rank, result) tuples of a
         two-phase model, applied over runs of pretokens that became one token each."""
         cdef int64_t i
+        self.pool = id_pool_new()
         merge_table_init(&self.merges, len(pairs))
         supermerges = supermerges or ()
         merge_table_init(&self.supers, len(supermerges))
@@ -208,6 +177,10 @@ cdef class Encoder:
         self.n_vocab = <int32_t>self.starts.size()
         self.in_super.resize(self.n_vocab, 0)
         self._build_direct(direct_all)
+
+    def __dealloc__(self):
+        if self.pool != NULL:
+            id_pool_release(self.pool)
 
     cdef void _build_byte_pairs(self):
         cdef int a, b
@@ -514,7 +487,7 @@ cdef class Encoder:
     # -- rows --------------------------------------------------------------------------------------
     cdef void _encode_rows(self, const BinaryView& v,
                            int64_t first, int64_t last, const uint8_t* allowed, bint keep_ids,
-                           RowsOut& res) noexcept nogil:
+                           IdRows& res) noexcept nogil:
         cdef Workspace ws
         cdef int64_t r, start, before
         cdef int rc
@@ -559,11 +532,13 @@ cdef class Encoder:
         cdef BinaryView v = binary_view(texts, keep)
         cdef int64_t n = v.length
         cdef int nt = max(1, min(threads, n // 64 + 1))
-        cdef vector[RowsOut] parts = vector[RowsOut](nt)
+        cdef vector[IdRows] parts = vector[IdRows](nt)
         cdef int k
         cdef bint keep_ids = not counts_only
         for k in range(nt):
             parts[k].error_row = -1
+        if keep_ids and nt == 1 and not as_lists:
+            id_pool_take(self.pool, parts[0].ids)
         for k in prange(nt, nogil=True, num_threads=nt, schedule="static"):
             self._encode_rows(v, n * k // nt, n * (k + 1) // nt, allowed, keep_ids, parts[k])
         for k in range(nt):
@@ -573,7 +548,7 @@ cdef class Encoder:
                     if parts[k].error_code == 1 else "pre-tokenization failed"))
         if as_lists:
             return _rows_to_lists(parts)
-        return _rows_to_arrow(parts, n, counts_only)
+        return id_rows_arrow(parts, counts_only, self.pool)
 
     # -- supermerge candidates ---------------------------------------------------------------------
     cdef int _candidates_text(self, const uint8_t* p, int64_t n, const uint8_t* eligible,
@@ -649,7 +624,7 @@ cdef class Encoder:
                 raise ValueError(f"row {parts[k].error_row}: " + (
                     "the text holds a byte that has no token in this vocabulary"
                     if parts[k].error_code == 1 else "pre-tokenization failed"))
-        return _candidates_to_arrow(parts, n)
+        return _candidates_to_arrow(parts, n, self.pool)
 
     # -- ids -> bytes ------------------------------------------------------------------------------
     def decode_arrow(self, ids, bint per_token=False):
@@ -714,7 +689,7 @@ cdef bytes _int64_bytes(const vector[int64_t]& v):
     return (<const char*>v.data())[:v.size() * sizeof(int64_t)]
 
 
-cdef list _rows_to_lists(vector[RowsOut]& parts):
+cdef list _rows_to_lists(vector[IdRows]& parts):
     """The threads' outputs as Python lists of ints (what tiktoken-style callers want)."""
     cdef list rows = []
     cdef list ids
@@ -737,55 +712,10 @@ cdef list _rows_to_lists(vector[RowsOut]& parts):
     return rows
 
 
-cdef object _rows_to_arrow(vector[RowsOut]& parts, int64_t n, bint counts_only):
-    """One Arrow array from the threads' outputs (list<int32> ids, or int64 counts), each buffer
-    (validity bitmap, offsets or counts, ids) written once."""
-    cdef int64_t total = 0, nulls = 0, ln, row = 0
-    cdef size_t k, j
-    for k in range(parts.size()):
-        total += <int64_t>parts[k].ids.size()
-    offsets = PyBytes_FromStringAndSize(NULL, (n + 1) * sizeof(int64_t))
-    cdef int64_t* off = <int64_t*>PyBytes_AS_STRING(offsets)
-    validity = PyBytes_FromStringAndSize(NULL, (n + 7) // 8)
-    cdef uint8_t* valid = <uint8_t*>PyBytes_AS_STRING(validity)
-    memset(valid, 0, (n + 7) // 8)
-    cdef Int32Buffer owner = Int32Buffer()
-    if not counts_only:
-        if parts.size() == 1:
-            owner.data.swap(parts[0].ids)
-        else:
-            owner.data.resize(total)
-    cdef char* val = <char*>owner.data.data()
-    cdef int64_t at = 0
-    off[0] = 0
-    for k in range(parts.size()):
-        for j in range(parts[k].lengths.size()):
-            ln = parts[k].lengths[j]
-            if ln < 0:
-                nulls += 1
-                ln = 0
-            else:
-                valid[row >> 3] |= 1 << (row & 7)
-            if counts_only:
-                off[row] = ln
-            else:
-                off[row + 1] = off[row] + ln
-            row += 1
-        if not counts_only and parts.size() > 1 and parts[k].ids.size():
-            memcpy(val + at * sizeof(int32_t), parts[k].ids.data(), parts[k].ids.size() * sizeof(int32_t))
-            at += <int64_t>parts[k].ids.size()
-    bitmap = pa.py_buffer(validity) if nulls else None
-    if counts_only:
-        return pa.Array.from_buffers(pa.int64(), n, [bitmap, pa.py_buffer(offsets)], null_count=nulls)
-    ids = pa.Array.from_buffers(pa.int32(), total, [None, pa.py_buffer(owner)])
-    return pa.Array.from_buffers(pa.large_list(pa.int32()), n, [bitmap, pa.py_buffer(offsets)],
-                                 null_count=nulls, children=[ids])
-
-
-cdef object _candidates_to_arrow(vector[CandidatesOut]& parts, int64_t n):
+cdef object _candidates_to_arrow(vector[CandidatesOut]& parts, int64_t n, IdPool* pool):
     """One list<list<int32>> Arrow array from the threads' candidate outputs."""
     cdef vector[int64_t] cand_off, row_off
-    cdef Int32Buffer units = Int32Buffer()
+    cdef vector[int32_t] units
     cdef size_t k, j
     cdef int64_t nulls = 0, row = 0, c
     cand_off.push_back(0)
@@ -794,7 +724,7 @@ cdef object _candidates_to_arrow(vector[CandidatesOut]& parts, int64_t n):
     cdef uint8_t* valid = <uint8_t*>PyBytes_AS_STRING(validity)
     memset(valid, 0, (n + 7) // 8)
     for k in range(parts.size()):
-        units.data.insert(units.data.end(), parts[k].units.begin(), parts[k].units.end())
+        units.insert(units.end(), parts[k].units.begin(), parts[k].units.end())
         for j in range(parts[k].cand_units.size()):
             cand_off.push_back(cand_off.back() + parts[k].cand_units[j])
         for j in range(parts[k].row_cands.size()):
@@ -806,7 +736,7 @@ cdef object _candidates_to_arrow(vector[CandidatesOut]& parts, int64_t n):
                 valid[row >> 3] |= 1 << (row & 7)
             row_off.push_back(row_off.back() + c)
             row += 1
-    ids = pa.Array.from_buffers(pa.int32(), units.data.size(), [None, pa.py_buffer(units)])
+    ids = pa.Array.from_buffers(pa.int32(), units.size(), [None, ids_buffer(units, pool)])
     cands = pa.Array.from_buffers(pa.large_list(pa.int32()), cand_off.size() - 1,
                                   [None, pa.py_buffer(_int64_bytes(cand_off))], children=[ids])
     return pa.Array.from_buffers(pa.large_list(pa.large_list(pa.int32())), n,

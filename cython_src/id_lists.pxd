@@ -15,6 +15,7 @@ cdef struct IdRows:
     vector[int64_t] lengths     # tokens per row, -1 for a NULL row
     vector[int32_t] ids         # all rows' ids back to back (empty when only counting)
     int64_t error_row           # the first row that failed, or -1
+    int32_t error_code          # what failed there (the encoder's own codes)
 
 
 cdef enum:
@@ -54,12 +55,14 @@ cdef inline void _return_ids(object capsule) noexcept:
     id_pool_release(pool)
 
 
-cdef inline object _ids_buffer(vector[int32_t]& ids, IdPool* pool):
+cdef inline object ids_buffer(vector[int32_t]& ids, IdPool* pool):
     """An Arrow buffer over `ids`' memory, taken from the vector (swapped out, not copied); it goes
     back to `pool` with the buffer."""
     import pyarrow as pa
     cdef vector[int32_t]* own = new vector[int32_t]()
     own.swap(ids)
+    if own.capacity() == 0:
+        own.reserve(1)  # Arrow wants an address even for no values
     capsule = PyCapsule_New(own, NULL, <void(*)(object) noexcept>_return_ids)
     PyCapsule_SetContext(capsule, pool)
     pool.refs += 1
@@ -103,6 +106,6 @@ cdef inline object id_rows_arrow(vector[IdRows]& parts, bint counts_only, IdPool
     bitmap = pa.py_buffer(validity) if nulls else None
     if counts_only:
         return pa.Array.from_buffers(pa.int64(), n, [bitmap, pa.py_buffer(lengths)], null_count=nulls)
-    values = pa.Array.from_buffers(pa.int32(), total, [None, _ids_buffer(parts[0].ids, pool) if whole else pa.py_buffer(ids)])
+    values = pa.Array.from_buffers(pa.int32(), total, [None, ids_buffer(parts[0].ids, pool) if whole else pa.py_buffer(ids)])
     return pa.Array.from_buffers(pa.large_list(pa.int32()), n, [bitmap, pa.py_buffer(lengths)],
                                  null_count=nulls, children=[values])
