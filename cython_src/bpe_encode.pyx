@@ -19,7 +19,8 @@ from libcpp.string cimport string
 from libcpp.vector cimport vector
 
 from arrow_buffers cimport BinaryView, binary_view, view_end, view_start, view_valid
-from id_lists cimport IdPool, IdRows, id_pool_new, id_pool_release, id_pool_take, id_rows_arrow, ids_buffer
+from id_lists cimport (IdListView, IdPool, IdRows, id_list_view, id_pool_new, id_pool_release,
+                       id_pool_take, id_rows_arrow, ids_buffer)
 from bytes_table cimport BytesTable, bytes_hash, bytes_table_build, bytes_table_get, bytes_table_get_hashed
 from merge_table cimport MergeSlot, MergeTable, merge_table_add, merge_table_init, merge_table_rank
 from pretokenize cimport pretokenize_pattern
@@ -630,17 +631,12 @@ cdef class Encoder:
     def decode_arrow(self, ids, bint per_token=False):
         """Bytes of each row of a list<integer> array (NULL stays NULL), as a large_binary array; with
         `per_token`, a list<large_binary> array of each token's bytes. Unknown ids raise ValueError."""
-        if isinstance(ids, pa.ChunkedArray):
-            ids = ids.combine_chunks()
-        if not pa.types.is_large_list(ids.type):
-            ids = ids.cast(pa.large_list(pa.int32()))
-        flat = ids.values.cast(pa.int32())
-        if flat.null_count:
-            raise ValueError("token ids must not be NULL")
-        keep = (flat.buffers()[1], ids.buffers()[1])
-        cdef const int32_t* tok = (<const int32_t*><size_t>keep[0].address) + <int64_t>flat.offset
-        cdef const int64_t* loff = (<const int64_t*><size_t>keep[1].address) + <int64_t>ids.offset
-        cdef int64_t n = len(ids), r, j, t, bad = -1
+        cdef list keep = []
+        cdef IdListView view = id_list_view(ids, keep)
+        ids = keep[0]  # the array as read: large_list
+        cdef const int32_t* tok = view.ids
+        cdef const int64_t* loff = view.offsets
+        cdef int64_t n = view.length, r, j, t, bad = -1
         cdef int64_t nv = <int64_t>self.starts.size()
         cdef string out
         cdef vector[int64_t] offs

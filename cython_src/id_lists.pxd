@@ -109,3 +109,30 @@ cdef inline object id_rows_arrow(vector[IdRows]& parts, bint counts_only, IdPool
     values = pa.Array.from_buffers(pa.int32(), total, [None, ids_buffer(parts[0].ids, pool) if whole else pa.py_buffer(ids)])
     return pa.Array.from_buffers(pa.large_list(pa.int32()), n, [bitmap, pa.py_buffer(lengths)],
                                  null_count=nulls, children=[values])
+
+
+cdef struct IdListView:
+    # Row r of a list<integer> array is ids[offsets[r]:offsets[r + 1]] (NULL rows are empty).
+    const int32_t* ids
+    const int64_t* offsets
+    int64_t length
+
+
+cdef inline IdListView id_list_view(object ids, list keep_alive) except *:
+    """A view of a list<integer> array as int32 ids and int64 offsets (cast when needed); the arrays
+    and buffers it reads are appended to `keep_alive`. NULL ids are an error."""
+    import pyarrow as pa
+    if isinstance(ids, pa.ChunkedArray):
+        ids = ids.combine_chunks()
+    if not pa.types.is_large_list(ids.type):
+        ids = ids.cast(pa.large_list(pa.int32()))
+    flat = ids.values.cast(pa.int32())
+    if flat.null_count:
+        raise ValueError("token ids must not be NULL")
+    values, offsets = flat.buffers()[1], ids.buffers()[1]
+    keep_alive.extend((ids, flat, values, offsets))
+    cdef IdListView v
+    v.ids = (<const int32_t*><size_t>values.address) + <int64_t>flat.offset
+    v.offsets = (<const int64_t*><size_t>offsets.address) + <int64_t>ids.offset
+    v.length = len(ids)
+    return v

@@ -24,7 +24,8 @@ from bert_normalize cimport BertOptions, bert_normalize_text, bert_options, bloc
 from byte_trie cimport ByteTrie, __builtin_ctzll, byte_trie_build, byte_trie_longest
 from bytes_table cimport (BytesTable, _mix64, bytes_hash, bytes_table_build, bytes_table_get_hashed,
                           bytes_table_get_head)
-from id_lists cimport IdPool, IdRows, id_pool_new, id_pool_release, id_pool_take, id_rows_arrow
+from id_lists cimport (IdListView, IdPool, IdRows, id_list_view, id_pool_new, id_pool_release,
+                       id_pool_take, id_rows_arrow)
 from unicode_normalize cimport NfWork, PageCache, cached_flags, page_cache_init, utf8_decode
 
 
@@ -367,17 +368,12 @@ cdef class WordPieceEncoder:
     def decode_arrow(self, ids):
         """Text (large_string) of each row of a list<integer> array as HF's WordPiece decoder gives
         it, special tokens left out; NULL stays NULL, an unknown id raises ValueError."""
-        if isinstance(ids, pa.ChunkedArray):
-            ids = ids.combine_chunks()
-        if not pa.types.is_large_list(ids.type):
-            ids = ids.cast(pa.large_list(pa.int32()))
-        flat = ids.values.cast(pa.int32())
-        if flat.null_count:
-            raise ValueError("token ids must not be NULL")
-        keep = (flat.buffers()[1], ids.buffers()[1])
-        cdef const int32_t* tok = (<const int32_t*><size_t>keep[0].address) + <int64_t>flat.offset
-        cdef const int64_t* loff = (<const int64_t*><size_t>keep[1].address) + <int64_t>ids.offset
-        cdef int64_t n = len(ids), r, j, t, bad = -1, piece, nv = <int64_t>self.starts.size()
+        cdef list keep = []
+        cdef IdListView view = id_list_view(ids, keep)
+        ids = keep[0]  # the array as read: large_list
+        cdef const int32_t* tok = view.ids
+        cdef const int64_t* loff = view.offsets
+        cdef int64_t n = view.length, r, j, t, bad = -1, piece, nv = <int64_t>self.starts.size()
         cdef bint first
         cdef string out
         cdef vector[int64_t] offs
