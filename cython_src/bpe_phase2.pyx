@@ -14,6 +14,7 @@ from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 
 from arrow_buffers cimport int8_array, int32_array, int64_array, int64_values, large_binary_array
+from id_lists cimport IdListView, id_list_view
 
 include "merge_state.pxi"
 
@@ -28,22 +29,14 @@ cdef struct Candidates:
 
 
 cdef Candidates _candidates_view(object candidates, object counts, list keep) except *:
-    if isinstance(candidates, pa.ChunkedArray):
-        candidates = candidates.combine_chunks()
-    if not pa.types.is_large_list(candidates.type) or not pa.types.is_int32(candidates.type.value_type):
-        candidates = candidates.cast(pa.large_list(pa.int32()))
     if candidates.null_count or len(candidates) != len(counts):
         raise ValueError("candidates must be non-NULL and as many as their counts")
-    ids = candidates.values
-    if ids.null_count:
-        raise ValueError("candidate units must not be NULL")
-    list_offsets, id_values = candidates.buffers()[1], ids.buffers()[1]
-    keep.extend((candidates, ids, list_offsets, id_values))
+    cdef IdListView v = id_list_view(candidates, keep)
     cdef Candidates c
-    c.offsets = (<const int64_t*><size_t>list_offsets.address) + <int64_t>candidates.offset
-    c.units = (<const int32_t*><size_t>id_values.address) + <int64_t>ids.offset
+    c.offsets = v.offsets
+    c.units = v.ids
     c.counts = int64_values(counts, keep)
-    c.n = len(candidates)
+    c.n = v.length
     return c
 
 
