@@ -2,7 +2,7 @@
 between sqltok and each peer, the median of the per-round ratios, a hash of every output.
 
     python bench/normalize.py [--en PATH.parquet] [--corpora PATH.jsonl ...] [--tokenizer tokenizer.json]
-                              [--mb 5] [--rounds 3] [--tasks e2e bert nfc sweep] [--sweep-mb 1]
+                              [--mb 5] [--rounds 3] [--seconds 2] [--tasks e2e bert nfc sweep] [--sweep-mb 1]
 
 Tasks, each corpus in a fresh subprocess pinned to one CPU (RAYON_NUM_THREADS=1, SQLTOK_THREADS=1):
 - e2e: bert-base-uncased end to end (ids with [CLS]/[SEP]): sqltok `encode_arrow` beside HF
@@ -15,8 +15,8 @@ Tasks, each corpus in a fresh subprocess pinned to one CPU (RAYON_NUM_THREADS=1,
   from the English, Russian and Chinese corpora (whole characters), --sweep-mb MB per cell; sqltok
   takes the slices as one Arrow array (as DuckDB hands it a column), HF one `normalize_str` call each.
 Corpora: the first --mb MB of --en (English) and of each --corpora file (field "text"), plus the
-NFD form of the Greek one. A round times sqltok, then each peer, on the whole corpus; one untimed
-warm-up round first. `x` = peer time / sqltok time (median over rounds): above 1, sqltok is faster.
+NFD form of the Greek one. A round times sqltok, then each peer, each encoding the whole corpus over
+and over for at least --seconds (the seed loops for 5 s); one untimed warm-up round first. `x` = peer time / sqltok time (median over rounds): above 1, sqltok is faster.
 Hashes: sha256 of the int32 ids, or of the outputs joined by NUL; `=` marks a peer whose hash equals
 sqltok's. The last line printed is one JSON object with every result.
 """
@@ -120,21 +120,26 @@ def runners(task: str, tokenizer: str) -> dict:
     }
 
 
-def measure(run_set: dict, texts: list[str], rounds: int) -> dict:
-    """Warm-up, then `rounds` rounds of sqltok then each peer; MB/s (median), hash, median ratio."""
+def measure(run_set: dict, texts: list[str], rounds: int, seconds: float) -> dict:
+    """Warm-up, then `rounds` rounds of sqltok then each peer, each encoding the corpus over and over
+    for at least `seconds` (the seed's loop); MB/s (median), hash, median ratio."""
     size = sum(len(t.encode()) for t in texts) / 1e6
     inputs = {name: prep(texts) for name, (prep, _, _) in run_set.items()}
     times: dict[str, list[float]] = {name: [] for name in run_set}
     hashes = {}
     for r in range(rounds + 1):
         for name, (_, run, digest) in run_set.items():
-            start = time.perf_counter()
-            out = run(inputs[name])
-            elapsed = time.perf_counter() - start
+            start, passes = time.perf_counter(), 0
+            while True:
+                out = run(inputs[name])
+                passes += 1
+                elapsed = time.perf_counter() - start
+                if r == 0 or elapsed >= seconds:
+                    break
             if r == 0:
                 hashes[name] = digest(out)
             else:
-                times[name].append(elapsed)
+                times[name].append(elapsed / passes)
     ours = times["sqltok"]
     return {name: {"mb_s": size / statistics.median(t), "hash": hashes[name],
                    "x": statistics.median(p / o for p, o in zip(t, ours))}
@@ -167,12 +172,13 @@ def child(spec: dict) -> dict:
         result = {}
         for task, source in (("bert", texts), ("nfc", nfd)):
             run_set = {k: v for k, v in runners(task, spec["tokenizer"]).items() if k in ("sqltok", "hf")}
-            result[task] = {str(size): measure(run_set, slices(source, size, spec["sweep_mb"]), spec["rounds"])
+            result[task] = {str(size): measure(run_set, slices(source, size, spec["sweep_mb"]), spec["rounds"],
+                                               spec["seconds"])
                             for size in SIZES}
         return result
     if spec["task"] == "nfc":
         texts = [unicodedata2.normalize("NFD", t) for t in texts]
-    return measure(runners(spec["task"], spec["tokenizer"]), texts, spec["rounds"])
+    return measure(runners(spec["task"], spec["tokenizer"]), texts, spec["rounds"], spec["seconds"])
 
 
 # ============================================================================================== parent
@@ -209,6 +215,8 @@ def main() -> None:
     ap.add_argument("--tokenizer", default=str(SHARED / "fixtures" / "tokenizers" / "bert-base-uncased" / "tokenizer.json"))
     ap.add_argument("--mb", type=float, default=5)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seconds", type=float, default=2.0,
+                    help="each measurement repeats its corpus for at least this long (the seed: 5)")
     ap.add_argument("--tasks", nargs="*", default=["e2e", "bert", "nfc", "sweep"])
     ap.add_argument("--sweep-mb", type=float, default=1)
     args = ap.parse_args()
@@ -220,7 +228,8 @@ def main() -> None:
     if greek:
         corpora["el-nfd"] = (greek[0], True)
     results: dict = {}
-    base = {"tokenizer": args.tokenizer, "mb": args.mb, "rounds": args.rounds, "sweep_mb": args.sweep_mb}
+    base = {"tokenizer": args.tokenizer, "mb": args.mb, "rounds": args.rounds, "sweep_mb": args.sweep_mb,
+            "seconds": args.seconds}
     titles = {"e2e": "bert-base-uncased end to end (ids)", "bert": "BertNormalizer alone",
               "nfc": "NFC of NFD text"}
     for task in [t for t in args.tasks if t != "sweep"]:
