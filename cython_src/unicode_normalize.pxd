@@ -316,7 +316,8 @@ cdef inline int64_t hangul_syllable(const uint8_t* p, int64_t n, int64_t boundar
 cdef inline bint normalize_text(const uint8_t* p, int64_t n, int form, string& out, NfWork& w) noexcept nogil:
     """Append the normal form of p[:n] to `out` and return True, or return False (leaving `out`
     alone) when p[:n] is already normalized."""
-    cdef uint32_t change = form_change(form), f, page, ccc, last_ccc = 0
+    cdef uint32_t change = form_change(form), f, page, ccc, last_ccc = 0, key, word
+    cdef const uint32_t* block
     cdef uint8_t lead, second
     cdef int64_t i = 0, k, boundary = 0, copied = 0
     cdef int ln
@@ -349,13 +350,24 @@ cdef inline bint normalize_text(const uint8_t* p, int64_t n, int form, string& o
             i += ln
             if ln == 3:     # the next 3-byte characters of the same page (Thai, Devanagari...), undecoded
                 lead, second = p[i - 3], p[i - 2] & 0xFC
-                while i + 3 <= n and p[i] == lead and (p[i + 1] & 0xFC) == second:
-                    f = w.cache.block[(p[i + 1] & 0x03) << 6 | (p[i + 2] & 0x3F)]
-                    ccc = f >> 16
-                    if f & change or (ccc != 0 and ccc < last_ccc):
+                key = lead | <uint32_t>second << 8
+                block = w.cache.block
+                while i + 3 <= n:
+                    if i + 4 <= n:      # one load for the lead byte, the page bits and the index
+                        memcpy(&word, p + i, 4)
+                    else:
+                        word = p[i] | <uint32_t>p[i + 1] << 8 | <uint32_t>p[i + 2] << 16
+                    if word & 0xFCFF != key:
                         break
-                    if ccc == 0:
+                    f = block[(word >> 2 & 0xC0) | (word >> 16 & 0x3F)]
+                    if not (f & (change | 0xFF0000)):     # a starter that stays: the common case
                         boundary = i
+                        last_ccc = 0
+                        i += 3
+                        continue
+                    ccc = f >> 16
+                    if f & change or ccc < last_ccc:
+                        break
                     last_ccc = ccc
                     i += 3
             continue
