@@ -19,7 +19,7 @@ from libcpp.string cimport string
 from libcpp.vector cimport vector
 
 from arrow_buffers cimport BinaryView, binary_view, view_end, view_start, view_valid
-from id_lists cimport (IdListView, IdPool, IdRows, id_list_view, id_pool_new, id_pool_release,
+from id_lists cimport (IdListView, IdPool, IdRows, add_rows, id_list_view, id_pool_new, id_pool_release,
                        id_pool_take, id_rows_arrow, ids_buffer)
 from bytes_table cimport BytesTable, bytes_hash, bytes_table_build, bytes_table_get, bytes_table_get_hashed
 from merge_table cimport MergeSlot, MergeTable, merge_table_add, merge_table_init, merge_table_rank
@@ -713,9 +713,9 @@ cdef object _candidates_to_arrow(vector[CandidatesOut]& parts, int64_t n, IdPool
     cdef vector[int64_t] cand_off, row_off
     cdef vector[int32_t] units
     cdef size_t k, j
-    cdef int64_t nulls = 0, row = 0, c
+    cdef int64_t nulls = 0, row = 0
     cand_off.push_back(0)
-    row_off.push_back(0)
+    row_off.assign(n + 1, 0)
     validity = PyBytes_FromStringAndSize(NULL, (n + 7) // 8)
     cdef uint8_t* valid = <uint8_t*>PyBytes_AS_STRING(validity)
     memset(valid, 0, (n + 7) // 8)
@@ -723,15 +723,8 @@ cdef object _candidates_to_arrow(vector[CandidatesOut]& parts, int64_t n, IdPool
         units.insert(units.end(), parts[k].units.begin(), parts[k].units.end())
         for j in range(parts[k].cand_units.size()):
             cand_off.push_back(cand_off.back() + parts[k].cand_units[j])
-        for j in range(parts[k].row_cands.size()):
-            c = parts[k].row_cands[j]
-            if c < 0:
-                nulls += 1
-                c = 0
-            else:
-                valid[row >> 3] |= 1 << (row & 7)
-            row_off.push_back(row_off.back() + c)
-            row += 1
+        nulls += add_rows(parts[k].row_cands, row, row_off.data(), valid, False)
+        row += <int64_t>parts[k].row_cands.size()
     ids = pa.Array.from_buffers(pa.int32(), units.size(), [None, ids_buffer(units, pool)])
     cands = pa.Array.from_buffers(pa.large_list(pa.int32()), cand_off.size() - 1,
                                   [None, pa.py_buffer(_int64_bytes(cand_off))], children=[ids])

@@ -69,11 +69,33 @@ cdef inline object ids_buffer(vector[int32_t]& ids, IdPool* pool):
     return pa.foreign_buffer(<size_t>own.data(), own.size() * sizeof(int32_t), capsule)
 
 
+cdef inline int64_t add_rows(const vector[int64_t]& lengths, int64_t row, int64_t* out, uint8_t* valid,
+                             bint counts_only) noexcept:
+    """Rows `row`.. of a list array from their lengths (-1: NULL): validity bits, and list offsets in
+    out[row + 1..] (out[row] already set), or the lengths themselves with `counts_only`. Returns how
+    many were NULL."""
+    cdef int64_t ln, nulls = 0
+    cdef size_t j
+    for j in range(lengths.size()):
+        ln = lengths[j]
+        if ln < 0:
+            nulls += 1
+            ln = 0
+        else:
+            valid[row >> 3] |= 1 << (row & 7)
+        if counts_only:
+            out[row] = ln
+        else:
+            out[row + 1] = out[row] + ln
+        row += 1
+    return nulls
+
+
 cdef inline object id_rows_arrow(vector[IdRows]& parts, bint counts_only, IdPool* pool):
     """One Arrow array of the parts' rows in order: list<int32> ids, or int64 counts."""
     import pyarrow as pa
-    cdef int64_t n = 0, total = 0, nulls = 0, row = 0, ln
-    cdef size_t k, j
+    cdef int64_t n = 0, total = 0, nulls = 0, row = 0
+    cdef size_t k
     for k in range(parts.size()):
         n += <int64_t>parts[k].lengths.size()
         total += <int64_t>parts[k].ids.size()
@@ -88,18 +110,8 @@ cdef inline object id_rows_arrow(vector[IdRows]& parts, bint counts_only, IdPool
     if not counts_only:
         out[0] = 0
     for k in range(parts.size()):
-        for j in range(parts[k].lengths.size()):
-            ln = parts[k].lengths[j]
-            if ln < 0:
-                nulls += 1
-                ln = 0
-            else:
-                valid[row >> 3] |= 1 << (row & 7)
-            if counts_only:
-                out[row] = ln
-            else:
-                out[row + 1] = out[row] + ln
-            row += 1
+        nulls += add_rows(parts[k].lengths, row, out, valid, counts_only)
+        row += <int64_t>parts[k].lengths.size()
         if parts[k].ids.size() and not whole:
             memcpy(idp, parts[k].ids.data(), parts[k].ids.size() * sizeof(int32_t))
             idp += parts[k].ids.size() * sizeof(int32_t)
