@@ -360,14 +360,10 @@ cdef inline bint normalize_text(const uint8_t* p, int64_t n, int form, string& o
                     if word & 0xFCFF != key:
                         break
                     f = block[(word >> 2 & 0xC0) | (word >> 16 & 0x3F)]
-                    if not (f & (change | 0xFF0000)):     # a starter that stays: the common case
-                        boundary = i
-                        last_ccc = 0
-                        i += 3
-                        continue
                     ccc = f >> 16
-                    if f & change or ccc < last_ccc:
+                    if (f & change) | ((ccc != 0) & (ccc < last_ccc)):   # without branches on marks
                         break
+                    boundary = i if ccc == 0 else boundary
                     last_ccc = ccc
                     i += 3
             continue
