@@ -98,14 +98,18 @@ class WordPieceTokenizer(Tokenizer):
         hit = pc.match_substring_regex(texts, "|".join(re.escape(s) for s in names)).fill_null(False)
         if not pc.any(hit).as_py():
             return ids
-        rows = ids.to_pylist()
         before, after = self.spec.single
+        fixed = []
         for r in pc.indices_nonzero(hit).to_pylist():
             parts = list(self._split_specials(texts[r].as_py(), allowed))
             pieces = self._encoder.encode_arrow(pa.array([p for p, _ in parts], pa.large_string()), 1, False, False)
-            rows[r] = before + [x for (_, special), got in zip(parts, pieces.to_pylist())
-                                for x in ([special] if special is not None else got)] + after
-        return pa.array(rows, pa.large_list(pa.int32()))
+            fixed.append(before + [x for (_, special), got in zip(parts, pieces.to_pylist())
+                                   for x in ([special] if special is not None else got)] + after)
+        # Rows without special text keep their ids as they are: row r is taken from `ids`, or from
+        # `fixed` (appended after them) when it held some.
+        order = pc.replace_with_mask(pa.array(range(len(ids)), pa.int64()), hit,
+                                     pa.array(range(len(ids), len(ids) + len(fixed)), pa.int64()))
+        return pa.concat_arrays([ids, pa.array(fixed, pa.large_list(pa.int32()))]).take(order)
 
     def _encode_lists(self, texts: Sequence[str], allowed_special: AllowedSpecial,
                       threads: int | None) -> list[list[int]]:

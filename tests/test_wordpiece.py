@@ -113,6 +113,9 @@ def test_tokens_specials_pairs_counts(bert, bert_path):
     plain = text.replace("[MASK]", "mask")
     assert bert.tokens_arrow(pa.array([plain, None])).to_pylist() == [hf.encode(plain).tokens, None]
     assert bert.encode_arrow(pa.array([text]), allowed_special="all").to_pylist()[0] == hf.encode(text).ids
+    mixed = [plain, text, None, "[CLS] a [SEP] b", plain]   # rows with special text among rows without
+    assert bert.encode_arrow(pa.array(mixed), allowed_special="all").to_pylist() == \
+        [None if t is None else hf.encode(t).ids for t in mixed]
     assert bert.encode(text, disallowed_special=()) != hf.encode(text).ids   # [MASK] as text
     with pytest.raises(ValueError, match="disallowed special token"):
         bert.encode(text)
