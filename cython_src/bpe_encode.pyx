@@ -628,9 +628,9 @@ cdef class Encoder:
         return _candidates_to_arrow(parts, n, self.pool)
 
     # -- ids -> bytes ------------------------------------------------------------------------------
-    def decode_arrow(self, ids, bint per_token=False):
-        """Bytes of each row of a list<integer> array (NULL stays NULL), as a large_binary array; with
-        `per_token`, a list<large_binary> array of each token's bytes. Unknown ids raise ValueError."""
+    def decode_arrow(self, ids):
+        """Bytes of each row of a list<integer> array (NULL stays NULL), as a large_binary array.
+        Unknown ids raise ValueError."""
         cdef list keep = []
         cdef IdListView view = id_list_view(ids, keep)
         ids = keep[0]  # the array as read: large_list
@@ -650,20 +650,13 @@ cdef class Encoder:
                         bad = j
                         break
                     out.append(vocab + self.starts[t], self.ends[t] - self.starts[t])
-                    if per_token:
-                        offs.push_back(<int64_t>out.size())
                 if bad >= 0:
                     break
-                if not per_token:
-                    offs.push_back(<int64_t>out.size())
+                offs.push_back(<int64_t>out.size())
         if bad >= 0:
             raise ValueError(f"token id {tok[bad]} is not in this vocabulary (ids 0..{nv - 1})")
         data = pa.Array.from_buffers(pa.large_binary(), offs.size() - 1,
                                      [None, pa.py_buffer(_int64_bytes(offs)), pa.py_buffer(out)])
-        if per_token:
-            first = ids.offsets[0]
-            return pa.LargeListArray.from_arrays(pa.compute.subtract(ids.offsets, first), data,
-                                                 mask=ids.is_null() if ids.null_count else None)
         if ids.null_count:
             return pa.compute.if_else(ids.is_null(), pa.scalar(None, pa.large_binary()), data)
         return data

@@ -48,6 +48,7 @@ class Tokenizer:
         self.normalizer = normalizer
         self._fallback = None
         self._letters: bytes | None = None
+        self._token_strings: pa.Array | None = None
         if pattern_id(pattern) is None:  # an unknown pattern: split in Python, merge in Cython
             import regex
 
@@ -212,10 +213,25 @@ class Tokenizer:
         return _to_text(self._encoder.decode_arrow(ids), errors)
 
     def tokens_arrow(self, texts: pa.Array) -> pa.Array:
-        """Each row's tokens as strings (bytes that are not UTF-8 on their own become U+FFFD)."""
-        per_token = self._encoder.decode_arrow(self.encode_arrow(texts), True)
-        return pa.LargeListArray.from_arrays(per_token.offsets, _to_text(per_token.values, "replace"),
-                                             mask=per_token.is_null() if per_token.null_count else None)
+        """Each row's tokens as strings (bytes that are not UTF-8 on their own become U+FFFD): the
+        ids taken from one array of every token's text."""
+        ids = self.encode_arrow(texts)
+        first = ids.offsets[0].as_py()
+        return pa.LargeListArray.from_arrays(pc.subtract(ids.offsets, first), self.token_strings().take(ids.values),
+                                             mask=ids.is_null() if ids.null_count else None)
+
+    def token_strings(self) -> pa.Array:
+        """Every token's text by id (large_string), built once; bytes that are not UTF-8 on their
+        own become U+FFFD, ids without a token are NULL."""
+        if self._token_strings is None:
+            texts = []
+            for t in range(self.n_vocab):
+                try:
+                    texts.append(self._encoder.token_bytes(t).decode("utf-8", "replace"))
+                except ValueError:
+                    texts.append(None)
+            self._token_strings = pa.array(texts, pa.large_string())
+        return self._token_strings
 
     def candidates_arrow(self, texts: pa.Array, threads: int | None = None) -> pa.Array:
         """The supermerge candidates of each text as lists of token ids (list<list<int32>>): maximal

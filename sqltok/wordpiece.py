@@ -58,7 +58,7 @@ class WordPieceTokenizer(Tokenizer):
             [t.encode() for t in spec.tokens], spec.prefix.encode(), vocab[spec.unk_token],
             spec.max_input_chars_per_word, spec.normalizer, list(spec.single), list(spec.pair),
             [t.encode() for t in first], [t.encode() for t in later], list(self._special_by_id))
-        self._token_strings = pa.array(spec.tokens, pa.large_string())
+        self._token_strings = pa.array(spec.tokens, pa.large_string())  # tokens() shows them as HF does
 
     @classmethod
     def load(cls, path: str | os.PathLike, name: str | None = None, **options) -> "WordPieceTokenizer":
@@ -118,13 +118,6 @@ class WordPieceTokenizer(Tokenizer):
     def decode_arrow(self, ids: pa.Array, errors: str = "replace") -> pa.Array:
         """Texts (large_string) of a list<integer> array, as HF's `decode` gives them."""
         return self._encoder.decode_arrow(ids)
-
-    def tokens_arrow(self, texts: pa.Array) -> pa.Array:
-        """Each row's tokens as strings (continuation pieces with their prefix, as HF shows them)."""
-        ids = self.encode_arrow(texts)
-        first = ids.offsets[0].as_py()
-        return pa.LargeListArray.from_arrays(pc.subtract(ids.offsets, first), self._token_strings.take(ids.values),
-                                             mask=ids.is_null() if ids.null_count else None)
 
     # -- Python API --------------------------------------------------------------------------------
     def encode_pair_arrow(self, texts: pa.Array, pairs: pa.Array, threads: int | None = None,
