@@ -213,10 +213,44 @@ cdef inline Py_ssize_t rest_end(const unsigned char* s, Py_ssize_t i, Py_ssize_t
     return punct_end(s, after, n)
 
 
+cdef inline bint ascii_in(unsigned char b, unsigned char first, unsigned char count) noexcept nogil:
+    return <unsigned char>(b - first) < count
+
+
+cdef inline Py_ssize_t ascii_word_end(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    """`word_end` for an ASCII byte at i, reading ASCII only: the end of the word branches, -1 when
+    none matches, or -2 when a byte that decides the match is not ASCII (the caller takes the general
+    path). For ASCII, UPPERISH letters are A-Z and LOWERISH a-z."""
+    cdef Py_ssize_t j = i, k, e
+    cdef unsigned char b = s[i]
+    if not ascii_in(b | 0x20, 97, 26):  # not a letter: a prefix, unless CR, LF or a digit
+        if b == CR or b == LF or ascii_in(b, 48, 10) or i + 1 >= n:
+            return -1
+        j = i + 1
+    k = j
+    while k < n and ascii_in(s[k], 65, 26):
+        k += 1
+    e = k
+    while e < n and ascii_in(s[e], 97, 26):
+        e += 1
+    if e < n and s[e] >= 0x80:
+        return -2
+    if e > k:
+        return e
+    return k if k > j else -1
+
+
 cdef inline Py_ssize_t match_main(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
     """End of the main pattern's match at byte i."""
     cdef uint32_t cp0
-    cdef Py_ssize_t e, after = next_char(s, i, n, &cp0)
+    cdef Py_ssize_t e
+    if s[i] < 0x80:
+        e = ascii_word_end(s, i, n)
+        if e >= 0:
+            return contraction_end(s, e, n)
+        if e == -1:
+            return rest_end(s, i, i + 1, n, s[i], uc_entry(s[i]))
+    cdef Py_ssize_t after = next_char(s, i, n, &cp0)
     cdef uint16_t c0 = uc_entry(cp0)
     if not (c0 & UC_N) and cp0 != CR and cp0 != LF:
         e = word_end(s, i, after, n, c0)

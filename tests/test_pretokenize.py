@@ -106,6 +106,15 @@ def test_mixtures_equal_oracle(text):
     check(text)
 
 
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.one_of(st.text(st.characters(max_codepoint=0x7F), max_size=60), fragment_texts),
+                max_size=3).map("".join))
+def test_ascii_scan_equals_oracle(text):
+    """The matcher's ASCII-only word scan, and its hand-over to the general path where a byte that
+    decides the match is not ASCII."""
+    check(text)
+
+
 # --- corpora ------------------------------------------------------------------------------------
 
 def test_corpora_sample():
