@@ -21,7 +21,8 @@ from libcpp.vector cimport vector
 from arrow_buffers cimport BinaryView, binary_view, view_end, view_start, view_valid
 from id_lists cimport (IdListView, IdPool, IdRows, add_rows, id_list_view, id_pool_new, id_pool_release,
                        id_pool_take, id_rows_arrow, ids_buffer)
-from bytes_table cimport BytesTable, bytes_hash, bytes_table_build, bytes_table_get, bytes_table_get_hashed
+from bytes_table cimport (KEY_WORDS_MAX, BytesTable, bytes_hash, bytes_table_build, bytes_table_get,
+                          bytes_table_get_hashed, bytes_table_get_words, key_words, words_hash)
 from merge_table cimport MergeSlot, MergeTable, merge_table_add, merge_table_init, merge_table_rank
 from pretokenize cimport pretokenize_pattern
 
@@ -30,23 +31,30 @@ import pyarrow as pa
 cdef enum:
     SHORT_PIECE = 48          # pretokens up to this many bytes merge by a plain scan
     NO_RANK = 0x7FFFFFFF
-    RECENT_SLOTS = 16384      # per thread: frequent pretokens skip the vocabulary lookup
-    MERGED_SLOTS = 65536      # per thread: pretokens that needed merging, merged once
+    RECENT_SLOTS = 16384      # per thread at most: frequent pretokens skip the vocabulary lookup
+    MERGED_SLOTS = 65536      # per thread at most: pretokens that needed merging, merged once
+    BYTES_PER_SLOT = 32       # caches get a slot per this many input bytes (tiny calls, tiny caches)
+    MIN_SLOTS = 64
     PREFETCH = 24             # pieces ahead whose table slots are requested early
-    CACHE_KEY = 22
-    CACHE_IDS = 4
+    CACHE_IDS = 9
+    VOCAB_PADDING = 24        # zero bytes after the last token, for word-wise key compares
 
 
 cdef extern from *:
     void __builtin_prefetch(const void* address) noexcept nogil
 
 
-cdef struct CacheSlot:
-    uint64_t hash             # 0: empty
-    uint8_t length
+cdef struct CacheSlot:         # 64 bytes, one cache line (the slots are 64-byte aligned)
+    uint64_t key[3]           # the pretoken's bytes, zero-padded (see bytes_table.key_words)
+    uint8_t length            # 0: empty
     uint8_t n_ids
-    uint8_t key[CACHE_KEY]
+    uint8_t unused[2]
     int32_t ids[CACHE_IDS]
+
+
+cdef struct PieceKey:         # a pretoken of up to KEY_WORDS_MAX bytes as words, and its bytes_hash
+    uint64_t w[3]
+    uint64_t hash
 
 
 cdef struct Workspace:
@@ -55,9 +63,12 @@ cdef struct Workspace:
     vector[int32_t] prv
     vector[int64_t] ends
     priority_queue[uint64_t] heap
-    vector[CacheSlot] recent
-    vector[CacheSlot] merged
-    vector[uint64_t] hashes
+    vector[uint64_t] cache_memory  # both caches, 64-byte aligned within
+    CacheSlot* recent
+    CacheSlot* merged
+    uint64_t recent_mask
+    uint64_t merged_mask
+    vector[PieceKey] keys
     vector[int32_t] run
     vector[int32_t] piece_sizes   # when asked: how many ids each pretoken gave, in order
     bint keep_sizes
@@ -71,24 +82,42 @@ cdef struct CandidatesOut:
     int32_t error_code
 
 
-cdef inline bint _cache_get(const CacheSlot* slot, uint64_t h, const uint8_t* p, int64_t n,
+cdef void workspace_init(Workspace& ws, int64_t text_bytes) noexcept nogil:
+    """Empty caches sized for about `text_bytes` of input (a few KiB for a short text, 5 MiB at most)."""
+    cdef uint64_t recent = MIN_SLOTS, merged
+    while recent < RECENT_SLOTS and recent * BYTES_PER_SLOT < <uint64_t>text_bytes:
+        recent <<= 1
+    merged = recent * (MERGED_SLOTS // RECENT_SLOTS)
+    ws.cache_memory.assign((recent + merged + 1) * sizeof(CacheSlot) // 8, 0)
+    ws.recent = <CacheSlot*>((<uint64_t>ws.cache_memory.data() + 63) & ~<uint64_t>63)
+    ws.merged = ws.recent + recent
+    ws.recent_mask = recent - 1
+    ws.merged_mask = merged - 1
+    ws.keep_sizes = False
+
+
+cdef inline bint _cache_get(const CacheSlot* slot, const PieceKey* key, int64_t n,
                             vector[int32_t]& out) noexcept nogil:
-    if slot.hash == h and slot.length == n and memcmp(slot.key, p, n) == 0:
-        out.insert(out.end(), slot.ids, slot.ids + slot.n_ids)
+    if (slot.length == n) & (slot.key[0] == key.w[0]) & (slot.key[1] == key.w[1]) & (slot.key[2] == key.w[2]):
+        if slot.n_ids == 1:
+            out.push_back(slot.ids[0])
+        else:
+            out.insert(out.end(), slot.ids, slot.ids + slot.n_ids)
         return True
     return False
 
 
-cdef inline void _cache_put(CacheSlot* slot, uint64_t h, const uint8_t* p, int64_t n,
+cdef inline void _cache_put(CacheSlot* slot, const PieceKey* key, int64_t n,
                             const vector[int32_t]& out, size_t before) noexcept nogil:
-    """Remember the ids out[before:] of pretoken p[:n] (when they fit in a slot)."""
+    """Remember the ids out[before:] of the pretoken `key` of n bytes (when they fit in a slot)."""
     cdef size_t k, count = out.size() - before
     if count > CACHE_IDS:
         return
-    slot.hash = h
+    slot.key[0] = key.w[0]
+    slot.key[1] = key.w[1]
+    slot.key[2] = key.w[2]
     slot.length = <uint8_t>n
     slot.n_ids = <uint8_t>count
-    memcpy(slot.key, p, n)
     for k in range(count):
         slot.ids[k] = out[before + k]
 
@@ -99,7 +128,7 @@ cdef size_t _scan_merges(const MergeTable* table, bint guard, int32_t* sym, int3
     `results`: a scan for the lowest rank (leftmost on ties), then only the two pairs next to a merge
     are looked up again. With `guard`, never a rank below the last one applied. Returns the new n."""
     cdef int32_t best, last = -1
-    cdef size_t i, best_i, tail
+    cdef size_t i, best_i
     while n > 1:
         best = NO_RANK
         best_i = 0
@@ -111,10 +140,10 @@ cdef size_t _scan_merges(const MergeTable* table, bint guard, int32_t* sym, int3
             break
         last = best
         sym[best_i] = results[best_i]
-        tail = n - best_i - 2
-        memmove(sym + best_i + 1, sym + best_i + 2, tail * sizeof(int32_t))
-        memmove(ranks + best_i, ranks + best_i + 1, tail * sizeof(int32_t))
-        memmove(results + best_i, results + best_i + 1, tail * sizeof(int32_t))
+        for i in range(best_i + 1, n - 1):  # short: a loop beats three calls to memmove
+            sym[i] = sym[i + 1]
+            ranks[i - 1] = ranks[i]
+            results[i - 1] = results[i]
         n -= 1
         if best_i > 0:
             ranks[best_i - 1] = merge_table_rank(table, sym[best_i - 1], sym[best_i], &results[best_i - 1], NO_RANK)
@@ -175,6 +204,7 @@ cdef class Encoder:
             self.byte_ids[i] = byte_ids[i]
         self._build_byte_pairs()
         self._add_specials(special_tokens or {}, always_tokens or {})
+        self.vocab.append(VOCAB_PADDING, 0)
         self.n_vocab = <int32_t>self.starts.size()
         self.in_super.resize(self.n_vocab, 0)
         self._build_direct(direct_all)
@@ -229,7 +259,7 @@ cdef class Encoder:
         cdef vector[int32_t] out
         cdef Workspace ws
         cdef int32_t t
-        ws.keep_sizes = False
+        workspace_init(ws, 0)
         cdef int64_t start
         cdef vector[uint8_t] is_special
         is_special.assign(self.starts.size(), 0)
@@ -333,37 +363,38 @@ cdef class Encoder:
             out.push_back(ws.sym[pos])
             pos = ws.nxt[pos]
 
-    cdef int _encode_piece(self, const uint8_t* p, int64_t n, uint64_t h, vector[int32_t]& out,
+    cdef int _encode_piece(self, const uint8_t* p, int64_t n, const PieceKey* key, vector[int32_t]& out,
                            Workspace& ws) noexcept nogil:
-        """Ids of one pretoken (whose `bytes_hash` is h): from the thread's cache of recent pretokens,
-        the vocabulary, its cache of merged pretokens, or by merging."""
+        """Ids of one pretoken p[:n]: from the thread's cache of recent pretokens, the vocabulary, its
+        cache of merged pretokens, or by merging. `key`: its words and hash (NULL when over
+        KEY_WORDS_MAX bytes: no caches then)."""
         cdef CacheSlot* recent = NULL
         cdef CacheSlot* merged = NULL
         cdef size_t before = out.size()
         cdef int32_t t
-        if n <= CACHE_KEY:
-            if ws.recent.size() == 0:
-                ws.recent.resize(RECENT_SLOTS)
-                ws.merged.resize(MERGED_SLOTS)
-            recent = &ws.recent[h & (RECENT_SLOTS - 1)]
-            if _cache_get(recent, h, p, n, out):
+        if key != NULL:
+            recent = &ws.recent[key.hash & ws.recent_mask]
+            if _cache_get(recent, key, n, out):
                 return 0
-        t = bytes_table_get_hashed(&self.direct, <const uint8_t*>self.vocab.data(),
-                                   self.starts.data(), self.ends.data(), p, n, h)
+            t = bytes_table_get_words(&self.direct, <const uint8_t*>self.vocab.data(), self.starts.data(),
+                                      key.w, n, key.hash)
+        else:
+            t = bytes_table_get(&self.direct, <const uint8_t*>self.vocab.data(), self.starts.data(),
+                                self.ends.data(), p, n)
         if t >= 0:
             out.push_back(t)
         else:
-            if recent != NULL:
-                merged = &ws.merged[(h >> 20) & (MERGED_SLOTS - 1)]
-                if _cache_get(merged, h, p, n, out):
-                    _cache_put(recent, h, p, n, out, before)
+            if key != NULL:
+                merged = &ws.merged[(key.hash >> 20) & ws.merged_mask]
+                if _cache_get(merged, key, n, out):
+                    _cache_put(recent, key, n, out, before)
                     return 0
             if self._merge(p, n, out, ws):
                 return 1
             if merged != NULL:
-                _cache_put(merged, h, p, n, out, before)
+                _cache_put(merged, key, n, out, before)
         if recent != NULL:
-            _cache_put(recent, h, p, n, out, before)
+            _cache_put(recent, key, n, out, before)
         return 0
 
     cdef void _supermerge_run(self, vector[int32_t]& out, size_t first, size_t count, size_t tail,
@@ -397,31 +428,35 @@ cdef class Encoder:
         apply their supermerges to each run of pieces that became one token each."""
         cdef size_t k, first, m, before, run_first = 0, run_count = 0
         cdef int64_t start = 0, end
+        cdef PieceKey* key
         if n == 0:
             return 0
         if self.pattern < 0:  # the caller split the text already: it is one pretoken
-            return self._encode_piece(p, n, bytes_hash(p, n), out, ws)
+            return self._encode_piece(p, n, self._piece_key(p, n, p + n, ws), out, ws)
         first = ws.ends.size()
         if pretokenize_pattern(p, n, self.pattern, ws.ends) != 0:
             return 2
         m = ws.ends.size() - first
-        ws.hashes.resize(m)
+        ws.keys.resize(m)
         for k in range(m):
             end = ws.ends[first + k]
-            ws.hashes[k] = bytes_hash(p + start, end - start)
+            if end - start <= KEY_WORDS_MAX:
+                key = &ws.keys[k]
+                key_words(p + start, end - start, p + n, key.w)
+                key.hash = words_hash(key.w, end - start)
+            else:
+                ws.keys[k].hash = 0
             start = end
-        if ws.recent.size() == 0:
-            ws.recent.resize(RECENT_SLOTS)
-            ws.merged.resize(MERGED_SLOTS)
         for k in range(min(m, <size_t>PREFETCH)):
-            self._prefetch(ws, ws.hashes[k])
+            self._prefetch(ws, ws.keys[k].hash)
         start = 0
         for k in range(m):
             if k + PREFETCH < m:
-                self._prefetch(ws, ws.hashes[k + PREFETCH])
+                self._prefetch(ws, ws.keys[k + PREFETCH].hash)
             end = ws.ends[first + k]
             before = out.size()
-            if self._encode_piece(p + start, end - start, ws.hashes[k], out, ws):
+            if self._encode_piece(p + start, end - start, &ws.keys[k] if end - start <= KEY_WORDS_MAX else NULL,
+                                  out, ws):
                 return 1
             start = end
             if ws.keep_sizes:
@@ -440,10 +475,18 @@ cdef class Encoder:
         ws.ends.resize(first)
         return 0
 
+    cdef PieceKey* _piece_key(self, const uint8_t* p, int64_t n, const uint8_t* limit, Workspace& ws) noexcept nogil:
+        """The key of one pretoken p[:n] in ws.keys[0], or NULL when it is too long to have one."""
+        if n > KEY_WORDS_MAX:
+            return NULL
+        ws.keys.resize(1)
+        key_words(p, n, limit, ws.keys[0].w)
+        ws.keys[0].hash = words_hash(ws.keys[0].w, n)
+        return &ws.keys[0]
+
     cdef inline void _prefetch(self, Workspace& ws, uint64_t h) noexcept nogil:
-        __builtin_prefetch(&ws.recent[h & (RECENT_SLOTS - 1)])
+        __builtin_prefetch(&ws.recent[h & ws.recent_mask])
         __builtin_prefetch(&self.direct.slots[h & self.direct.mask])
-        __builtin_prefetch(&ws.merged[(h >> 20) & (MERGED_SLOTS - 1)])
 
     cdef int32_t _special_at(self, const uint8_t* p, int64_t n, const uint8_t* allowed, int64_t* length) noexcept nogil:
         """The longest allowed special (or always-matched added) token starting at p, or -1."""
@@ -492,9 +535,9 @@ cdef class Encoder:
         cdef Workspace ws
         cdef int64_t r, start, before
         cdef int rc
-        ws.keep_sizes = False
         if last > first:
             res.ids.reserve((view_end(v, last - 1) - view_start(v, first)) // 4 + 16)
+        workspace_init(ws, view_end(v, last - 1) - view_start(v, first) if last > first else 0)
         for r in range(first, last):
             if not view_valid(v, r):
                 res.lengths.push_back(-1)
@@ -588,7 +631,7 @@ cdef class Encoder:
         cdef vector[int32_t] ids
         cdef int64_t r, start
         cdef int found
-        ws.keep_sizes = False
+        workspace_init(ws, view_end(v, last - 1) - view_start(v, first) if last > first else 0)
         for r in range(first, last):
             if not view_valid(v, r):
                 res.row_cands.push_back(-1)

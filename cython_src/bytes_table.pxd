@@ -51,6 +51,78 @@ cdef inline uint64_t key_head(const uint8_t* p, int64_t n) noexcept nogil:
     return w
 
 
+cdef extern from *:
+    """
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    #define SQLTOK_PREFIX_MASK(r) (~0ULL << (8 * (8 - (r))))
+    #else
+    #define SQLTOK_PREFIX_MASK(r) (~0ULL >> (8 * (8 - (r))))
+    #endif
+    /* PREFIX_MASK[r]: a word whose first r bytes in memory are set (r = 0..8). */
+    static const unsigned long long SQLTOK_PREFIX_MASKS[9] = {0ULL,
+        SQLTOK_PREFIX_MASK(1), SQLTOK_PREFIX_MASK(2), SQLTOK_PREFIX_MASK(3), SQLTOK_PREFIX_MASK(4),
+        SQLTOK_PREFIX_MASK(5), SQLTOK_PREFIX_MASK(6), SQLTOK_PREFIX_MASK(7), ~0ULL};
+    """
+    const uint64_t* PREFIX_MASKS "SQLTOK_PREFIX_MASKS"
+
+
+cdef enum:
+    KEY_WORDS_MAX = 24    # keys up to this many bytes can be held as three words
+
+
+cdef inline uint64_t _word_mask(int64_t n, int64_t k) noexcept nogil:
+    """The mask of word k (bytes 8k..8k+7) of an n-byte key."""
+    cdef int64_t r = n - 8 * k
+    return PREFIX_MASKS[0 if r < 0 else (8 if r > 8 else r)]
+
+
+cdef inline void key_words(const uint8_t* p, int64_t n, const uint8_t* limit, uint64_t* w) noexcept nogil:
+    """p[:n] (n <= KEY_WORDS_MAX) as three zero-padded words w[0..2], read with three 8-byte loads when
+    the 24 bytes from p lie before `limit` (no call to a variable-length copy)."""
+    if p + KEY_WORDS_MAX <= limit:
+        memcpy(w, p, 24)
+        w[0] &= _word_mask(n, 0)
+        w[1] &= _word_mask(n, 1)
+        w[2] &= _word_mask(n, 2)
+    else:
+        w[0] = 0
+        w[1] = 0
+        w[2] = 0
+        memcpy(w, p, n)
+
+
+cdef inline uint64_t words_hash(const uint64_t* w, int64_t n) noexcept nogil:
+    """`bytes_hash` of the n-byte key (1 <= n <= KEY_WORDS_MAX) held in words w (see `key_words`)."""
+    cdef uint64_t h = _mix64((<uint64_t>n * <uint64_t>0x9E3779B97F4A7C15ULL) ^ w[0])
+    if n > 8:
+        h = _mix64(h ^ w[1])
+        if n > 16:
+            h = _mix64(h ^ w[2])
+    return h if h != 0 else 1
+
+
+cdef inline int32_t bytes_table_get_words(const BytesTable* t, const uint8_t* data, const int64_t* starts,
+                                          const uint64_t* w, int64_t n, uint64_t h) noexcept nogil:
+    """`bytes_table_get_hashed` for a key held in words (n <= KEY_WORDS_MAX); `data` must be readable
+    16 bytes past its last key (keys over 8 bytes are compared as words)."""
+    if t.slots.size() == 0:
+        return -1
+    cdef uint64_t j = h & t.mask, v1, v2
+    cdef const BytesSlot* s
+    while True:
+        s = &t.slots[j]
+        if s.id < 0:
+            return -1
+        if s.length == n and s.head == w[0]:
+            if n <= 8:
+                return s.id
+            memcpy(&v1, data + starts[s.id] + 8, 8)
+            memcpy(&v2, data + starts[s.id] + 16, 8)
+            if (v1 & _word_mask(n, 1)) == w[1] and (v2 & _word_mask(n, 2)) == w[2]:
+                return s.id
+        j = (j + 1) & t.mask
+
+
 cdef inline bint _slot_matches(const BytesSlot* s, const uint8_t* data, const int64_t* starts,
                                const uint8_t* p, int64_t n, uint64_t head) noexcept nogil:
     if s.length != n or s.head != head:
