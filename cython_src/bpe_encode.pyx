@@ -19,11 +19,12 @@ from libcpp.string cimport string
 from libcpp.vector cimport vector
 
 from arrow_buffers cimport BinaryView, binary_view, view_end, view_start, view_valid
+from huge_pages cimport SqltokHugeAllocator
 from id_lists cimport (IdListView, IdPool, IdRows, add_rows, id_list_view, id_pool_new, id_pool_release,
                        id_pool_take, id_rows_arrow, ids_buffer)
 from bytes_table cimport (KEY_WORDS_MAX, BytesTable, bytes_hash, bytes_table_build, bytes_table_get,
                           bytes_table_get_hashed, bytes_table_get_words, key_words, words_hash)
-from merge_table cimport MergeSlot, MergeTable, merge_table_add, merge_table_init, merge_table_rank
+from merge_table cimport MergeSlot, MergeTable, merge_table_add, merge_table_home, merge_table_init, merge_table_rank
 from pretokenize cimport pretokenize_pattern
 
 import pyarrow as pa
@@ -37,6 +38,8 @@ cdef enum:
     MIN_SLOTS = 64
     PREFETCH = 24             # pieces ahead whose table slots are requested early
     CACHE_IDS = 9
+    PENDING = 255             # a cache slot's n_ids while its pretoken waits to be merged (ids[0]: which)
+    LANES = 8                 # pretokens merged side by side, so that their table lookups overlap
     VOCAB_PADDING = 24        # zero bytes after the last token, for word-wise key compares
 
 
@@ -52,6 +55,24 @@ cdef struct CacheSlot:         # 64 bytes, one cache line (the slots are 64-byte
     int32_t ids[CACHE_IDS]
 
 
+cdef struct Pending:           # a pretoken deferred to the batched merge
+    const uint8_t* p
+    int64_t n
+    int64_t key               # index in Workspace.keys, -1: none
+    int64_t start             # its ids: Workspace.pending_ids[start:start + count]
+    int64_t count
+
+
+cdef struct Lane:             # one pretoken being merged (see Encoder._merge_pending)
+    int32_t sym[SHORT_PIECE]
+    int32_t ranks[SHORT_PIECE]
+    int32_t results[SHORT_PIECE]
+    size_t n
+    int32_t last              # rank of the last merge applied
+    int64_t q                 # its index in Workspace.pending, -1: idle
+    int64_t look[2]           # pairs whose rank is to be looked up before the next scan, -1: none
+
+
 cdef struct PieceKey:         # a pretoken of up to KEY_WORDS_MAX bytes as words, and its bytes_hash
     uint64_t w[3]
     uint64_t hash
@@ -63,12 +84,15 @@ cdef struct Workspace:
     vector[int32_t] prv
     vector[int64_t] ends
     priority_queue[uint64_t] heap
-    vector[uint64_t] cache_memory  # both caches, 64-byte aligned within
+    vector[uint64_t, SqltokHugeAllocator[uint64_t]] cache_memory  # both caches, 64-byte aligned within
     CacheSlot* recent
     CacheSlot* merged
     uint64_t recent_mask
     uint64_t merged_mask
     vector[PieceKey] keys
+    bint defer                    # pretokens that need merging wait for a batch (see _merge_pending)
+    vector[Pending] pending
+    vector[int32_t] pending_ids
     vector[int32_t] run
     vector[int32_t] piece_sizes   # when asked: how many ids each pretoken gave, in order
     bint keep_sizes
@@ -94,6 +118,7 @@ cdef void workspace_init(Workspace& ws, int64_t text_bytes) noexcept nogil:
     ws.recent_mask = recent - 1
     ws.merged_mask = merged - 1
     ws.keep_sizes = False
+    ws.defer = False
 
 
 cdef inline bint _cache_get(const CacheSlot* slot, const PieceKey* key, int64_t n,
@@ -101,6 +126,8 @@ cdef inline bint _cache_get(const CacheSlot* slot, const PieceKey* key, int64_t 
     if (slot.length == n) & (slot.key[0] == key.w[0]) & (slot.key[1] == key.w[1]) & (slot.key[2] == key.w[2]):
         if slot.n_ids == 1:
             out.push_back(slot.ids[0])
+        elif slot.n_ids == PENDING:
+            out.push_back(-1 - slot.ids[0])
         else:
             out.insert(out.end(), slot.ids, slot.ids + slot.n_ids)
         return True
@@ -108,10 +135,12 @@ cdef inline bint _cache_get(const CacheSlot* slot, const PieceKey* key, int64_t 
 
 
 cdef inline void _cache_put(CacheSlot* slot, const PieceKey* key, int64_t n,
-                            const vector[int32_t]& out, size_t before) noexcept nogil:
-    """Remember the ids out[before:] of the pretoken `key` of n bytes (when they fit in a slot)."""
-    cdef size_t k, count = out.size() - before
+                            const int32_t* ids, size_t count) noexcept nogil:
+    """Remember the ids[:count] of the pretoken `key` of n bytes (when they fit in a slot; else the
+    slot is emptied)."""
+    cdef size_t k
     if count > CACHE_IDS:
+        slot.length = 0
         return
     slot.key[0] = key.w[0]
     slot.key[1] = key.w[1]
@@ -119,37 +148,73 @@ cdef inline void _cache_put(CacheSlot* slot, const PieceKey* key, int64_t n,
     slot.length = <uint8_t>n
     slot.n_ids = <uint8_t>count
     for k in range(count):
-        slot.ids[k] = out[before + k]
+        slot.ids[k] = ids[k]
+
+
+cdef inline bint _merge_step(bint guard, int32_t* sym, int32_t* ranks, int32_t* results, size_t* n,
+                             int32_t* last, int64_t* look) noexcept nogil:
+    """Apply the merge of lowest rank (leftmost on ties; with `guard` never below `last`) to sym[:n],
+    given every adjacent pair's rank and result; False when there is none. The ranks of the (at most
+    two) pairs the merge creates are left for the caller to look up: their positions go to look[0..1]."""
+    cdef int32_t best = NO_RANK
+    cdef size_t i, best_i = 0, m = n[0]
+    for i in range(m - 1):
+        if ranks[i] < best and (not guard or ranks[i] >= last[0]):
+            best = ranks[i]
+            best_i = i
+    if best == NO_RANK:
+        return False
+    last[0] = best
+    sym[best_i] = results[best_i]
+    for i in range(best_i + 1, m - 1):  # short: a loop beats three calls to memmove
+        sym[i] = sym[i + 1]
+        ranks[i - 1] = ranks[i]
+        results[i - 1] = results[i]
+    n[0] = m - 1
+    look[0] = <int64_t>best_i - 1
+    look[1] = <int64_t>best_i if best_i + 1 < m - 1 else -1
+    return True
+
+
+cdef inline void _look_up(const MergeTable* table, int32_t* sym, int32_t* ranks, int32_t* results,
+                          const int64_t* look) noexcept nogil:
+    cdef int64_t i
+    for i in look[:2]:
+        if i >= 0:
+            ranks[i] = merge_table_rank(table, sym[i], sym[i + 1], &results[i], NO_RANK)
 
 
 cdef size_t _scan_merges(const MergeTable* table, bint guard, int32_t* sym, int32_t* ranks, int32_t* results,
                          size_t n) noexcept nogil:
-    """Merge sym[:n] in place by rank, given the rank and result of every adjacent pair in `ranks` and
-    `results`: a scan for the lowest rank (leftmost on ties), then only the two pairs next to a merge
-    are looked up again. With `guard`, never a rank below the last one applied. Returns the new n."""
-    cdef int32_t best, last = -1
-    cdef size_t i, best_i
-    while n > 1:
-        best = NO_RANK
-        best_i = 0
-        for i in range(n - 1):
-            if ranks[i] < best and (not guard or ranks[i] >= last):
-                best = ranks[i]
-                best_i = i
-        if best == NO_RANK:
-            break
-        last = best
-        sym[best_i] = results[best_i]
-        for i in range(best_i + 1, n - 1):  # short: a loop beats three calls to memmove
-            sym[i] = sym[i + 1]
-            ranks[i - 1] = ranks[i]
-            results[i - 1] = results[i]
-        n -= 1
-        if best_i > 0:
-            ranks[best_i - 1] = merge_table_rank(table, sym[best_i - 1], sym[best_i], &results[best_i - 1], NO_RANK)
-        if best_i + 1 < n:
-            ranks[best_i] = merge_table_rank(table, sym[best_i], sym[best_i + 1], &results[best_i], NO_RANK)
+    """Merge sym[:n] in place by rank (see `_merge_step`). Returns the new n."""
+    cdef int32_t last = -1
+    cdef int64_t look[2]
+    while n > 1 and _merge_step(guard, sym, ranks, results, &n, &last, look):
+        _look_up(table, sym, ranks, results, look)
     return n
+
+
+cdef void _fill_placeholders(vector[int32_t]& out, size_t first, Workspace& ws) noexcept nogil:
+    """Replace each placeholder -1 - q in out[first:] by the ids of pending pretoken q."""
+    cdef size_t i, w, extra = 0, old = out.size()
+    cdef int32_t v
+    cdef const Pending* pend
+    for i in range(first, old):
+        if out[i] < 0:
+            extra += <size_t>ws.pending[-1 - out[i]].count - 1
+    out.resize(old + extra)
+    w = old + extra
+    i = old
+    while i > first:
+        i -= 1
+        v = out[i]
+        if v >= 0:
+            w -= 1
+            out[w] = v
+        else:
+            pend = &ws.pending[-1 - v]
+            w -= <size_t>pend.count
+            memcpy(&out[w], ws.pending_ids.data() + pend.start, pend.count * sizeof(int32_t))
 
 
 cdef class Encoder:
@@ -387,14 +452,110 @@ cdef class Encoder:
             if key != NULL:
                 merged = &ws.merged[(key.hash >> 20) & ws.merged_mask]
                 if _cache_get(merged, key, n, out):
-                    _cache_put(recent, key, n, out, before)
+                    if out.back() >= 0:
+                        _cache_put(recent, key, n, out.data() + before, out.size() - before)
                     return 0
+            if ws.defer and n <= SHORT_PIECE:
+                self._defer(p, n, key, merged, out, ws)
+                return 0
             if self._merge(p, n, out, ws):
                 return 1
             if merged != NULL:
-                _cache_put(merged, key, n, out, before)
+                _cache_put(merged, key, n, out.data() + before, out.size() - before)
         if recent != NULL:
-            _cache_put(recent, key, n, out, before)
+            _cache_put(recent, key, n, out.data() + before, out.size() - before)
+        return 0
+
+    cdef void _defer(self, const uint8_t* p, int64_t n, const PieceKey* key, CacheSlot* merged,
+                     vector[int32_t]& out, Workspace& ws) noexcept nogil:
+        """Leave a placeholder (-1 - q) for pretoken p[:n], the q-th waiting to be merged; its cache
+        slot says so, so that it is merged once however often it occurs before the batch."""
+        cdef Pending pend
+        cdef int64_t q = <int64_t>ws.pending.size()
+        pend.p = p
+        pend.n = n
+        pend.key = -1 if key == NULL else key - ws.keys.data()
+        ws.pending.push_back(pend)
+        out.push_back(<int32_t>(-1 - q))
+        if merged != NULL:
+            merged.key[0] = key.w[0]
+            merged.key[1] = key.w[1]
+            merged.key[2] = key.w[2]
+            merged.length = <uint8_t>n
+            merged.n_ids = PENDING
+            merged.ids[0] = <int32_t>q
+
+    cdef bint _lane_start(self, Lane* lane, int64_t q, const Pending* pend) noexcept nogil:
+        """Load the bytes of pending pretoken q into `lane`; False when a byte has no token."""
+        cdef const MergeSlot* bp
+        cdef int64_t i
+        for i in range(pend.n):
+            lane.sym[i] = self.byte_ids[pend.p[i]]
+            if lane.sym[i] < 0:
+                return False
+        for i in range(pend.n - 1):
+            bp = &self.byte_pairs[(<size_t>pend.p[i] << 8) | pend.p[i + 1]]
+            lane.ranks[i] = bp.rank
+            lane.results[i] = bp.result
+        lane.n = pend.n
+        lane.last = -1
+        lane.q = q
+        lane.look[0] = -1
+        lane.look[1] = -1
+        return True
+
+    cdef int _merge_pending(self, Workspace& ws) noexcept nogil:
+        """Merge the waiting pretokens LANES at a time: a lane looks up the pairs its last merge made
+        (their slots were prefetched then), applies one merge and prefetches the next lookups, then
+        the next lane runs, so memory latency overlaps across pretokens. Results go to
+        ws.pending_ids and the caches. 1 when a byte has no token."""
+        cdef Lane lanes[LANES]
+        cdef Lane* lane
+        cdef Pending* pend
+        cdef int64_t nq = <int64_t>ws.pending.size(), next_q = 0, i
+        cdef int k, active = 0
+        cdef bint more
+        cdef const PieceKey* key
+        cdef const int32_t* ids
+        ws.pending_ids.clear()
+        for k in range(LANES):
+            lanes[k].q = -1
+            if next_q < nq:
+                if not self._lane_start(&lanes[k], next_q, &ws.pending[next_q]):
+                    return 1
+                next_q += 1
+                active += 1
+        while active > 0:
+            for k in range(LANES):
+                lane = &lanes[k]
+                if lane.q < 0:
+                    continue
+                _look_up(&self.merges, lane.sym, lane.ranks, lane.results, lane.look)
+                more = lane.n > 1 and _merge_step(self.rank_guard, lane.sym, lane.ranks, lane.results,
+                                                  &lane.n, &lane.last, lane.look)
+                if more:
+                    for i in lane.look[:2]:
+                        if i >= 0:
+                            __builtin_prefetch(merge_table_home(&self.merges, lane.sym[i], lane.sym[i + 1]))
+                    continue
+                pend = &ws.pending[lane.q]
+                pend.start = <int64_t>ws.pending_ids.size()
+                pend.count = <int64_t>lane.n
+                ws.pending_ids.insert(ws.pending_ids.end(), lane.sym, lane.sym + lane.n)
+                lane.q = -1
+                active -= 1
+                if next_q < nq:
+                    if not self._lane_start(lane, next_q, &ws.pending[next_q]):
+                        return 1
+                    next_q += 1
+                    active += 1
+        for i in range(nq):  # every PENDING slot gets its ids (or is emptied)
+            pend = &ws.pending[i]
+            if pend.key >= 0:
+                key = &ws.keys[pend.key]
+                ids = ws.pending_ids.data() + pend.start
+                _cache_put(&ws.merged[(key.hash >> 20) & ws.merged_mask], key, pend.n, ids, pend.count)
+                _cache_put(&ws.recent[key.hash & ws.recent_mask], key, pend.n, ids, pend.count)
         return 0
 
     cdef void _supermerge_run(self, vector[int32_t]& out, size_t first, size_t count, size_t tail,
@@ -423,6 +584,18 @@ cdef class Encoder:
         out.erase(out.begin() + first + m, out.begin() + first + count)
 
     cdef int _encode_ordinary(self, const uint8_t* p, int64_t n, vector[int32_t]& out, Workspace& ws) noexcept nogil:
+        """Token ids of p[:n] (no special tokens) appended to `out`: the pieces, then the batch of
+        deferred merges put in place of their placeholders."""
+        cdef size_t first = out.size()
+        cdef int rc = self._encode_pieces(p, n, out, ws)
+        if rc == 0 and ws.pending.size() > 0:
+            rc = self._merge_pending(ws)
+            if rc == 0:
+                _fill_placeholders(out, first, ws)
+        ws.pending.clear()
+        return rc
+
+    cdef int _encode_pieces(self, const uint8_t* p, int64_t n, vector[int32_t]& out, Workspace& ws) noexcept nogil:
         """Pretokenize p[:n], then encode the pieces; the table slots of the piece PREFETCH places
         ahead are requested early so that memory latency overlaps with work. Two-phase models then
         apply their supermerges to each run of pieces that became one token each."""
@@ -538,6 +711,7 @@ cdef class Encoder:
         if last > first:
             res.ids.reserve((view_end(v, last - 1) - view_start(v, first)) // 4 + 16)
         workspace_init(ws, view_end(v, last - 1) - view_start(v, first) if last > first else 0)
+        ws.defer = not self.has_supers
         for r in range(first, last):
             if not view_valid(v, r):
                 res.lengths.push_back(-1)

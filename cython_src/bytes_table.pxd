@@ -10,6 +10,8 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy
 from libcpp.vector cimport vector
 
+from huge_pages cimport SqltokHugeAllocator
+
 cdef struct BytesSlot:
     uint64_t head               # the key's first 8 bytes, zero-padded
     int32_t id                  # -1 marks an empty slot
@@ -17,7 +19,7 @@ cdef struct BytesSlot:
 
 
 cdef struct BytesTable:
-    vector[BytesSlot] slots
+    vector[BytesSlot, SqltokHugeAllocator[BytesSlot]] slots  # read at random: on huge pages
     uint64_t mask
 
 

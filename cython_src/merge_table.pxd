@@ -4,6 +4,8 @@ lookup touches one cache line. Open addressing, built once, then read by any num
 from libc.stdint cimport int32_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
+from huge_pages cimport SqltokHugeAllocator
+
 cdef extern from *:
     """
     #define SQLTOK_NO_PAIR 0xFFFFFFFFFFFFFFFFULL
@@ -18,7 +20,7 @@ cdef struct MergeSlot:
 
 
 cdef struct MergeTable:
-    vector[MergeSlot] slots
+    vector[MergeSlot, SqltokHugeAllocator[MergeSlot]] slots  # read at random: on huge pages
     uint64_t mask
 
 
@@ -58,6 +60,11 @@ cdef inline bint merge_table_add(MergeTable* t, int32_t left, int32_t right, int
     t.slots[j].rank = rank
     t.slots[j].result = result
     return True
+
+
+cdef inline const MergeSlot* merge_table_home(const MergeTable* t, int32_t left, int32_t right) noexcept nogil:
+    """The slot where the lookup of (left, right) starts (to prefetch it)."""
+    return &t.slots[_spread(merge_key(left, right)) & t.mask]
 
 
 cdef inline int32_t merge_table_rank(const MergeTable* t, int32_t left, int32_t right, int32_t* result,
