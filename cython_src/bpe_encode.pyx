@@ -19,7 +19,7 @@ from libcpp.string cimport string
 from libcpp.vector cimport vector
 
 from arrow_buffers cimport BinaryView, binary_view, view_end, view_start, view_valid
-from huge_pages cimport SqltokHugeAllocator, advise_huge
+from huge_pages cimport SqltokHugeAllocator
 from id_lists cimport (IdListView, IdPool, IdRows, add_rows, id_list_view, id_pool_new, id_pool_release,
                        id_pool_take, id_rows_arrow, ids_buffer)
 from bytes_table cimport (KEY_WORDS_MAX, BytesTable, bytes_hash, bytes_table_build, bytes_table_get,
@@ -709,8 +709,9 @@ cdef class Encoder:
         cdef int64_t r, start, before
         cdef int rc
         if last > first:
-            res.ids.reserve((view_end(v, last - 1) - view_start(v, first)) // 4 + 16)
-            advise_huge(res.ids.data(), res.ids.capacity() * sizeof(int32_t))
+            # room for a token per 2 bytes (untouched pages cost address space only): growing would
+            # copy every id
+            res.ids.reserve((view_end(v, last - 1) - view_start(v, first)) // 2 + 16)
         workspace_init(ws, view_end(v, last - 1) - view_start(v, first) if last > first else 0)
         ws.defer = not self.has_supers
         for r in range(first, last):

@@ -55,16 +55,6 @@ template <class T> struct SqltokHugeAllocator {
     }
 };
 
-/* Ask for huge pages under the 2 MiB-aligned part of [p, p + bytes) (memory not yet touched gets
-   them when first written: one fault per 2 MiB instead of per 4 KiB). */
-static inline void sqltok_advise_huge(void* p, std::size_t bytes) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    std::uintptr_t start = ((std::uintptr_t)p + SQLTOK_HUGE_PAGE - 1) & ~(std::uintptr_t)(SQLTOK_HUGE_PAGE - 1);
-    std::uintptr_t end = ((std::uintptr_t)p + bytes) & ~(std::uintptr_t)(SQLTOK_HUGE_PAGE - 1);
-    if (end > start) madvise((void*)start, end - start, MADV_HUGEPAGE);
-#endif
-}
-
 template <class T, class U>
 bool operator==(const SqltokHugeAllocator<T>&, const SqltokHugeAllocator<U>&) noexcept { return true; }
 template <class T, class U>
