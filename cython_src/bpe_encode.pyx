@@ -364,18 +364,11 @@ cdef class Encoder:
         cdef int32_t sym[SHORT_PIECE]
         cdef int32_t ranks[SHORT_PIECE]
         cdef int32_t results[SHORT_PIECE]
-        cdef const MergeSlot* bp
         cdef int64_t i
         cdef size_t m
         if n <= SHORT_PIECE:
-            for i in range(n):
-                sym[i] = self.byte_ids[p[i]]
-                if sym[i] < 0:
-                    return 1
-            for i in range(n - 1):
-                bp = &self.byte_pairs[(<size_t>p[i] << 8) | p[i + 1]]
-                ranks[i] = bp.rank
-                results[i] = bp.result
+            if not self._load_bytes(p, n, sym, ranks, results):
+                return 1
             m = _scan_merges(&self.merges, self.rank_guard, sym, ranks, results, <size_t>n)
             out.insert(out.end(), sym, sym + m)
             return 0
@@ -386,6 +379,22 @@ cdef class Encoder:
                 return 1
         self._merge_heap(&self.merges, self.rank_guard, ws, out)
         return 0
+
+    cdef inline bint _load_bytes(self, const uint8_t* p, int64_t n, int32_t* sym, int32_t* ranks,
+                                 int32_t* results) noexcept nogil:
+        """The byte tokens of p[:n] and the rank and result of each adjacent pair (from the small
+        byte-pair table); False when a byte has no token."""
+        cdef const MergeSlot* bp
+        cdef int64_t i
+        for i in range(n):
+            sym[i] = self.byte_ids[p[i]]
+            if sym[i] < 0:
+                return False
+        for i in range(n - 1):
+            bp = &self.byte_pairs[(<size_t>p[i] << 8) | p[i + 1]]
+            ranks[i] = bp.rank
+            results[i] = bp.result
+        return True
 
     cdef void _push(self, const MergeTable* table, Workspace& ws, int32_t pos) noexcept nogil:
         cdef int32_t result = 0
@@ -494,16 +503,8 @@ cdef class Encoder:
 
     cdef bint _lane_start(self, Lane* lane, int64_t q, const Pending* pend) noexcept nogil:
         """Load the bytes of pending pretoken q into `lane`; False when a byte has no token."""
-        cdef const MergeSlot* bp
-        cdef int64_t i
-        for i in range(pend.n):
-            lane.sym[i] = self.byte_ids[pend.p[i]]
-            if lane.sym[i] < 0:
-                return False
-        for i in range(pend.n - 1):
-            bp = &self.byte_pairs[(<size_t>pend.p[i] << 8) | pend.p[i + 1]]
-            lane.ranks[i] = bp.rank
-            lane.results[i] = bp.result
+        if not self._load_bytes(pend.p, pend.n, lane.sym, lane.ranks, lane.results):
+            return False
         lane.n = pend.n
         lane.last = -1
         lane.q = q
