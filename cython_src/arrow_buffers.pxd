@@ -50,6 +50,11 @@ cdef inline object large_binary_array(const vector[string]& items):
                                  [None, pa.py_buffer(off), pa.py_buffer(val)])
 
 
+cdef inline int row_threads(int threads, int64_t rows) noexcept nogil:
+    """Threads to split `rows` rows over: at most `threads`, and one more per 64 rows."""
+    return max(1, min(threads, <int>(rows // 64) + 1))
+
+
 cdef struct BinaryView:
     # Element i of a (large_)binary/string array is values[start(i):end(i)], NULL where its
     # validity bit is 0 (validity is NULL when no element is NULL).

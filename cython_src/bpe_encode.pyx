@@ -25,7 +25,7 @@ from libcpp.queue cimport priority_queue
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
-from arrow_buffers cimport BinaryView, binary_view, view_end, view_start, view_valid
+from arrow_buffers cimport BinaryView, binary_view, row_threads, view_end, view_start, view_valid
 from huge_pages cimport SqltokHugeAllocator
 from id_lists cimport (IdListView, IdPool, IdRows, add_rows, id_list_view, id_pool_new, id_pool_release,
                        id_pool_take, id_rows_arrow, ids_buffer)
@@ -759,7 +759,7 @@ cdef class Encoder:
         cdef list keep = []
         cdef BinaryView v = binary_view(texts, keep)
         cdef int64_t n = v.length
-        cdef int nt = max(1, min(threads, n // 64 + 1))
+        cdef int nt = row_threads(threads, n)
         cdef vector[IdRows] parts = vector[IdRows](nt)
         cdef int k
         cdef bint keep_ids = not counts_only
@@ -840,7 +840,7 @@ cdef class Encoder:
         cdef list keep = []
         cdef BinaryView v = binary_view(texts, keep)
         cdef int64_t n = v.length
-        cdef int nt = max(1, min(threads, n // 64 + 1))
+        cdef int nt = row_threads(threads, n)
         cdef vector[CandidatesOut] parts = vector[CandidatesOut](nt)
         cdef int k
         for k in range(nt):

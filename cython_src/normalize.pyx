@@ -15,7 +15,7 @@ from libcpp.vector cimport vector
 
 import pyarrow as pa
 
-from arrow_buffers cimport BinaryView, binary_view, view_end, view_start, view_valid
+from arrow_buffers cimport BinaryView, binary_view, row_threads, view_end, view_start, view_valid
 from bert_normalize cimport BertOptions, bert_normalize_text, bert_options
 from unicode_normalize cimport (FORM_NFC, FORM_NFD, FORM_NFKC, FORM_NFKD, NF_UNICODE_VERSION, NfWork,
                                 normalize_text, page_cache_init)
@@ -52,7 +52,7 @@ cdef object _apply(object texts, int form, const BertOptions* bert, int threads)
     cdef list keep = []
     cdef BinaryView v = binary_view(texts, keep)
     cdef int64_t n = v.length
-    cdef int nt = max(1, min(threads, n // 64 + 1))
+    cdef int nt = row_threads(threads, n)
     cdef vector[Part] parts = vector[Part](nt)
     cdef int k
     for k in prange(nt, nogil=True, num_threads=nt, schedule="static"):

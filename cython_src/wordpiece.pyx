@@ -19,7 +19,7 @@ from libcpp.vector cimport vector
 
 import pyarrow as pa
 
-from arrow_buffers cimport BinaryView, binary_view, view_end, view_start, view_valid
+from arrow_buffers cimport BinaryView, binary_view, row_threads, view_end, view_start, view_valid
 from bert_normalize cimport BertOptions, bert_normalize_text, bert_options, block_capitals
 from byte_trie cimport ByteTrie, __builtin_ctzll, byte_trie_build, byte_trie_longest
 from bytes_table cimport (BytesTable, _mix64, bytes_hash, bytes_table_build, bytes_table_get_hashed,
@@ -355,7 +355,7 @@ cdef class WordPieceEncoder:
                 raise ValueError(f"{v.length} texts but {w.length} pairs")
             second = &w
         cdef int64_t n = v.length
-        cdef int nt = max(1, min(threads, n // 64 + 1))
+        cdef int nt = row_threads(threads, n)
         cdef vector[IdRows] parts = vector[IdRows](nt)
         cdef int k
         if not counts_only and nt == 1:
