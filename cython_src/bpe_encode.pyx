@@ -8,8 +8,9 @@ merge table: a quadratic scan for short pretokens, a heap over a linked list (O(
 ones. Reference models never go back to a rank below the last one applied (`rank_guard`).
 
 Where the time goes, and what answers it: pretokens of up to 24 bytes are handled as three masked
-words (hash and compares without calls); each thread keeps a cache of recent pretokens and one of
-merged pretokens (64-byte slots); table slots are prefetched a few pretokens ahead; short pretokens
+words (hash and compares without calls); each thread keeps one cache of the pretokens it has seen
+with their ids (64-byte slots, up to 16 MiB: English has ~250k distinct pretokens in 30 MB), probed
+before the vocabulary; its slot and the vocabulary's are prefetched a few pretokens ahead; short pretokens
 that need merging leave a placeholder and are merged per text in a batch, eight side by side, so
 that the merge-table misses of one overlap with the work of the others; the big tables sit on huge
 pages (`huge_pages.h`).
@@ -39,8 +40,7 @@ import pyarrow as pa
 cdef enum:
     SHORT_PIECE = 48          # pretokens up to this many bytes merge by a plain scan
     NO_RANK = 0x7FFFFFFF
-    RECENT_SLOTS = 16384      # per thread at most: frequent pretokens skip the vocabulary lookup
-    MERGED_SLOTS = 65536      # per thread at most: pretokens that needed merging, merged once
+    CACHE_SLOTS = 262144      # per thread at most: pretokens seen, with their ids (16 MiB)
     BYTES_PER_SLOT = 32       # caches get a slot per this many input bytes (tiny calls, tiny caches)
     MIN_SLOTS = 64
     PREFETCH = 24             # pieces ahead whose table slots are requested early
@@ -92,10 +92,8 @@ cdef struct Workspace:
     vector[int64_t] ends
     priority_queue[uint64_t] heap
     vector[uint64_t, SqltokHugeAllocator[uint64_t]] cache_memory  # both caches, 64-byte aligned within
-    CacheSlot* recent
-    CacheSlot* merged
-    uint64_t recent_mask
-    uint64_t merged_mask
+    CacheSlot* cache
+    uint64_t cache_mask
     vector[PieceKey] keys
     bint defer                    # pretokens that need merging wait for a batch (see _merge_pending)
     vector[Pending] pending
@@ -115,15 +113,12 @@ cdef struct CandidatesOut:
 
 cdef void workspace_init(Workspace& ws, int64_t text_bytes) noexcept nogil:
     """Empty caches sized for about `text_bytes` of input (a few KiB for a short text, 5 MiB at most)."""
-    cdef uint64_t recent = MIN_SLOTS, merged
-    while recent < RECENT_SLOTS and recent * BYTES_PER_SLOT < <uint64_t>text_bytes:
-        recent <<= 1
-    merged = recent * (MERGED_SLOTS // RECENT_SLOTS)
-    ws.cache_memory.assign((recent + merged + 1) * sizeof(CacheSlot) // 8, 0)
-    ws.recent = <CacheSlot*>((<uint64_t>ws.cache_memory.data() + 63) & ~<uint64_t>63)
-    ws.merged = ws.recent + recent
-    ws.recent_mask = recent - 1
-    ws.merged_mask = merged - 1
+    cdef uint64_t slots = MIN_SLOTS
+    while slots < CACHE_SLOTS and slots * BYTES_PER_SLOT < <uint64_t>text_bytes:
+        slots <<= 1
+    ws.cache_memory.assign((slots + 1) * sizeof(CacheSlot) // 8, 0)
+    ws.cache = <CacheSlot*>((<uint64_t>ws.cache_memory.data() + 63) & ~<uint64_t>63)
+    ws.cache_mask = slots - 1
     ws.keep_sizes = False
     ws.defer = False
 
@@ -446,16 +441,14 @@ cdef class Encoder:
 
     cdef int _encode_piece(self, const uint8_t* p, int64_t n, const PieceKey* key, vector[int32_t]& out,
                            Workspace& ws) noexcept nogil:
-        """Ids of one pretoken p[:n]: from the thread's cache of recent pretokens, the vocabulary, its
-        cache of merged pretokens, or by merging. `key`: its words and hash (NULL when over
-        KEY_WORDS_MAX bytes: no caches then)."""
-        cdef CacheSlot* recent = NULL
-        cdef CacheSlot* merged = NULL
+        """Ids of one pretoken p[:n]: from the thread's cache of pretokens seen, the vocabulary, or by
+        merging. `key`: its words and hash (NULL when over KEY_WORDS_MAX bytes: no cache then)."""
+        cdef CacheSlot* slot = NULL
         cdef size_t before = out.size()
         cdef int32_t t
         if key != NULL:
-            recent = &ws.recent[key.hash & ws.recent_mask]
-            if _cache_get(recent, key, n, out):
+            slot = &ws.cache[key.hash & ws.cache_mask]
+            if _cache_get(slot, key, n, out):
                 return 0
             t = bytes_table_get_words(&self.direct, <const uint8_t*>self.vocab.data(), self.starts.data(),
                                       key.w, n, key.hash)
@@ -464,25 +457,16 @@ cdef class Encoder:
                                 self.ends.data(), p, n)
         if t >= 0:
             out.push_back(t)
-        else:
-            if key != NULL:
-                merged = &ws.merged[(key.hash >> 20) & ws.merged_mask]
-                if _cache_get(merged, key, n, out):
-                    if out.back() >= 0:
-                        _cache_put(recent, key, n, out.data() + before, out.size() - before)
-                    return 0
-            if ws.defer and n <= SHORT_PIECE:
-                self._defer(p, n, key, merged, out, ws)
-                return 0
-            if self._merge(p, n, out, ws):
-                return 1
-            if merged != NULL:
-                _cache_put(merged, key, n, out.data() + before, out.size() - before)
-        if recent != NULL:
-            _cache_put(recent, key, n, out.data() + before, out.size() - before)
+        elif ws.defer and n <= SHORT_PIECE:
+            self._defer(p, n, key, slot, out, ws)
+            return 0
+        elif self._merge(p, n, out, ws):
+            return 1
+        if slot != NULL:
+            _cache_put(slot, key, n, out.data() + before, out.size() - before)
         return 0
 
-    cdef void _defer(self, const uint8_t* p, int64_t n, const PieceKey* key, CacheSlot* merged,
+    cdef void _defer(self, const uint8_t* p, int64_t n, const PieceKey* key, CacheSlot* slot,
                      vector[int32_t]& out, Workspace& ws) noexcept nogil:
         """Leave a placeholder (-1 - q) for pretoken p[:n], the q-th waiting to be merged; its cache
         slot says so, so that it is merged once however often it occurs before the batch."""
@@ -493,13 +477,13 @@ cdef class Encoder:
         pend.key = -1 if key == NULL else key - ws.keys.data()
         ws.pending.push_back(pend)
         out.push_back(<int32_t>(-1 - q))
-        if merged != NULL:
-            merged.key[0] = key.w[0]
-            merged.key[1] = key.w[1]
-            merged.key[2] = key.w[2]
-            merged.length = <uint8_t>n
-            merged.n_ids = PENDING
-            merged.ids[0] = <int32_t>q
+        if slot != NULL:
+            slot.key[0] = key.w[0]
+            slot.key[1] = key.w[1]
+            slot.key[2] = key.w[2]
+            slot.length = <uint8_t>n
+            slot.n_ids = PENDING
+            slot.ids[0] = <int32_t>q
 
     cdef bint _lane_start(self, Lane* lane, int64_t q, const Pending* pend) noexcept nogil:
         """Load the bytes of pending pretoken q into `lane`; False when a byte has no token."""
@@ -562,8 +546,7 @@ cdef class Encoder:
             if pend.key >= 0:
                 key = &ws.keys[pend.key]
                 ids = ws.pending_ids.data() + pend.start
-                _cache_put(&ws.merged[(key.hash >> 20) & ws.merged_mask], key, pend.n, ids, pend.count)
-                _cache_put(&ws.recent[key.hash & ws.recent_mask], key, pend.n, ids, pend.count)
+                _cache_put(&ws.cache[key.hash & ws.cache_mask], key, pend.n, ids, pend.count)
         return 0
 
     cdef void _supermerge_run(self, vector[int32_t]& out, size_t first, size_t count, size_t tail,
@@ -666,7 +649,7 @@ cdef class Encoder:
         return &ws.keys[0]
 
     cdef inline void _prefetch(self, Workspace& ws, uint64_t h) noexcept nogil:
-        __builtin_prefetch(&ws.recent[h & ws.recent_mask])
+        __builtin_prefetch(&ws.cache[h & ws.cache_mask])
         __builtin_prefetch(&self.direct.slots[h & self.direct.mask])
 
     cdef int32_t _special_at(self, const uint8_t* p, int64_t n, const uint8_t* allowed, int64_t* length) noexcept nogil:
