@@ -748,8 +748,10 @@ cdef class Encoder:
         cdef bint keep_ids = not counts_only
         for k in range(nt):
             parts[k].error_row = -1
-        if keep_ids and nt == 1 and not as_lists:
+        if keep_ids and not as_lists:  # the first part's vector ends up holding every id
             id_pool_take(self.pool, parts[0].ids)
+            if n > 0:
+                parts[0].ids.reserve((view_end(v, n - 1) - view_start(v, 0)) // 2 + 16)
         for k in prange(nt, nogil=True, num_threads=nt, schedule="static"):
             self._encode_rows(v, n * k // nt, n * (k + 1) // nt, allowed, keep_ids, parts[k])
         for k in range(nt):

@@ -7,7 +7,7 @@ encoder's `IdPool` for the next call, so that its pages are not faulted in and z
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.pycapsule cimport PyCapsule_GetContext, PyCapsule_GetPointer, PyCapsule_New, PyCapsule_SetContext
 from libc.stdint cimport int32_t, int64_t, uint8_t
-from libc.string cimport memcpy, memset
+from libc.string cimport memset
 from libcpp.vector cimport vector
 
 
@@ -92,33 +92,32 @@ cdef inline int64_t add_rows(const vector[int64_t]& lengths, int64_t row, int64_
 
 
 cdef inline object id_rows_arrow(vector[IdRows]& parts, bint counts_only, IdPool* pool):
-    """One Arrow array of the parts' rows in order: list<int32> ids, or int64 counts."""
+    """One Arrow array of the parts' rows in order: list<int32> ids, or int64 counts. The ids of later
+    parts are appended to the first part's vector (which callers give room for all), whose memory
+    then goes to Arrow."""
     import pyarrow as pa
     cdef int64_t n = 0, total = 0, nulls = 0, row = 0
     cdef size_t k
     for k in range(parts.size()):
         n += <int64_t>parts[k].lengths.size()
-        total += <int64_t>parts[k].ids.size()
+        if k > 0 and not counts_only:
+            parts[0].ids.insert(parts[0].ids.end(), parts[k].ids.begin(), parts[k].ids.end())
+            vector[int32_t]().swap(parts[k].ids)
+    total = <int64_t>parts[0].ids.size()
     validity = PyBytes_FromStringAndSize(NULL, (n + 7) // 8)
     cdef uint8_t* valid = <uint8_t*>PyBytes_AS_STRING(validity)
     memset(valid, 0, (n + 7) // 8)
     lengths = PyBytes_FromStringAndSize(NULL, (n + (0 if counts_only else 1)) * sizeof(int64_t))
     cdef int64_t* out = <int64_t*>PyBytes_AS_STRING(lengths)
-    cdef bint whole = parts.size() == 1 and not counts_only
-    ids = PyBytes_FromStringAndSize(NULL, 0 if whole else total * sizeof(int32_t))
-    cdef char* idp = PyBytes_AS_STRING(ids)
     if not counts_only:
         out[0] = 0
     for k in range(parts.size()):
         nulls += add_rows(parts[k].lengths, row, out, valid, counts_only)
         row += <int64_t>parts[k].lengths.size()
-        if parts[k].ids.size() and not whole:
-            memcpy(idp, parts[k].ids.data(), parts[k].ids.size() * sizeof(int32_t))
-            idp += parts[k].ids.size() * sizeof(int32_t)
     bitmap = pa.py_buffer(validity) if nulls else None
     if counts_only:
         return pa.Array.from_buffers(pa.int64(), n, [bitmap, pa.py_buffer(lengths)], null_count=nulls)
-    values = pa.Array.from_buffers(pa.int32(), total, [None, ids_buffer(parts[0].ids, pool) if whole else pa.py_buffer(ids)])
+    values = pa.Array.from_buffers(pa.int32(), total, [None, ids_buffer(parts[0].ids, pool)])
     return pa.Array.from_buffers(pa.large_list(pa.int32()), n, [bitmap, pa.py_buffer(lengths)],
                                  null_count=nulls, children=[values])
 

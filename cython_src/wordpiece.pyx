@@ -358,7 +358,7 @@ cdef class WordPieceEncoder:
         cdef int nt = row_threads(threads, n)
         cdef vector[IdRows] parts = vector[IdRows](nt)
         cdef int k
-        if not counts_only and nt == 1:
+        if not counts_only:  # the first part's vector ends up holding every id
             id_pool_take(self.pool, parts[0].ids)
         for k in prange(nt, nogil=True, num_threads=nt, schedule="static"):
             self._encode_rows(v, second, n * k // nt, n * (k + 1) // nt, template, not counts_only, parts[k])

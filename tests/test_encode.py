@@ -122,3 +122,11 @@ def test_batch_threads_agree(golden_dir):
     tok = golden_tokenizer(golden_dir, "bpe_en_v8192")
     docs = en_valid(golden_dir) * 3
     assert tok.encode_ordinary_batch(docs, num_threads=2) == tok.encode_ordinary_batch(docs, num_threads=1)
+    import pyarrow as pa
+
+    texts = pa.array([None if i % 7 == 3 else d for i, d in enumerate(docs)], pa.large_string())
+    one = tok.encode_arrow(texts, threads=1)
+    for threads in (2, 3):  # the threads' ids end up in one buffer, NULL rows stay NULL
+        assert tok.encode_arrow(texts, threads=threads).equals(one)
+        assert tok.encode_arrow(texts, threads=threads, counts_only=True).equals(
+            tok.encode_arrow(texts, threads=1, counts_only=True))
