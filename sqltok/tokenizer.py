@@ -26,12 +26,13 @@ PAT_NONE = -1
 
 
 def _default_threads() -> int:
-    """Threads per encoding call: $SQLTOK_THREADS, else the cores there are, up to 2 (the SQL
-    functions use it too, whatever DuckDB's own `threads` setting)."""
+    """Threads per encoding call: $SQLTOK_THREADS, else the CPUs this process may run on, up to 2
+    (the SQL functions use it too, whatever DuckDB's own `threads` setting)."""
     env = os.environ.get("SQLTOK_THREADS")
     if env:
         return max(1, int(env))
-    return max(1, min(2, os.cpu_count() or 1))
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(2, cpus or 1))
 
 
 class Tokenizer:
