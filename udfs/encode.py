@@ -17,6 +17,9 @@ from sqltok.registry import registry
 from .registry import define
 
 
+IDS = pa.large_list(pa.int32())  # what the encoders return; DuckDB reads it as INTEGER[] without a cast
+
+
 def by_model(names: pa.Array, values: pa.Array, fn, out_type: pa.DataType) -> pa.Array:
     """Apply fn(tokenizer_name, values) per distinct name (usually one per batch)."""
     if isinstance(names, pa.ChunkedArray):
@@ -39,8 +42,7 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
 
     def encode_with(allowed):
         def run(names, texts):
-            return by_model(names, texts, lambda n, t: reg.get(n).encode_arrow(t, allowed).cast(pa.list_(pa.int32())),
-                             pa.list_(pa.int32()))
+            return by_model(names, texts, lambda n, t: reg.get(n).encode_arrow(t, allowed), IDS)
         return run
 
     def encode_checked(names, texts):
@@ -54,8 +56,8 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
                     found = next(x for x in specials if x in t[row].as_py())
                     raise ValueError(f"row {row} holds the special token {found!r}; use encode_special to "
                                      "match special tokens or encode to treat them as text")
-            return tok.encode_arrow(t).cast(pa.list_(pa.int32()))
-        return by_model(names, texts, run, pa.list_(pa.int32()))
+            return tok.encode_arrow(t)
+        return by_model(names, texts, run, IDS)
 
     def token_count(names, texts):
         return by_model(names, texts, lambda n, t: reg.get(n).encode_arrow(t, counts_only=True), pa.int64())

@@ -7,7 +7,7 @@ import pyarrow as pa
 
 from sqltok.registry import registry
 
-from .encode import by_model
+from .encode import IDS, by_model
 from .registry import define
 
 
@@ -19,11 +19,11 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
         tok = reg.get(name)
         if not hasattr(tok, "encode_pair_arrow"):
             raise ValueError(f"tokenizer {name!r} has no pair template (encode_pair is for WordPiece models)")
-        return tok.encode_pair_arrow(both.field(0), both.field(1)).cast(pa.list_(pa.int32()))
+        return tok.encode_pair_arrow(both.field(0), both.field(1))
 
     def encode_pair(names, texts, pairs):
         texts, pairs = (a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in (texts, pairs))
         both = pa.StructArray.from_arrays([texts, pairs], ["text", "pair"])
-        return by_model(names, both, run, pa.list_(pa.int32()))
+        return by_model(names, both, run, IDS)
 
     define(con, "encode_pair", encode_pair, [varchar, varchar, varchar], duckdb.list_type(duckdb.sqltype("INTEGER")))
