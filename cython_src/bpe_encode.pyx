@@ -85,13 +85,13 @@ cdef struct PieceKey:         # a pretoken of up to KEY_WORDS_MAX bytes as words
     uint64_t hash
 
 
-cdef struct Workspace:
+cdef cppclass Workspace:          # one thread's scratch memory and pretoken cache
     vector[int32_t] sym
     vector[int32_t] nxt
     vector[int32_t] prv
     vector[int64_t] ends
     priority_queue[uint64_t] heap
-    vector[uint64_t, SqltokHugeAllocator[uint64_t]] cache_memory  # both caches, 64-byte aligned within
+    vector[uint64_t, SqltokHugeAllocator[uint64_t]] cache_memory  # the cache, 64-byte aligned within
     CacheSlot* cache
     uint64_t cache_mask
     vector[PieceKey] keys
@@ -112,13 +112,15 @@ cdef struct CandidatesOut:
 
 
 cdef void workspace_init(Workspace& ws, int64_t text_bytes) noexcept nogil:
-    """Empty caches sized for about `text_bytes` of input (a few KiB for a short text, 5 MiB at most)."""
+    """Ready `ws` for about `text_bytes` of input: a cache of a slot per BYTES_PER_SLOT bytes (a few
+    KiB for a short text, 16 MiB at most). A cache at least that big is kept, with what it holds."""
     cdef uint64_t slots = MIN_SLOTS
     while slots < CACHE_SLOTS and slots * BYTES_PER_SLOT < <uint64_t>text_bytes:
         slots <<= 1
-    ws.cache_memory.assign((slots + 1) * sizeof(CacheSlot) // 8, 0)
-    ws.cache = <CacheSlot*>((<uint64_t>ws.cache_memory.data() + 63) & ~<uint64_t>63)
-    ws.cache_mask = slots - 1
+    if ws.cache_memory.size() < (slots + 1) * sizeof(CacheSlot) // 8:
+        ws.cache_memory.assign((slots + 1) * sizeof(CacheSlot) // 8, 0)
+        ws.cache = <CacheSlot*>((<uint64_t>ws.cache_memory.data() + 63) & ~<uint64_t>63)
+        ws.cache_mask = slots - 1
     ws.keep_sizes = False
     ws.defer = False
 
@@ -239,6 +241,7 @@ cdef class Encoder:
     cdef bint rank_guard
     cdef readonly int32_t n_vocab
     cdef IdPool* pool                 # ids memory handed back by Arrow, for the next call
+    cdef vector[Workspace*] spare     # workspaces of finished calls: their caches stay warm
 
     def __cinit__(self, tokens, pairs, byte_ids, bint direct_all, int pattern, bint rank_guard=False,
                   special_tokens=None, always_tokens=None, supermerges=None):
@@ -279,6 +282,24 @@ cdef class Encoder:
     def __dealloc__(self):
         if self.pool != NULL:
             id_pool_release(self.pool)
+        for ws in self.spare:
+            del ws
+
+    cdef Workspace* _take_workspace(self):
+        """A workspace for one thread of a call (with the GIL, so no two calls share one)."""
+        if self.spare.empty():
+            return new Workspace()
+        cdef Workspace* ws = self.spare.back()
+        self.spare.pop_back()
+        return ws
+
+    cdef void _give_back(self, Workspace* ws, bint failed):
+        """Keep a call's workspace for the next one, unless the call failed (its cache may still
+        hold slots of pretokens that were waiting to be merged)."""
+        if failed:
+            del ws
+        else:
+            self.spare.push_back(ws)
 
     cdef void _build_byte_pairs(self):
         cdef int a, b
@@ -695,8 +716,7 @@ cdef class Encoder:
     # -- rows --------------------------------------------------------------------------------------
     cdef void _encode_rows(self, const BinaryView& v,
                            int64_t first, int64_t last, const uint8_t* allowed, bint keep_ids,
-                           IdRows& res) noexcept nogil:
-        cdef Workspace ws
+                           IdRows& res, Workspace& ws) noexcept nogil:
         cdef int64_t r, start, before
         cdef int rc
         if last > first:
@@ -744,16 +764,23 @@ cdef class Encoder:
         cdef int64_t n = v.length
         cdef int nt = row_threads(threads, n)
         cdef vector[IdRows] parts = vector[IdRows](nt)
+        cdef vector[Workspace*] workspaces
         cdef int k
         cdef bint keep_ids = not counts_only
         for k in range(nt):
             parts[k].error_row = -1
-        if keep_ids and not as_lists:  # the first part's vector ends up holding every id
-            id_pool_take(self.pool, parts[0].ids)
-            if n > 0:
-                parts[0].ids.reserve((view_end(v, n - 1) - view_start(v, 0)) // 2 + 16)
-        for k in prange(nt, nogil=True, num_threads=nt, schedule="static"):
-            self._encode_rows(v, n * k // nt, n * (k + 1) // nt, allowed, keep_ids, parts[k])
+            workspaces.push_back(self._take_workspace())
+        try:
+            if keep_ids and not as_lists:  # the first part's vector ends up holding every id
+                id_pool_take(self.pool, parts[0].ids)
+                if n > 0:
+                    parts[0].ids.reserve((view_end(v, n - 1) - view_start(v, 0)) // 2 + 16)
+            for k in prange(nt, nogil=True, num_threads=nt, schedule="static"):
+                self._encode_rows(v, n * k // nt, n * (k + 1) // nt, allowed, keep_ids, parts[k],
+                                  workspaces[k][0])
+        finally:
+            for k in range(nt):
+                self._give_back(workspaces[k], parts[k].error_row >= 0)
         for k in range(nt):
             if parts[k].error_row >= 0:
                 raise ValueError(f"row {parts[k].error_row}: " + (

@@ -130,3 +130,26 @@ def test_batch_threads_agree(golden_dir):
         assert tok.encode_arrow(texts, threads=threads).equals(one)
         assert tok.encode_arrow(texts, threads=threads, counts_only=True).equals(
             tok.encode_arrow(texts, threads=1, counts_only=True))
+
+
+def test_calls_share_warm_caches_but_not_after_a_failure():
+    """Each thread's pretoken cache lives on across calls; a call that fails (here: a byte without a
+    token, found while a merge waits in the batch) drops its workspace, so no slot of a pretoken left
+    waiting can answer a later call."""
+    import pyarrow as pa
+    from sqltok._bpe_encode import Encoder
+
+    def encoder():
+        tokens = [bytes([b]) for b in range(256)] + [b"qz", b"qzx"]
+        byte_ids = [-1 if b == 0xC3 else b for b in range(256)]
+        return Encoder(tokens, [(113, 122, 0, 256), (256, 120, 1, 257)], byte_ids, True, 0)
+
+    texts = pa.array(["qzx qzw qzw qzx", None, "zq qzwx"], pa.large_string())
+    enc = encoder()
+    first = enc.encode_arrow(texts)
+    assert first.to_pylist()[0] == [257, 32, 256, 119, 32, 256, 119, 32, 257]
+    assert enc.encode_arrow(texts).equals(first)  # warm cache, same ids
+    with pytest.raises(ValueError, match="no token in this vocabulary"):
+        enc.encode_arrow(pa.array(["qzw qzw qzv \u00e9"], pa.large_string()))
+    assert enc.encode_arrow(pa.array(["qzw qzv"], pa.large_string())).to_pylist() == [[256, 119, 32, 256, 118]]
+    assert enc.encode_arrow(texts).equals(encoder().encode_arrow(texts))
