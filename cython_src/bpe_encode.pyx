@@ -9,16 +9,15 @@ ones. Reference models never go back to a rank below the last one applied (`rank
 
 Where the time goes, and what answers it: pretokens of up to 24 bytes are handled as three masked
 words (hash and compares without calls); each thread keeps one cache of the pretokens it has seen
-with their ids (64-byte slots, up to 16 MiB: English has ~250k distinct pretokens in 30 MB), probed
+with their ids (64-byte slots, up to 8 MiB: English has ~250k distinct pretokens in 30 MB), probed
 before the vocabulary; its slot and the vocabulary's are prefetched a few pretokens ahead; short pretokens
 that need merging leave a placeholder and are merged per text in a batch, eight side by side, so
 that the merge-table misses of one overlap with the work of the others; the big tables sit on huge
 pages (`huge_pages.h`).
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
-from cpython.list cimport PyList_New, PyList_SET_ITEM
-from cpython.long cimport PyLong_FromLong
-from cpython.ref cimport Py_INCREF
+from cpython.list cimport PyList_New
+from cpython.ref cimport PyObject
 from cython.parallel cimport prange
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.string cimport memcmp, memcpy, memmove, memset
@@ -35,12 +34,14 @@ from bytes_table cimport (KEY_WORDS_MAX, BytesTable, bytes_hash, bytes_table_bui
 from merge_table cimport MergeSlot, MergeTable, merge_table_add, merge_table_home, merge_table_init, merge_table_rank
 from pretokenize cimport pretokenize_pattern
 
+import gc
+
 import pyarrow as pa
 
 cdef enum:
     SHORT_PIECE = 48          # pretokens up to this many bytes merge by a plain scan
     NO_RANK = 0x7FFFFFFF
-    CACHE_SLOTS = 262144      # per thread at most: pretokens seen, with their ids (16 MiB)
+    CACHE_SLOTS = 131072      # per thread at most: pretokens seen, with their ids (8 MiB)
     BYTES_PER_SLOT = 32       # caches get a slot per this many input bytes (tiny calls, tiny caches)
     MIN_SLOTS = 64
     PREFETCH = 24             # pieces ahead whose table slots are requested early
@@ -113,7 +114,7 @@ cdef struct CandidatesOut:
 
 cdef void workspace_init(Workspace& ws, int64_t text_bytes) noexcept nogil:
     """Ready `ws` for about `text_bytes` of input: a cache of a slot per BYTES_PER_SLOT bytes (a few
-    KiB for a short text, 16 MiB at most). A cache at least that big is kept, with what it holds."""
+    KiB for a short text, 8 MiB at most). A cache at least that big is kept, with what it holds."""
     cdef uint64_t slots = MIN_SLOTS
     while slots < CACHE_SLOTS and slots * BYTES_PER_SLOT < <uint64_t>text_bytes:
         slots <<= 1
@@ -242,6 +243,7 @@ cdef class Encoder:
     cdef readonly int32_t n_vocab
     cdef IdPool* pool                 # ids memory handed back by Arrow, for the next call
     cdef vector[Workspace*] spare     # workspaces of finished calls: their caches stay warm
+    cdef list id_objects              # int objects of every id, for Python list output (built once)
 
     def __cinit__(self, tokens, pairs, byte_ids, bint direct_all, int pattern, bint rank_guard=False,
                   special_tokens=None, always_tokens=None, supermerges=None):
@@ -787,7 +789,15 @@ cdef class Encoder:
                     "the text holds a byte that has no token in this vocabulary"
                     if parts[k].error_code == 1 else "pre-tokenization failed"))
         if as_lists:
-            return _rows_to_lists(parts)
+            if self.id_objects is None:
+                self.id_objects = list(range(self.n_vocab))
+            collecting = gc.isenabled()
+            gc.disable()  # lists of ints make no cycles: no collection passes over them while they grow
+            try:
+                return _rows_to_lists(parts, self.id_objects)
+            finally:
+                if collecting:
+                    gc.enable()
         return id_rows_arrow(parts, counts_only, self.pool)
 
     # -- supermerge candidates ---------------------------------------------------------------------
@@ -917,12 +927,21 @@ cdef bytes _int64_bytes(const vector[int64_t]& v):
     return (<const char*>v.data())[:v.size() * sizeof(int64_t)]
 
 
-cdef list _rows_to_lists(vector[IdRows]& parts):
-    """The threads' outputs as Python lists of ints (what tiktoken-style callers want)."""
+cdef extern from "Python.h":
+    # borrowed / stolen references as raw pointers: no reference counting by Cython per id
+    PyObject* _list_get "PyList_GET_ITEM"(object, Py_ssize_t)
+    void _list_set "PyList_SET_ITEM"(object, Py_ssize_t, PyObject*)
+    void _incref "Py_INCREF"(PyObject*)
+
+
+cdef list _rows_to_lists(vector[IdRows]& parts, list id_objects):
+    """The threads' outputs as Python lists of ints (what tiktoken-style callers want), each id the
+    shared int object of `id_objects` (no int created per token)."""
     cdef list rows = []
     cdef list ids
     cdef size_t k, j
     cdef int64_t at, ln, i
+    cdef PyObject* item
     for k in range(parts.size()):
         at = 0
         for j in range(parts[k].lengths.size()):
@@ -932,9 +951,9 @@ cdef list _rows_to_lists(vector[IdRows]& parts):
                 continue
             ids = PyList_New(ln)
             for i in range(ln):
-                item = PyLong_FromLong(parts[k].ids[at + i])
-                Py_INCREF(item)
-                PyList_SET_ITEM(ids, i, item)
+                item = _list_get(id_objects, parts[k].ids[at + i])
+                _incref(item)
+                _list_set(ids, i, item)
             at += ln
             rows.append(ids)
     return rows

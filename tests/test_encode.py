@@ -122,6 +122,9 @@ def test_batch_threads_agree(golden_dir):
     tok = golden_tokenizer(golden_dir, "bpe_en_v8192")
     docs = en_valid(golden_dir) * 3
     assert tok.encode_ordinary_batch(docs, num_threads=2) == tok.encode_ordinary_batch(docs, num_threads=1)
+    import gc
+
+    assert gc.isenabled()  # list output pauses the collector, and only while it builds the lists
     import pyarrow as pa
 
     texts = pa.array([None if i % 7 == 3 else d for i, d in enumerate(docs)], pa.large_string())
