@@ -90,6 +90,8 @@ cdef cppclass Workspace:          # one thread's scratch memory and pretoken cac
     vector[int32_t] sym
     vector[int32_t] nxt
     vector[int32_t] prv
+    vector[int32_t] pair_rank     # heap merge: rank and result of the pair starting at each position
+    vector[int32_t] pair_result
     vector[int64_t] ends
     priority_queue[uint64_t] heap
     vector[uint64_t, SqltokHugeAllocator[uint64_t]] cache_memory  # the cache, 64-byte aligned within
@@ -395,7 +397,7 @@ cdef class Encoder:
             ws.sym[i] = self.byte_ids[p[i]]
             if ws.sym[i] < 0:
                 return 1
-        self._merge_heap(&self.merges, self.rank_guard, ws, out)
+        self._merge_heap(&self.merges, self.rank_guard, ws, out, p)
         return 0
 
     cdef inline bint _load_bytes(self, const uint8_t* p, int64_t n, int32_t* sym, int32_t* ranks,
@@ -414,42 +416,58 @@ cdef class Encoder:
             results[i] = bp.result
         return True
 
+    cdef inline void _set_pair(self, Workspace& ws, int32_t pos, int32_t rank, int32_t result) noexcept nogil:
+        """Record the rank and result of the pair starting at pos, and queue it when it merges."""
+        ws.pair_rank[pos] = rank
+        ws.pair_result[pos] = result
+        if rank != NO_RANK:
+            ws.heap.push(~((<uint64_t>rank << 32) | <uint64_t>pos))
+
     cdef void _push(self, const MergeTable* table, Workspace& ws, int32_t pos) noexcept nogil:
         cdef int32_t result = 0
         cdef int32_t nx = ws.nxt[pos]
         if nx < 0:
+            ws.pair_rank[pos] = NO_RANK
             return
         cdef int32_t r = merge_table_rank(table, ws.sym[pos], ws.sym[nx], &result, NO_RANK)
-        if r != NO_RANK:
-            ws.heap.push(~((<uint64_t>r << 32) | <uint64_t>pos))
+        self._set_pair(ws, pos, r, result)  # (not in one call: C leaves the order of arguments open)
 
     cdef void _merge_heap(self, const MergeTable* table, bint guard, Workspace& ws,
-                          vector[int32_t]& out) noexcept nogil:
-        """Merge ws.sym (any length) by rank in O(n log n): a heap of pairs over a linked list."""
+                          vector[int32_t]& out, const uint8_t* p) noexcept nogil:
+        """Merge ws.sym (any length) by rank in O(n log n): a heap of pairs over a linked list. Each
+        position remembers its pair's rank and result, so a popped entry is checked without a lookup.
+        `p`: the bytes ws.sym holds the tokens of (their first ranks come from the byte-pair table),
+        or NULL."""
         cdef int32_t n = <int32_t>ws.sym.size()
-        cdef int32_t i, pos, nx, r, result = 0, last = -1
+        cdef int32_t i, pos, nx, r, last = -1
         cdef uint64_t key
+        cdef const MergeSlot* bp
         ws.nxt.resize(n)
         ws.prv.resize(n)
+        ws.pair_rank.resize(n)
+        ws.pair_result.resize(n)
         for i in range(n):
             ws.nxt[i] = i + 1 if i + 1 < n else -1
             ws.prv[i] = i - 1
+        ws.pair_rank[n - 1] = NO_RANK
         while not ws.heap.empty():
             ws.heap.pop()
         for i in range(n - 1):
-            self._push(table, ws, i)
+            if p != NULL:
+                bp = &self.byte_pairs[(<size_t>p[i] << 8) | p[i + 1]]
+                self._set_pair(ws, i, bp.rank, bp.result)
+            else:
+                self._push(table, ws, i)
         while not ws.heap.empty():
             key = ~ws.heap.top()
             ws.heap.pop()
             pos = <int32_t>(key & <uint64_t>0xFFFFFFFFULL)
+            r = <int32_t>(key >> 32)
+            if ws.sym[pos] < 0 or ws.pair_rank[pos] != r or (guard and r < last):
+                continue
             nx = ws.nxt[pos]
-            if ws.sym[pos] < 0 or nx < 0:
-                continue
-            r = merge_table_rank(table, ws.sym[pos], ws.sym[nx], &result, NO_RANK)
-            if r != <int32_t>(key >> 32) or (guard and r < last):
-                continue
             last = r
-            ws.sym[pos] = result
+            ws.sym[pos] = ws.pair_result[pos]
             ws.sym[nx] = -1
             ws.nxt[pos] = ws.nxt[nx]
             if ws.nxt[nx] >= 0:
@@ -589,7 +607,7 @@ cdef class Encoder:
             ws.sym.resize(_scan_merges(&self.supers, False, ws.sym.data(), ws.nxt.data(), ws.prv.data(), count))
             ws.run.swap(ws.sym)
         else:
-            self._merge_heap(&self.supers, False, ws, ws.run)
+            self._merge_heap(&self.supers, False, ws, ws.run, NULL)
         m = ws.run.size()
         if m == count:
             return
