@@ -10,28 +10,30 @@ ones. Reference models never go back to a rank below the last one applied (`rank
 Where the time goes, and what answers it: pretokens of up to 24 bytes are handled as three masked
 words (hash and compares without calls); each thread keeps one cache of the pretokens it has seen
 with their ids (64-byte slots, up to 8 MiB: English has ~250k distinct pretokens in 30 MB), probed
-before the vocabulary; its slot and the vocabulary's are prefetched a few pretokens ahead; short pretokens
-that need merging leave a placeholder and are merged per text in a batch, eight side by side, so
-that the merge-table misses of one overlap with the work of the others; the big tables sit on huge
-pages (`huge_pages.h`).
+before the vocabulary; its slot and the vocabulary's are prefetched a few pretokens ahead; short
+pretokens that need merging leave a placeholder and are merged per text in a batch, eight side by
+side, so that the merge-table misses of one overlap with the work of the others; the big tables sit
+on huge pages (`huge_pages.h`); Python list output shares one int object per id.
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.list cimport PyList_New
 from cpython.ref cimport PyObject
 from cython.parallel cimport prange
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
-from libc.string cimport memcmp, memcpy, memmove, memset
+from libc.string cimport memcmp, memcpy, memset
 from libcpp.queue cimport priority_queue
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
 from arrow_buffers cimport BinaryView, binary_view, row_threads, view_end, view_start, view_valid
 from huge_pages cimport SqltokHugeAllocator
+from long_cache cimport LongCache, long_cache_get, long_cache_put
 from id_lists cimport (IdListView, IdPool, IdRows, add_rows, id_list_view, id_pool_new, id_pool_release,
                        id_pool_take, id_rows_arrow, ids_buffer)
 from bytes_table cimport (KEY_WORDS_MAX, BytesTable, bytes_hash, bytes_table_build, bytes_table_get,
                           bytes_table_get_hashed, bytes_table_get_words, key_words, words_hash)
-from merge_table cimport MergeSlot, MergeTable, merge_table_add, merge_table_home, merge_table_init, merge_table_rank
+from merge_table cimport (MergeSlot, MergeTable, merge_table_add, merge_table_home, merge_table_init,
+                          merge_table_rank)
 from pretokenize cimport pretokenize_pattern
 
 import gc
@@ -97,6 +99,7 @@ cdef cppclass Workspace:          # one thread's scratch memory and pretoken cac
     vector[uint64_t, SqltokHugeAllocator[uint64_t]] cache_memory  # the cache, 64-byte aligned within
     CacheSlot* cache
     uint64_t cache_mask
+    LongCache long_cache          # pretokens over KEY_WORDS_MAX bytes
     vector[PieceKey] keys
     bint defer                    # pretokens that need merging wait for a batch (see _merge_pending)
     vector[Pending] pending
@@ -487,6 +490,7 @@ cdef class Encoder:
         cdef CacheSlot* slot = NULL
         cdef size_t before = out.size()
         cdef int32_t t
+        cdef uint64_t h = 0
         if key != NULL:
             slot = &ws.cache[key.hash & ws.cache_mask]
             if _cache_get(slot, key, n, out):
@@ -494,8 +498,11 @@ cdef class Encoder:
             t = bytes_table_get_words(&self.direct, <const uint8_t*>self.vocab.data(), self.starts.data(),
                                       key.w, n, key.hash)
         else:
-            t = bytes_table_get(&self.direct, <const uint8_t*>self.vocab.data(), self.starts.data(),
-                                self.ends.data(), p, n)
+            h = bytes_hash(p, n)
+            if long_cache_get(ws.long_cache, p, n, h, out):
+                return 0
+            t = bytes_table_get_hashed(&self.direct, <const uint8_t*>self.vocab.data(), self.starts.data(),
+                                       self.ends.data(), p, n, h)
         if t >= 0:
             out.push_back(t)
         elif ws.defer and n <= SHORT_PIECE:
@@ -505,6 +512,8 @@ cdef class Encoder:
             return 1
         if slot != NULL:
             _cache_put(slot, key, n, out.data() + before, out.size() - before)
+        elif t < 0:
+            long_cache_put(ws.long_cache, p, n, h, out.data() + before, <int64_t>(out.size() - before))
         return 0
 
     cdef void _defer(self, const uint8_t* p, int64_t n, const PieceKey* key, CacheSlot* slot,
@@ -584,10 +593,12 @@ cdef class Encoder:
                     active += 1
         for i in range(nq):  # every PENDING slot gets its ids (or is emptied)
             pend = &ws.pending[i]
+            ids = ws.pending_ids.data() + pend.start
             if pend.key >= 0:
                 key = &ws.keys[pend.key]
-                ids = ws.pending_ids.data() + pend.start
                 _cache_put(&ws.cache[key.hash & ws.cache_mask], key, pend.n, ids, pend.count)
+            else:
+                long_cache_put(ws.long_cache, pend.p, pend.n, bytes_hash(pend.p, pend.n), ids, pend.count)
         return 0
 
     cdef void _supermerge_run(self, vector[int32_t]& out, size_t first, size_t count, size_t tail,

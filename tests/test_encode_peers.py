@@ -148,3 +148,23 @@ def test_repeated_rare_words_equal_tiktoken(pair, words, picks):
     expected = ref.encode_ordinary(text)
     assert tok.encode_ordinary(text) == expected
     assert tok.encode_ordinary_batch([text, text[::-1], text]) == [expected, ref.encode_ordinary(text[::-1]), expected]
+
+
+def test_long_pretoken_cache_equals_tiktoken(bundled):
+    """Pretokens over 24 bytes are cached apart (hash, key arena); 60,000 distinct ones overflow it, so
+    it starts over while a call runs. Every call, cold or warm, equals tiktoken."""
+    import random
+
+    path = bundled("o200k_base.tiktoken")
+    spec = read_tiktoken(path)
+    ref = tiktoken.Encoding(spec.name, pat_str=spec.pattern,
+                            mergeable_ranks=tiktoken.load.load_tiktoken_bpe(str(path)), special_tokens={})
+    tok = Tokenizer.load(path)
+    rng = random.Random(7)
+    words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(25, 40)))
+             for _ in range(60_000)]
+    texts = [" ".join(words[i:i + 500]) + " " + " ".join(words[:50]) for i in range(0, len(words), 500)]
+    thai = ["\u0e20\u0e32\u0e29\u0e32\u0e44\u0e17\u0e22\u0e40\u0e1b\u0e47\u0e19\u0e20\u0e32\u0e29\u0e32" * 3] * 20
+    expected = ref.encode_ordinary_batch(texts + thai)
+    assert tok.encode_ordinary_batch(texts + thai, num_threads=1) == expected
+    assert tok.encode_ordinary_batch(texts + thai, num_threads=1) == expected
