@@ -148,6 +148,8 @@ cdef inline Py_ssize_t punct_end(const unsigned char* s, Py_ssize_t k, Py_ssize_
     """End of [^\\s\\p{L}\\p{N}]*[\\r\\n/]* from byte k."""
     cdef uint32_t cp
     cdef Py_ssize_t nx
+    while k < n and s[k] < 0x80 and not (uc_entry(s[k]) & (UC_L | UC_N | UC_WS)):  # ASCII: no decoding
+        k += 1
     while k < n:
         nx = next_char(s, k, n, &cp)
         if uc_entry(cp) & (UC_L | UC_N | UC_WS):
@@ -180,6 +182,11 @@ cdef inline Py_ssize_t whitespace_end(const unsigned char* s, Py_ssize_t i, Py_s
     then \\s+(?!\\S) (all but the run's last character, when a non-space follows) | \\s+."""
     cdef uint32_t cp
     cdef Py_ssize_t k = i, nx, last_start = i, last_newline = -1
+    while k < n and s[k] < 0x80 and uc_entry(s[k]) & UC_WS:  # ASCII whitespace: no decoding
+        if s[k] == CR or s[k] == LF:
+            last_newline = k + 1
+        last_start = k
+        k += 1
     while k < n:
         nx = next_char(s, k, n, &cp)
         if not (uc_entry(cp) & UC_WS):
