@@ -19,7 +19,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.list cimport PyList_New
 from cpython.ref cimport PyObject
 from cython.parallel cimport prange
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy, memset
 from libcpp.queue cimport priority_queue
 from libcpp.string cimport string
@@ -49,12 +49,14 @@ cdef enum:
     PREFETCH = 24             # pieces ahead whose table slots are requested early
     CACHE_IDS = 9
     PENDING = 255             # a cache slot's n_ids while its pretoken waits to be merged (ids[0]: which)
-    LANES = 8                 # pretokens merged side by side, so that their table lookups overlap
+    LANES = 16                # pretokens merged side by side, so that their table lookups overlap
     VOCAB_PADDING = 24        # zero bytes after the last token, for word-wise key compares
 
 
 cdef extern from *:
     void __builtin_prefetch(const void* address) noexcept nogil
+
+cdef uint64_t NO_RANK_KEY = <uint64_t>NO_RANK << 32
 
 
 cdef struct CacheSlot:         # 64 bytes, one cache line (the slots are 64-byte aligned)
@@ -166,14 +168,17 @@ cdef inline bint _merge_step(bint guard, int32_t* sym, int32_t* ranks, int32_t* 
     """Apply the merge of lowest rank (leftmost on ties; with `guard` never below `last`) to sym[:n],
     given every adjacent pair's rank and result; False when there is none. The ranks of the (at most
     two) pairs the merge creates are left for the caller to look up: their positions go to look[0..1]."""
-    cdef int32_t best = NO_RANK
-    cdef size_t i, best_i = 0, m = n[0]
-    for i in range(m - 1):
-        if ranks[i] < best and (not guard or ranks[i] >= last[0]):
-            best = ranks[i]
-            best_i = i
+    cdef int32_t best, floor = last[0] if guard else -1
+    cdef size_t i, best_i, m = n[0]
+    cdef uint64_t key, best_key = NO_RANK_KEY
+    for i in range(m - 1):  # (rank, position) in one word: the least is the leftmost lowest rank, no branch
+        key = (<uint64_t><uint32_t>ranks[i] << 32) | i
+        key = key if ranks[i] >= floor else NO_RANK_KEY
+        best_key = key if key < best_key else best_key
+    best = <int32_t>(best_key >> 32)
     if best == NO_RANK:
         return False
+    best_i = <size_t><uint32_t>best_key
     last[0] = best
     sym[best_i] = results[best_i]
     for i in range(best_i + 1, m - 1):  # short: a loop beats three calls to memmove
@@ -671,8 +676,10 @@ cdef class Encoder:
                 self._prefetch(ws, ws.keys[k + PREFETCH].hash)
             end = ws.ends[first + k]
             before = out.size()
-            if self._encode_piece(p + start, end - start, &ws.keys[k] if end - start <= KEY_WORDS_MAX else NULL,
-                                  out, ws):
+            key = &ws.keys[k] if end - start <= KEY_WORDS_MAX else NULL
+            # a cache hit (most pretokens) without a call
+            if (key == NULL or not _cache_get(&ws.cache[key.hash & ws.cache_mask], key, end - start, out)) and \
+                    self._encode_piece(p + start, end - start, key, out, ws):
                 return 1
             start = end
             if ws.keep_sizes:
