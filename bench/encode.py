@@ -41,6 +41,9 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 O200K_SPECIAL = {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
+# Encoded once, untimed, before the timed call (unless --no-warmup): one-time initialization that a
+# library defers to its first call is not encoding time, and no cache sees the timed documents.
+WARMUP_TEXT = "A first call on one short sentence that is not from the corpus."
 CORPUS_NAMES = {"en": "English", "code": "code", "multi": "multilingual mix"}
 
 # Variants: how each library is called. `src` says which file the tokenizer comes from, which decides
@@ -192,6 +195,7 @@ def _cpu() -> float:
 
 
 def child_encode(spec: dict) -> dict:
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     arr = pq.read_table(spec["corpus"], columns=["text"]).column("text").combine_chunks()
@@ -199,11 +203,19 @@ def child_encode(spec: dict) -> dict:
     t0 = time.perf_counter()
     run = load_encoder(spec["variant"], spec["tok"], spec["threads"])
     load_s = time.perf_counter() - t0
+    warm_s = _warm_up(lambda: run([WARMUP_TEXT], pa.array([WARMUP_TEXT]))) if spec["warmup"] else None
     c0, t0 = _cpu(), time.perf_counter()
     kind, out = run(texts, arr)
     secs, cpu = time.perf_counter() - t0, _cpu() - c0
     ids = _flatten(kind, out, len(texts))
-    return {"seconds": secs, "cpu": cpu, "load_seconds": load_s, "tokens": int(len(ids)), "sha256": _sha(ids)}
+    return {"seconds": secs, "cpu": cpu, "load_seconds": load_s, "warmup_seconds": warm_s,
+            "tokens": int(len(ids)), "sha256": _sha(ids)}
+
+
+def _warm_up(call) -> float:
+    t0 = time.perf_counter()
+    call()
+    return time.perf_counter() - t0
 
 
 def child_duckdb(spec: dict) -> dict:
@@ -224,6 +236,8 @@ def child_duckdb(spec: dict) -> dict:
         con.execute("ALTER TABLE docs ADD COLUMN ids INTEGER[]")
         con.execute("SELECT sqltok_load('o200k', ?)", [spec["tok"]["sqltok"]]).fetchall()
         load_s = time.perf_counter() - t0
+        warm_s = _warm_up(lambda: con.execute("SELECT encode('o200k', ?)", [WARMUP_TEXT]).fetchall()) \
+            if spec["warmup"] else None
         c0, t0 = _cpu(), time.perf_counter()
         con.execute("UPDATE docs SET ids = encode('o200k', text)")
         secs, cpu = time.perf_counter() - t0, _cpu() - c0
@@ -231,6 +245,7 @@ def child_duckdb(spec: dict) -> dict:
     else:
         run = load_encoder("sqltok-arrow" if variant == "sqltok-py" else variant, spec["tok"], k)
         load_s = time.perf_counter() - t0
+        warm_s = _warm_up(lambda: run([WARMUP_TEXT], pa.array([WARMUP_TEXT]))) if spec["warmup"] else None
         c0, t0 = _cpu(), time.perf_counter()
         text = con.sql("SELECT text FROM docs").to_arrow_table().column("text").combine_chunks()
         texts = None if variant == "sqltok-py" else text.to_pylist()
@@ -252,7 +267,8 @@ def child_duckdb(spec: dict) -> dict:
         result = "SELECT ids FROM docs_ids"
     col = con.sql(result).to_arrow_table().column("ids").combine_chunks()
     ids = _flat_arrow(col)
-    return {"seconds": secs, "cpu": cpu, "load_seconds": load_s, "tokens": int(len(ids)), "sha256": _sha(ids)}
+    return {"seconds": secs, "cpu": cpu, "load_seconds": load_s, "warmup_seconds": warm_s,
+            "tokens": int(len(ids)), "sha256": _sha(ids)}
 
 
 def child_main(spec_json: str) -> None:
@@ -428,7 +444,13 @@ def summarize(runs: list[dict], nbytes: int) -> dict:
             "seconds": best["seconds"], "cpu_ratio": best["cpu"] / best["seconds"], "tokens": best["tokens"],
             "spread": (max(mbs) - min(mbs)) / max(mbs), "rounds": len(ok), "sha256": hashes[0],
             "stable": len(hashes) == 1, "errors": [r["error"] for r in runs if "error" in r],
+            "warmup_ms": _median_ms([r.get("warmup_seconds") for r in ok]),
             "mb_s_all": [round(x, 3) for x in mbs]}
+
+
+def _median_ms(values: list) -> float | None:
+    values = sorted(v for v in values if v is not None)
+    return 1000 * values[len(values) // 2] if values else None
 
 
 def conformance(rows: dict, refs: dict) -> None:
@@ -488,6 +510,10 @@ def table(title: str, rows: dict, labels: dict, mine: tuple[str, ...], threads: 
                 else:
                     ratios.append(f"{ms['mb_s'] / s['mb_s']:.2f}x")
             lines.append(fmt_row(labels[variant], k, s, ratios, conform_text(variant, s)))
+        warm = [f"{labels[v]} {rows[(v, k)]['warmup_ms']:.0f}" for v in labels
+                if rows.get((v, k), {}).get("warmup_ms") is not None]
+        if warm:
+            lines.append(f"    untimed warm-up call on one sentence, ms (median): {', '.join(warm)}")
         for m in mine:
             ms = rows.get((m, k))
             if ms is None or "error" in ms:
@@ -565,6 +591,8 @@ def parse_args(argv=None):
     ap.add_argument("--duckdb-corpora", nargs="*", default=["en"], choices=list(CORPUS_NAMES),
                     help="corpora for the in-DuckDB comparison (default: en; none to skip)")
     ap.add_argument("--skip", nargs="*", default=[], help="variants to leave out, e.g. hf splintr-json")
+    ap.add_argument("--no-warmup", action="store_true",
+                    help="time each library's very first call (default: after an untimed call on one sentence)")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per subprocess")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -621,7 +649,8 @@ def main(argv=None) -> None:
         for rnd in range(args.rounds):
             for c, t, v, k in jobs:
                 tok = {key: toks[t][key] for key in ("name", "sqltok", "tiktoken", "json", "pattern", "special")}
-                spec = {"mode": "encode", "corpus": corpora[c]["path"], "variant": v, "threads": k, "tok": tok}
+                spec = {"mode": "encode", "corpus": corpora[c]["path"], "variant": v, "threads": k, "tok": tok,
+                        "warmup": not args.no_warmup}
                 r = run_child(spec, args.timeout)
                 runs.setdefault((c, t, v, k), []).append({"round": rnd, **r})
                 done += 1
@@ -629,7 +658,8 @@ def main(argv=None) -> None:
                      (r["error"] if "error" in r else f"{corpora[c]['bytes'] / 1e6 / r['seconds']:.2f} MB/s"))
             for c, v, k in djobs:
                 tok = {key: o200k[key] for key in ("name", "sqltok", "tiktoken", "json", "pattern", "special")}
-                spec = {"mode": "duckdb", "corpus": corpora[c]["path"], "variant": v, "threads": k, "tok": tok}
+                spec = {"mode": "duckdb", "corpus": corpora[c]["path"], "variant": v, "threads": k, "tok": tok,
+                        "warmup": not args.no_warmup}
                 r = run_child(spec, args.timeout)
                 druns.setdefault((c, v, k), []).append({"round": rnd, **r})
                 done += 1
@@ -644,6 +674,11 @@ def main(argv=None) -> None:
            "untimed); spread = (best - worst) / best; cpu/w = CPU seconds / wall seconds of the timed call;",
            "# runs with fewer threads than CPUs are pinned to that many CPUs. ratio columns: sqltok's MB/s / "
            "the row's, same threads.",
+           ("# the timed call is each process's first (--no-warmup): it includes what a library initializes "
+            "lazily" if args.no_warmup else
+            "# the timed call follows one untimed call on a sentence not from the corpus: what a library "
+            "initializes lazily on first use is not timed (its ms are listed under each table); no cache "
+            "has seen the timed documents"),
            f"# load average (1 min) when the runs started: {load_text(runs, druns)} (other work on this machine "
            "shares the cores: it slows 2-thread runs most)",
            "# list = encode_ordinary_batch (Python lists out), arrow = encode_arrow (Arrow list<int32> out).",
