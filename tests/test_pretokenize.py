@@ -117,6 +117,31 @@ def test_ascii_scan_equals_oracle(text):
     check(text)
 
 
+WINDOW_CHARS = "abstlrvemdSTLREVMDXY' \t\n\r\x0b/.(-1234567890\x00\x7f"
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.one_of(st.text(st.sampled_from(WINDOW_CHARS), min_size=50, max_size=200),
+                          st.text(st.sampled_from("a'sl \n\r/."), max_size=80),
+                          st.sampled_from(["\u00e9", "\u017f", "\u0301", "\u00a0", "\u0085", "\u65e5"])),
+                max_size=4).map("".join))
+def test_ascii_windows_equal_oracle(text):
+    """The main pattern's 64-byte ASCII windows (o200k_ascii.h): contractions, the CR/LF/'/' tail of
+    a punctuation run, whitespace runs around CR/LF, digit groups, and the hand-over at non-ASCII."""
+    check(text)
+
+
+@pytest.mark.parametrize("pad", range(44, 76))
+def test_ascii_window_edges(pad):
+    """Every rule's pattern placed across the end of a window (starts are decided up to byte 56 of
+    64, then the next window begins at the last start)."""
+    lead = ("ab " * 30)[:pad]
+    for tail in ["'s x", "'LL", "it'sa", "  \n  x", "\n \n x", "1234567", ".\n/\r.x", " \t \n", "aB c",
+                 "  (x", " (\n/\n/x", "x'\u017f", " \u00e9t\u00e9", "\t\t", "  ", "1 2"]:
+        check(lead + tail)
+        check(lead.replace(" ", "\n") + tail)
+
+
 # --- corpora ------------------------------------------------------------------------------------
 
 def test_corpora_sample():
