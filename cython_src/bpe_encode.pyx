@@ -658,7 +658,8 @@ cdef class Encoder:
         if pretokenize_pattern(p, n, self.pattern, ws.ends) != 0:
             return 2
         m = ws.ends.size() - first
-        ws.keys.resize(m)
+        if ws.keys.size() < m:  # grown only: resizing would zero the keys every text
+            ws.keys.resize(m)
         for k in range(m):
             end = ws.ends[first + k]
             if end - start <= KEY_WORDS_MAX:
