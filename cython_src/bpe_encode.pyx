@@ -11,7 +11,7 @@ Where the time goes, and what answers it: pretokens of up to 24 bytes are handle
 words (hash and compares without calls); each thread keeps one cache of the pretokens it has seen
 with their ids (64-byte slots, up to 8 MiB: English has ~250k distinct pretokens in 30 MB), probed
 before the vocabulary; its slot and the vocabulary's are prefetched a few pretokens ahead; short
-pretokens that need merging leave a placeholder and are merged per text in a batch, eight side by
+pretokens that need merging leave a placeholder and are merged per text in a batch, sixteen side by
 side, so that the merge-table misses of one overlap with the work of the others; the big tables sit
 on huge pages (`huge_pages.h`); Python list output shares one int object per id.
 """
