@@ -20,8 +20,8 @@
        word's letters; the apostrophe and its letters are not starts) or after a P run's CR/LF/'/' tail.
    The rules look at most 3 bytes back and 3 ahead, except that the first whitespace after a CR/LF
    needs its run to end (scanned). Positions whose rule would look at a byte outside the 64 or at a
-   non-ASCII byte are left to the caller (`*decided`). tests/test_pretokenize.py checks these
-   starts against the general matcher and `regex`. */
+   non-ASCII byte are left to the caller (no start is reported there). tests/test_pretokenize.py
+   checks these starts against `regex`. */
 #ifndef SQLTOK_O200K_ASCII_H
 #define SQLTOK_O200K_ASCII_H
 
@@ -83,8 +83,9 @@ static inline void sqltok_classify64(const unsigned char* p, sqltok_classes* c) 
 #define SQLTOK_BIT(j) ((uint64_t)1 << (j))
 #define SQLTOK_WINDOW_DECIDED 56   /* starts are given for positions below this (room to look ahead) */
 
-/* Starts of pretokens at positions base + j, 0 < j < *decided, as bit j; base starts one. */
-static inline uint64_t sqltok_o200k_ascii_starts(const unsigned char* s, size_t base, size_t n, int* decided) {
+/* Starts of pretokens at positions base + j (bit j, j > 0) that the window decides; base starts one.
+   Every start before the last one reported is reported. */
+static inline uint64_t sqltok_o200k_ascii_starts(const unsigned char* s, size_t base, size_t n) {
     unsigned char buf[64];
     const unsigned char* p = s + base;
     size_t avail = n - base;
@@ -104,10 +105,7 @@ static inline uint64_t sqltok_o200k_ascii_starts(const unsigned char* s, size_t 
         int q = __builtin_ctzll(non_ascii) - 2;
         if (q < limit) limit = q;
     }
-    if (limit <= 1) {
-        *decided = 0;
-        return 0;
-    }
+    if (limit <= 1) return 0;
     uint64_t letter = c.lo | c.up, ws = c.ws & valid, nl = c.nl & valid, sw = ws & ~nl;
     uint64_t digit = c.digit & valid;
     uint64_t punct = valid & c.ascii & ~(letter | digit | ws);
@@ -171,7 +169,6 @@ static inline uint64_t sqltok_o200k_ascii_starts(const unsigned char* s, size_t 
         ws_start |= SQLTOK_BIT(j);
     }
     uint64_t starts = (letter_start | groups | punct_start | ws_start | con_end | tail_end) & valid;
-    *decided = limit;
     return starts & ~(uint64_t)1 & (SQLTOK_BIT(limit) - 1);
 }
 

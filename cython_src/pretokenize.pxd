@@ -25,8 +25,7 @@ cdef extern from "unicode_tables.h" nogil:
 
 
 cdef extern from "o200k_ascii.h" nogil:
-    uint64_t o200k_ascii_starts "sqltok_o200k_ascii_starts"(const unsigned char* s, size_t base, size_t n,
-                                                            int* decided)
+    uint64_t o200k_ascii_starts "sqltok_o200k_ascii_starts"(const unsigned char* s, size_t base, size_t n)
     int lowest_bit "__builtin_ctzll"(uint64_t m)
 
 
@@ -321,10 +320,9 @@ cdef inline int match_run(const unsigned char* s, Py_ssize_t start, Py_ssize_t e
     cdef const unsigned char* run = s + start
     cdef Py_ssize_t n = end - start, i = 0, last
     cdef uint64_t starts
-    cdef int decided
     while i < n:
-        if not specific:
-            starts = o200k_ascii_starts(run, i, n, &decided)
+        if not specific and run[i] < 0x80 and (i + 1 == n or run[i + 1] < 0x80):  # else no window helps
+            starts = o200k_ascii_starts(run, i, n)
             if starts:
                 while starts:
                     last = i + lowest_bit(starts)
