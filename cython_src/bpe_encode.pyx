@@ -527,18 +527,15 @@ cdef class Encoder:
         slot says so, so that it is merged once however often it occurs before the batch."""
         cdef Pending pend
         cdef int64_t q = <int64_t>ws.pending.size()
+        cdef int32_t which = <int32_t>q
         pend.p = p
         pend.n = n
         pend.key = -1 if key == NULL else key - ws.keys.data()
         ws.pending.push_back(pend)
         out.push_back(<int32_t>(-1 - q))
         if slot != NULL:
-            slot.key[0] = key.w[0]
-            slot.key[1] = key.w[1]
-            slot.key[2] = key.w[2]
-            slot.length = <uint8_t>n
+            _cache_put(slot, key, n, &which, 1)
             slot.n_ids = PENDING
-            slot.ids[0] = <int32_t>q
 
     cdef bint _lane_start(self, Lane* lane, int64_t q, const Pending* pend) noexcept nogil:
         """Load the bytes of pending pretoken q into `lane`; False when a byte has no token."""
@@ -757,12 +754,12 @@ cdef class Encoder:
                            int64_t first, int64_t last, const uint8_t* allowed, bint keep_ids,
                            IdRows& res, Workspace& ws) noexcept nogil:
         cdef int64_t r, start, before
+        cdef int64_t text_bytes = view_end(v, last - 1) - view_start(v, first) if last > first else 0
         cdef int rc
-        if last > first:
-            # room for a token per 2 bytes (untouched pages cost address space only): growing would
-            # copy every id
-            res.ids.reserve((view_end(v, last - 1) - view_start(v, first)) // 2 + 16)
-        workspace_init(ws, view_end(v, last - 1) - view_start(v, first) if last > first else 0)
+        # room for a token per 2 bytes (untouched pages cost address space only): growing would copy
+        # every id
+        res.ids.reserve(text_bytes // 2 + 16)
+        workspace_init(ws, text_bytes)
         ws.defer = not self.has_supers
         for r in range(first, last):
             if not view_valid(v, r):

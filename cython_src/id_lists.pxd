@@ -93,17 +93,19 @@ cdef inline int64_t add_rows(const vector[int64_t]& lengths, int64_t row, int64_
 
 cdef inline object id_rows_arrow(vector[IdRows]& parts, bint counts_only, IdPool* pool):
     """One Arrow array of the parts' rows in order: list<int32> ids, or int64 counts. The ids of later
-    parts are appended to the first part's vector (which callers give room for all), whose memory
-    then goes to Arrow."""
+    parts are appended to the first part's vector (callers that reserve room for all save a move),
+    whose memory then goes to Arrow."""
     import pyarrow as pa
     cdef int64_t n = 0, total = 0, nulls = 0, row = 0
     cdef size_t k
     for k in range(parts.size()):
         n += <int64_t>parts[k].lengths.size()
-        if k > 0 and not counts_only:
+        total += <int64_t>parts[k].ids.size()
+    if not counts_only:
+        parts[0].ids.reserve(total)  # one move at most, when the caller gave the first part less room
+        for k in range(1, parts.size()):
             parts[0].ids.insert(parts[0].ids.end(), parts[k].ids.begin(), parts[k].ids.end())
             vector[int32_t]().swap(parts[k].ids)
-    total = <int64_t>parts[0].ids.size()
     validity = PyBytes_FromStringAndSize(NULL, (n + 7) // 8)
     cdef uint8_t* valid = <uint8_t*>PyBytes_AS_STRING(validity)
     memset(valid, 0, (n + 7) // 8)

@@ -28,20 +28,27 @@ cdef cppclass LongCache:
     size_t used
 
 
+cdef inline LongSlot* _long_find(const LongCache& c, const uint8_t* p, int64_t n, uint64_t h) noexcept nogil:
+    """The slot holding p[:n] (hash h), or the empty slot where it would go (c has slots)."""
+    cdef uint64_t mask = c.slots.size() - 1, j = h & mask
+    cdef LongSlot* s
+    while True:
+        s = <LongSlot*>&c.slots[j]
+        if s.hash == 0 or (s.hash == h and s.length == n and memcmp(c.keys.data() + s.key_at, p, n) == 0):
+            return s
+        j = (j + 1) & mask
+
+
 cdef inline bint long_cache_get(const LongCache& c, const uint8_t* p, int64_t n, uint64_t h,
                                 vector[int32_t]& out) noexcept nogil:
     """Append the cached ids of p[:n] (hash h) to `out`; False when it is not cached."""
     if c.slots.size() == 0:
         return False
-    cdef uint64_t mask = c.slots.size() - 1, j = h & mask
-    cdef const LongSlot* s
-    while c.slots[j].hash != 0:
-        s = &c.slots[j]
-        if s.hash == h and s.length == n and memcmp(c.keys.data() + s.key_at, p, n) == 0:
-            out.insert(out.end(), c.ids.data() + s.ids_at, c.ids.data() + s.ids_at + s.n_ids)
-            return True
-        j = (j + 1) & mask
-    return False
+    cdef const LongSlot* s = _long_find(c, p, n, h)
+    if s.hash == 0:
+        return False
+    out.insert(out.end(), c.ids.data() + s.ids_at, c.ids.data() + s.ids_at + s.n_ids)
+    return True
 
 
 cdef inline void long_cache_put(LongCache& c, const uint8_t* p, int64_t n, uint64_t h, const int32_t* ids,
@@ -49,21 +56,15 @@ cdef inline void long_cache_put(LongCache& c, const uint8_t* p, int64_t n, uint6
     """Cache ids[:count] for p[:n] (hash h), unless it is there already."""
     cdef LongSlot empty
     cdef LongSlot* s
-    cdef uint64_t mask, j
     if c.slots.size() == 0 or (c.used + 1) * 4 > c.slots.size() * 3 or c.keys.size() + n > LONG_BYTES_MAX:
         empty.hash = 0
         c.slots.assign(LONG_SLOTS, empty)
         c.keys.clear()
         c.ids.clear()
         c.used = 0
-    mask = c.slots.size() - 1
-    j = h & mask
-    while c.slots[j].hash != 0:
-        s = &c.slots[j]
-        if s.hash == h and s.length == n and memcmp(c.keys.data() + s.key_at, p, n) == 0:
-            return
-        j = (j + 1) & mask
-    s = &c.slots[j]
+    s = _long_find(c, p, n, h)
+    if s.hash != 0:
+        return
     s.hash = h
     s.key_at = <int64_t>c.keys.size()
     s.ids_at = <int64_t>c.ids.size()
