@@ -284,6 +284,8 @@ cdef class Encoder:
             merge_table_add(&self.merges, left, right, rank, result)
         for i in range(256):
             self.byte_ids[i] = byte_ids[i]
+        if not rank_guard:
+            self._keep_final_pairs()
         self._build_byte_pairs()
         self._add_specials(special_tokens or {}, always_tokens or {})
         self.vocab.append(VOCAB_PADDING, 0)
@@ -312,6 +314,51 @@ cdef class Encoder:
             del ws
         else:
             self.spare.push_back(ws)
+
+    cdef void _keep_final_pairs(self):
+        """Drop the pairs that never merge. Without a rank guard, no merge crosses the edges of a part
+        once it exists, so the merges inside it are those that merging its bytes alone makes: a token
+        forms from one split only, the last merge of its own bytes (none when those do not merge into
+        it). A .tiktoken file lists every split (o200k: 446k pairs for 200k tokens): this halves the
+        table that first-seen pretokens look up."""
+        cdef MergeTable kept
+        cdef vector[int32_t] sym, ranks, results, final
+        cdef int32_t t, last, rank, result = 0
+        cdef int64_t i, n, look[2]
+        cdef size_t m, k
+        cdef const uint8_t* p
+        with nogil:
+            for t in range(<int32_t>self.starts.size()):
+                n = self.ends[t] - self.starts[t]
+                if n < 2:
+                    continue
+                p = <const uint8_t*>self.vocab.data() + self.starts[t]
+                sym.resize(n)
+                ranks.resize(n)
+                results.resize(n)
+                for i in range(n):
+                    sym[i] = self.byte_ids[p[i]]
+                    if sym[i] < 0:
+                        break
+                else:
+                    for i in range(n - 1):
+                        ranks[i] = self._rank(sym[i], sym[i + 1], &results[i])
+                    m = <size_t>n
+                    last = -1
+                    while m > 2 and _merge_step(False, sym.data(), ranks.data(), results.data(), &m, &last, look):
+                        _look_up(&self.merges, sym.data(), ranks.data(), results.data(), look)
+                    if m == 2 and ranks[0] != NO_RANK and results[0] == t:
+                        final.push_back(sym[0])
+                        final.push_back(sym[1])
+                        final.push_back(ranks[0])
+                        final.push_back(t)
+            merge_table_init(&kept, final.size() // 4)
+            k = 0
+            while k < final.size():
+                merge_table_add(&kept, final[k], final[k + 1], final[k + 2], final[k + 3])
+                k += 4
+            self.merges.slots.swap(kept.slots)
+            self.merges.mask = kept.mask
 
     cdef void _build_byte_pairs(self):
         cdef int a, b
