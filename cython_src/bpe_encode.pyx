@@ -8,12 +8,14 @@ merge table: a quadratic scan for short pretokens, a heap over a linked list (O(
 ones. Reference models never go back to a rank below the last one applied (`rank_guard`).
 
 Where the time goes, and what answers it: pretokens of up to 24 bytes are handled as three masked
-words (hash and compares without calls); each thread keeps one cache of the pretokens it has seen
-with their ids (64-byte slots, up to 8 MiB: English has ~250k distinct pretokens in 30 MB), probed
-before the vocabulary; its slot and the vocabulary's are prefetched a few pretokens ahead; short
-pretokens that need merging leave a placeholder and are merged per text in a batch, sixteen side by
-side, so that the merge-table misses of one overlap with the work of the others; the big tables sit
-on huge pages (`huge_pages.h`); Python list output shares one int object per id.
+words (hash and compares without calls). Those of up to 11 bytes (90% of English) are looked up in
+the vocabulary index first, which holds that many bytes of each key in its 16-byte slot; the others,
+and short ones that are no token, in a per-thread cache of the pretokens seen with their ids (64-byte
+slots, up to 8 MiB), which so holds only what the index cannot answer in one slot. Both slots are
+prefetched a few pretokens ahead. Short pretokens that need merging leave a placeholder and are
+merged per text in a batch, sixteen side by side, so that the merge-table misses of one overlap with
+the work of the others; the big tables sit on huge pages (`huge_pages.h`); Python list output shares
+one int object per id.
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.list cimport PyList_New
@@ -30,8 +32,8 @@ from huge_pages cimport SqltokHugeAllocator
 from long_cache cimport LongCache, long_cache_get, long_cache_put
 from id_lists cimport (IdListView, IdPool, IdRows, add_rows, id_list_view, id_pool_new, id_pool_release,
                        id_pool_take, id_rows_arrow, ids_buffer)
-from bytes_table cimport (KEY_WORDS_MAX, BytesTable, bytes_hash, bytes_table_build, bytes_table_get,
-                          bytes_table_get_hashed, bytes_table_get_words, key_words, words_hash)
+from bytes_table cimport (KEY_WORDS_MAX, SLOT_KEY_MAX, BytesTable, bytes_hash, bytes_table_build,
+                          bytes_table_get, bytes_table_get_hashed, bytes_table_get_words, key_words, words_hash)
 from merge_table cimport (MergeSlot, MergeTable, merge_table_add, merge_table_home, merge_table_init,
                           merge_table_rank)
 from pretokenize cimport pretokenize_pattern
@@ -47,6 +49,7 @@ cdef enum:
     BYTES_PER_SLOT = 32       # caches get a slot per this many input bytes (tiny calls, tiny caches)
     MIN_SLOTS = 64
     PREFETCH = 24             # pieces ahead whose table slots are requested early
+    SHORT_KEY = SLOT_KEY_MAX  # pretokens up to this many bytes are looked up in the vocabulary first
     CACHE_IDS = 9
     PENDING = 255             # a cache slot's n_ids while its pretoken waits to be merged (ids[0]: which)
     LANES = 16                # pretokens merged side by side, so that their table lookups overlap
@@ -562,7 +565,7 @@ cdef class Encoder:
             return 0
         elif self._merge(p, n, out, ws):
             return 1
-        if slot != NULL:
+        if slot != NULL and (t < 0 or n > SHORT_KEY):  # short tokens are looked up in the vocabulary first
             _cache_put(slot, key, n, out.data() + before, out.size() - before)
         elif t < 0:
             long_cache_put(ws.long_cache, p, n, h, out.data() + before, <int64_t>(out.size() - before))
@@ -694,6 +697,7 @@ cdef class Encoder:
         cdef size_t k, first, m, before, run_first = 0, run_count = 0
         cdef int64_t start = 0, end
         cdef PieceKey* key
+        cdef int32_t t
         if n == 0:
             return 0
         if self.pattern < 0:  # the caller split the text already: it is one pretoken
@@ -722,8 +726,14 @@ cdef class Encoder:
             end = ws.ends[first + k]
             before = out.size()
             key = &ws.keys[k] if end - start <= KEY_WORDS_MAX else NULL
-            # a cache hit (most pretokens) without a call
-            if (key == NULL or not _cache_get(&ws.cache[key.hash & ws.cache_mask], key, end - start, out)) and \
+            t = -1
+            if end - start <= SHORT_KEY:  # most pretokens: short, and a token (found within its slot)
+                t = bytes_table_get_words(&self.direct, <const uint8_t*>self.vocab.data(), self.starts.data(),
+                                          key.w, end - start, key.hash)
+            if t >= 0:
+                out.push_back(t)
+            # else a cache hit without a call
+            elif (key == NULL or not _cache_get(&ws.cache[key.hash & ws.cache_mask], key, end - start, out)) and \
                     self._encode_piece(p + start, end - start, key, out, ws):
                 return 1
             start = end

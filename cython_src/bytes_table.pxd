@@ -2,8 +2,9 @@
 """An open-addressing hash map from byte strings to int32 ids, for a fixed set of keys.
 
 Key `id` is data[starts[id]:ends[id]] (the vocabulary's bytes). A 16-byte slot holds the key's first
-8 bytes, its length and id: keys of up to 8 bytes (most pretokens) are checked within the slot, longer
-ones against the vocabulary. Four slots share a cache line and the table stays small (o200k: 4 MiB).
+11 bytes, its length and id: keys of up to 11 bytes (most pretokens) are checked within the slot,
+longer ones against the vocabulary. Four slots share a cache line and the table stays small (o200k:
+4 MiB).
 Built once (`bytes_table_build`), then only read, from any number of threads.
 """
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
@@ -15,7 +16,12 @@ from huge_pages cimport SqltokHugeAllocator
 cdef struct BytesSlot:
     uint64_t head               # the key's first 8 bytes, zero-padded
     int32_t id                  # -1 marks an empty slot
-    uint32_t length
+    uint32_t length_tail        # see `length_tail`
+
+
+cdef enum:
+    SLOT_KEY_MAX = 11           # keys up to this many bytes are checked within their slot
+    LONG_LENGTH = 255           # length_tail's length for keys of 255 bytes or more
 
 
 cdef struct BytesTable:
@@ -68,6 +74,31 @@ cdef extern from *:
     const uint64_t* PREFIX_MASKS "SQLTOK_PREFIX_MASKS"
 
 
+cdef extern from *:
+    """
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    #define SQLTOK_FIRST3(w) ((unsigned int)(__builtin_bswap64(w) & 0xFFFFFFULL))
+    #else
+    #define SQLTOK_FIRST3(w) ((unsigned int)((w) & 0xFFFFFFULL))
+    #endif
+    """
+    uint32_t first3 "SQLTOK_FIRST3"(uint64_t w) noexcept nogil  # a word's first 3 bytes in memory
+
+
+cdef inline uint32_t length_tail(int64_t n, uint64_t w1) noexcept nogil:
+    """A key's length (LONG_LENGTH from 255 bytes on) and its bytes 8..10 (zero-padded), from the
+    key's second word w1 (zero-padded)."""
+    return <uint32_t>(n if n < LONG_LENGTH else LONG_LENGTH) | (first3(w1) << 8)
+
+
+cdef inline uint64_t second_word(const uint8_t* p, int64_t n) noexcept nogil:
+    """Bytes 8..15 of p[:n], zero-padded."""
+    cdef uint64_t w = 0
+    if n > 8:
+        memcpy(&w, p + 8, 8 if n > 16 else n - 8)
+    return w
+
+
 cdef enum:
     KEY_WORDS_MAX = 24    # keys up to this many bytes can be held as three words
 
@@ -110,13 +141,14 @@ cdef inline int32_t bytes_table_get_words(const BytesTable* t, const uint8_t* da
     if t.slots.size() == 0:
         return -1
     cdef uint64_t j = h & t.mask, v1, v2
+    cdef uint32_t lt = length_tail(n, w[1])
     cdef const BytesSlot* s
     while True:
         s = &t.slots[j]
         if s.id < 0:
             return -1
-        if s.length == n and s.head == w[0]:
-            if n <= 8:
+        if s.length_tail == lt and s.head == w[0]:
+            if n <= SLOT_KEY_MAX:
                 return s.id
             memcpy(&v1, data + starts[s.id] + 8, 8)
             memcpy(&v2, data + starts[s.id] + 16, 8)
@@ -126,10 +158,13 @@ cdef inline int32_t bytes_table_get_words(const BytesTable* t, const uint8_t* da
 
 
 cdef inline bint _slot_matches(const BytesSlot* s, const uint8_t* data, const int64_t* starts,
-                               const uint8_t* p, int64_t n, uint64_t head) noexcept nogil:
-    if s.length != n or s.head != head:
+                               const int64_t* ends, const uint8_t* p, int64_t n, uint64_t head,
+                               uint32_t lt) noexcept nogil:
+    if s.length_tail != lt or s.head != head:
         return False
-    return n <= 8 or memcmp(data + starts[s.id] + 8, p + 8, n - 8) == 0
+    if n >= LONG_LENGTH and ends[s.id] - starts[s.id] != n:
+        return False
+    return n <= SLOT_KEY_MAX or memcmp(data + starts[s.id] + SLOT_KEY_MAX, p + SLOT_KEY_MAX, n - SLOT_KEY_MAX) == 0
 
 
 cdef inline void bytes_table_build(BytesTable* t, const uint8_t* data, const int64_t* starts,
@@ -140,27 +175,31 @@ cdef inline void bytes_table_build(BytesTable* t, const uint8_t* data, const int
     cdef int32_t tid
     cdef int64_t n
     cdef uint64_t j, head
+    cdef uint32_t lt
+    cdef const uint8_t* key
     cdef BytesSlot empty
     empty.head = 0
     empty.id = -1
-    empty.length = 0
+    empty.length_tail = 0
     while cap * 3 < keys.size() * 4 + 4:      # load factor at most 3/4
         cap <<= 1
     t.slots.assign(cap, empty)
     t.mask = cap - 1
     for k in range(keys.size()):
         tid = keys[k]
+        key = data + starts[tid]
         n = ends[tid] - starts[tid]
-        head = key_head(data + starts[tid], n)
-        j = bytes_hash(data + starts[tid], n) & t.mask
+        head = key_head(key, n)
+        lt = length_tail(n, second_word(key, n))
+        j = bytes_hash(key, n) & t.mask
         while t.slots[j].id >= 0:
-            if _slot_matches(&t.slots[j], data, starts, data + starts[tid], n, head):
+            if _slot_matches(&t.slots[j], data, starts, ends, key, n, head, lt):
                 break
             j = (j + 1) & t.mask
         if t.slots[j].id < 0:
             t.slots[j].head = head
             t.slots[j].id = tid
-            t.slots[j].length = <uint32_t>n
+            t.slots[j].length_tail = lt
 
 
 cdef inline int32_t bytes_table_get(const BytesTable* t, const uint8_t* data, const int64_t* starts,
@@ -173,21 +212,23 @@ cdef inline int32_t bytes_table_get_hashed(const BytesTable* t, const uint8_t* d
                                            const int64_t* ends, const uint8_t* p, int64_t n,
                                            uint64_t h) noexcept nogil:
     """`bytes_table_get` with the key's `bytes_hash` already known."""
-    return bytes_table_get_head(t, data, starts, p, n, h, key_head(p, n))
+    return bytes_table_get_head(t, data, starts, ends, p, n, h, key_head(p, n), second_word(p, n))
 
 
 cdef inline int32_t bytes_table_get_head(const BytesTable* t, const uint8_t* data, const int64_t* starts,
-                                         const uint8_t* p, int64_t n, uint64_t h, uint64_t head) noexcept nogil:
-    """`bytes_table_get_hashed` with the key's `key_head` already known too (callers that hold it in
-    a register avoid a short copy whose read-back stalls)."""
+                                         const int64_t* ends, const uint8_t* p, int64_t n, uint64_t h,
+                                         uint64_t head, uint64_t w1) noexcept nogil:
+    """`bytes_table_get_hashed` with the key's first two words (`key_head`, `second_word`) already
+    known too (callers that hold them in registers avoid short copies whose read-back stalls)."""
     if t.slots.size() == 0:
         return -1
     cdef uint64_t j = h & t.mask
+    cdef uint32_t lt = length_tail(n, w1)
     cdef const BytesSlot* s
     while True:
         s = &t.slots[j]
         if s.id < 0:
             return -1
-        if _slot_matches(s, data, starts, p, n, head):
+        if _slot_matches(s, data, starts, ends, p, n, head, lt):
             return s.id
         j = (j + 1) & t.mask

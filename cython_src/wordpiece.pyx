@@ -306,7 +306,8 @@ cdef class WordPieceEncoder:
             found = -1
             if k <= self.max_chars:
                 found = bytes_table_get_head(&self.initial, <const uint8_t*>self.vocab.data(), self.starts.data(),
-                                             buf, k, word_hash(chunks, x, k), chunks[0])
+                                             self.ends.data(), buf, k, word_hash(chunks, x, k), chunks[0],
+                                             chunks[1] if k > 8 else 0)
             if found >= 0:
                 out.push_back(found)
             else:

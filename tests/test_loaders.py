@@ -269,6 +269,33 @@ def test_tiktoken_pairs_are_every_split(tiktoken_module):
         assert ref.piece(piece) == encoding._encode_single_piece(piece), piece
 
 
+def test_vocabulary_index_tells_near_keys_apart(tiktoken_module):
+    """Hundreds of tokens that share their first 8 bytes and length and differ only in bytes 8..10
+    (held in the index slot) or after byte 11 (checked against the vocabulary), and tokens of 255
+    bytes or more that differ only in length: each is found as itself, and the pieces that are no
+    token merge as tiktoken merges them."""
+    import itertools
+
+    from sqltok import patterns
+    from sqltok.formats.tiktoken_file import spec_from_ranks
+
+    stem = "abcdefgh"
+    tails = ["".join(t) for t in itertools.product("abcdefghij", repeat=3)]
+    words = [stem + t for t in tails[::2]] + [stem + t + "xyz" for t in tails[1::4]] + [stem, stem + "i"]
+    longs = ["x" * n for n in range(255, 400, 2)]
+    ranks = {bytes([b]): b for b in range(256)}
+    for w in words + [" " + w for w in words[::3]] + longs + ["x" * 254]:
+        ranks.setdefault(w.encode(), len(ranks))
+    tok = sqltok.Tokenizer.from_spec(spec_from_ranks(ranks, patterns.O200K, {}, "tiny"))
+    encoding = tiktoken_module.Encoding("tiny", pat_str=patterns.O200K, mergeable_ranks=ranks, special_tokens={})
+    probes = [stem + t for t in tails] + [stem + t + "xyz" for t in tails[::3]]
+    probes += ["x" * n for n in range(250, 402)]
+    for text in [" ".join(probes[k:k + 50]) for k in range(0, len(probes), 50)] + probes[-160:]:
+        assert tok.encode_ordinary(text) == encoding.encode_ordinary(text), text[:40]
+    assert tok.encode_ordinary("x" * 301) == [ranks[b"x" * 301]]
+    assert tok.encode_ordinary(" " + words[0]) == [ranks[(" " + words[0]).encode()]]
+
+
 # ----------------------------------------------------------------------------- HF from GPT-2's files
 
 
