@@ -33,9 +33,9 @@ from long_cache cimport LongCache, long_cache_get, long_cache_put
 from id_lists cimport (IdListView, IdPool, IdRows, add_rows, id_list_view, id_pool_new, id_pool_release,
                        id_pool_take, id_rows_arrow, ids_buffer)
 from bytes_table cimport (KEY_WORDS_MAX, SLOT_KEY_MAX, BytesTable, bytes_hash, bytes_table_build,
-                          bytes_table_get, bytes_table_get_hashed, bytes_table_get_words, key_words, words_hash)
-from merge_table cimport (MergeSlot, MergeTable, merge_table_add, merge_table_home, merge_table_init,
-                          merge_table_rank)
+                          bytes_table_get, bytes_table_get_hashed, bytes_table_get_words, key_words)
+from merge_table cimport (MergeSlot, MergeTable, merge_table_add, merge_table_init, merge_table_rank,
+                          merge_table_rank_from, merge_table_start)
 from pretokenize cimport pretokenize_pattern
 
 import gc
@@ -86,6 +86,7 @@ cdef struct Lane:             # one pretoken being merged (see Encoder._merge_pe
     int32_t last              # rank of the last merge applied
     int64_t q                 # its index in Workspace.pending, -1: idle
     int64_t look[2]           # pairs whose rank is to be looked up before the next scan, -1: none
+    uint64_t start[2]         # where their lookups start in the merge table (prefetched)
 
 
 cdef struct PieceKey:         # a pretoken of up to KEY_WORDS_MAX bytes as words, and its bytes_hash
@@ -607,7 +608,7 @@ cdef class Encoder:
         cdef Lane* lane
         cdef Pending* pend
         cdef int64_t nq = <int64_t>ws.pending.size(), next_q = 0, i
-        cdef int k, active = 0
+        cdef int j, k, active = 0
         cdef bint more
         cdef const PieceKey* key
         cdef const int32_t* ids
@@ -624,13 +625,19 @@ cdef class Encoder:
                 lane = &lanes[k]
                 if lane.q < 0:
                     continue
-                _look_up(&self.merges, lane.sym, lane.ranks, lane.results, lane.look)
+                for j in range(2):
+                    i = lane.look[j]
+                    if i >= 0:
+                        lane.ranks[i] = merge_table_rank_from(&self.merges, lane.start[j], lane.sym[i],
+                                                              lane.sym[i + 1], &lane.results[i], NO_RANK)
                 more = lane.n > 1 and _merge_step(self.rank_guard, lane.sym, lane.ranks, lane.results,
                                                   &lane.n, &lane.last, lane.look)
                 if more:
-                    for i in lane.look[:2]:
+                    for j in range(2):
+                        i = lane.look[j]
                         if i >= 0:
-                            __builtin_prefetch(merge_table_home(&self.merges, lane.sym[i], lane.sym[i + 1]))
+                            lane.start[j] = merge_table_start(&self.merges, lane.sym[i], lane.sym[i + 1])
+                            __builtin_prefetch(&self.merges.slots[lane.start[j]])
                     continue
                 pend = &ws.pending[lane.q]
                 pend.start = <int64_t>ws.pending_ids.size()
@@ -712,8 +719,7 @@ cdef class Encoder:
             end = ws.ends[first + k]
             if end - start <= KEY_WORDS_MAX:
                 key = &ws.keys[k]
-                key_words(p + start, end - start, p + n, key.w)
-                key.hash = words_hash(key.w, end - start)
+                key.hash = key_words(p + start, end - start, p + n, key.w)
             else:
                 ws.keys[k].hash = 0
             start = end
@@ -758,8 +764,7 @@ cdef class Encoder:
         if n > KEY_WORDS_MAX:
             return NULL
         ws.keys.resize(1)
-        key_words(p, n, limit, ws.keys[0].w)
-        ws.keys[0].hash = words_hash(ws.keys[0].w, n)
+        ws.keys[0].hash = key_words(p, n, limit, ws.keys[0].w)
         return &ws.keys[0]
 
     cdef inline void _prefetch(self, Workspace& ws, uint64_t h) noexcept nogil:

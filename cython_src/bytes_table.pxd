@@ -109,28 +109,34 @@ cdef inline uint64_t _word_mask(int64_t n, int64_t k) noexcept nogil:
     return PREFIX_MASKS[0 if r < 0 else (8 if r > 8 else r)]
 
 
-cdef inline void key_words(const uint8_t* p, int64_t n, const uint8_t* limit, uint64_t* w) noexcept nogil:
-    """p[:n] (n <= KEY_WORDS_MAX) as three zero-padded words w[0..2], read with three 8-byte loads when
-    the 24 bytes from p lie before `limit` (no call to a variable-length copy)."""
+cdef inline uint64_t key_words(const uint8_t* p, int64_t n, const uint8_t* limit, uint64_t* w) noexcept nogil:
+    """p[:n] (1 <= n <= KEY_WORDS_MAX) as three zero-padded words w[0..2]; returns its `bytes_hash`.
+    The words are read with three 8-byte loads when the 24 bytes from p lie before `limit` (no call to
+    a variable-length copy), and masked and hashed in registers before they are stored."""
+    cdef uint64_t a, b, c, h
     if p + KEY_WORDS_MAX <= limit:
-        memcpy(w, p, 24)
-        w[0] &= _word_mask(n, 0)
-        w[1] &= _word_mask(n, 1)
-        w[2] &= _word_mask(n, 2)
+        memcpy(&a, p, 8)
+        memcpy(&b, p + 8, 8)
+        memcpy(&c, p + 16, 8)
+        a &= _word_mask(n, 0)
+        b &= _word_mask(n, 1)
+        c &= _word_mask(n, 2)
     else:
         w[0] = 0
         w[1] = 0
         w[2] = 0
         memcpy(w, p, n)
-
-
-cdef inline uint64_t words_hash(const uint64_t* w, int64_t n) noexcept nogil:
-    """`bytes_hash` of the n-byte key (1 <= n <= KEY_WORDS_MAX) held in words w (see `key_words`)."""
-    cdef uint64_t h = _mix64((<uint64_t>n * <uint64_t>0x9E3779B97F4A7C15ULL) ^ w[0])
+        a = w[0]
+        b = w[1]
+        c = w[2]
+    w[0] = a
+    w[1] = b
+    w[2] = c
+    h = _mix64((<uint64_t>n * <uint64_t>0x9E3779B97F4A7C15ULL) ^ a)
     if n > 8:
-        h = _mix64(h ^ w[1])
+        h = _mix64(h ^ b)
         if n > 16:
-            h = _mix64(h ^ w[2])
+            h = _mix64(h ^ c)
     return h if h != 0 else 1
 
 

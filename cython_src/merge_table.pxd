@@ -62,16 +62,21 @@ cdef inline bint merge_table_add(MergeTable* t, int32_t left, int32_t right, int
     return True
 
 
-cdef inline const MergeSlot* merge_table_home(const MergeTable* t, int32_t left, int32_t right) noexcept nogil:
-    """The slot where the lookup of (left, right) starts (to prefetch it)."""
-    return &t.slots[_spread(merge_key(left, right)) & t.mask]
+cdef inline uint64_t merge_table_start(const MergeTable* t, int32_t left, int32_t right) noexcept nogil:
+    """The index of the slot where the lookup of (left, right) starts."""
+    return _spread(merge_key(left, right)) & t.mask
 
 
 cdef inline int32_t merge_table_rank(const MergeTable* t, int32_t left, int32_t right, int32_t* result,
                                      int32_t no_rank) noexcept nogil:
     """The rank of merging (left, right), its result in `result`; `no_rank` when absent."""
+    return merge_table_rank_from(t, merge_table_start(t, left, right), left, right, result, no_rank)
+
+
+cdef inline int32_t merge_table_rank_from(const MergeTable* t, uint64_t j, int32_t left, int32_t right,
+                                          int32_t* result, int32_t no_rank) noexcept nogil:
+    """`merge_table_rank`, the start slot j already known (`merge_table_start`)."""
     cdef uint64_t key = merge_key(left, right)
-    cdef uint64_t j = _spread(key) & t.mask
     cdef const MergeSlot* s
     while True:
         s = &t.slots[j]
