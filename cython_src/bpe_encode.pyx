@@ -22,7 +22,7 @@ from cpython.list cimport PyList_New
 from cpython.ref cimport PyObject
 from cython.parallel cimport prange
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.string cimport memcmp, memcpy, memset
+from libc.string cimport memcmp, memcpy, memmove, memset
 from libcpp.queue cimport priority_queue
 from libcpp.string cimport string
 from libcpp.vector cimport vector
@@ -109,6 +109,7 @@ cdef cppclass Workspace:          # one thread's scratch memory and pretoken cac
     vector[PieceKey] keys
     bint defer                    # pretokens that need merging wait for a batch (see _merge_pending)
     vector[Pending] pending
+    vector[size_t] holes          # where their placeholders are in the output, in order
     vector[int32_t] pending_ids
     vector[int32_t] run
     vector[int32_t] piece_sizes   # when asked: how many ids each pretoken gave, in order
@@ -138,14 +139,17 @@ cdef void workspace_init(Workspace& ws, int64_t text_bytes) noexcept nogil:
 
 
 cdef inline bint _cache_get(const CacheSlot* slot, const PieceKey* key, int64_t n,
-                            vector[int32_t]& out) noexcept nogil:
+                            vector[int32_t]& out, vector[size_t]& holes) noexcept nogil:
+    """Append the ids the cache slot holds for the pretoken `key` of n bytes (a placeholder, its
+    position noted in `holes`, when it waits to be merged); False when the slot holds another."""
+    cdef int k
     if (slot.length == n) & (slot.key[0] == key.w[0]) & (slot.key[1] == key.w[1]) & (slot.key[2] == key.w[2]):
-        if slot.n_ids == 1:
-            out.push_back(slot.ids[0])
-        elif slot.n_ids == PENDING:
+        if slot.n_ids == PENDING:
+            holes.push_back(out.size())
             out.push_back(-1 - slot.ids[0])
         else:
-            out.insert(out.end(), slot.ids, slot.ids + slot.n_ids)
+            for k in range(slot.n_ids):  # a few ids: no call to a range insert
+                out.push_back(slot.ids[k])
         return True
     return False
 
@@ -213,27 +217,27 @@ cdef size_t _scan_merges(const MergeTable* table, bint guard, int32_t* sym, int3
     return n
 
 
-cdef void _fill_placeholders(vector[int32_t]& out, size_t first, Workspace& ws) noexcept nogil:
-    """Replace each placeholder -1 - q in out[first:] by the ids of pending pretoken q."""
-    cdef size_t i, w, extra = 0, old = out.size()
-    cdef int32_t v
+cdef void _fill_placeholders(vector[int32_t]& out, Workspace& ws) noexcept nogil:
+    """Replace each placeholder -1 - q (at the positions ws.holes, in order) by the ids of pending
+    pretoken q: from the last one back, the ids after each move up by whole runs."""
+    cdef size_t k, h, run, w, end = out.size(), extra = 0
     cdef const Pending* pend
-    for i in range(first, old):
-        if out[i] < 0:
-            extra += <size_t>ws.pending[-1 - out[i]].count - 1
-    out.resize(old + extra)
-    w = old + extra
-    i = old
-    while i > first:
-        i -= 1
-        v = out[i]
-        if v >= 0:
-            w -= 1
-            out[w] = v
-        else:
-            pend = &ws.pending[-1 - v]
-            w -= <size_t>pend.count
-            memcpy(&out[w], ws.pending_ids.data() + pend.start, pend.count * sizeof(int32_t))
+    for h in ws.holes:
+        extra += <size_t>ws.pending[-1 - out[h]].count - 1
+    out.resize(end + extra)
+    w = end + extra
+    k = ws.holes.size()
+    while k > 0:
+        k -= 1
+        h = ws.holes[k]
+        pend = &ws.pending[-1 - out[h]]
+        run = end - h - 1
+        w -= run
+        if w != h + 1:
+            memmove(&out[w], &out[h + 1], run * sizeof(int32_t))
+        w -= <size_t>pend.count
+        memcpy(&out[w], ws.pending_ids.data() + pend.start, pend.count * sizeof(int32_t))
+        end = h
 
 
 cdef class Encoder:
@@ -549,7 +553,7 @@ cdef class Encoder:
         cdef uint64_t h = 0
         if key != NULL:
             slot = &ws.cache[key.hash & ws.cache_mask]
-            if _cache_get(slot, key, n, out):
+            if _cache_get(slot, key, n, out, ws.holes):
                 return 0
             t = bytes_table_get_words(&self.direct, <const uint8_t*>self.vocab.data(), self.starts.data(),
                                       key.w, n, key.hash)
@@ -583,6 +587,7 @@ cdef class Encoder:
         pend.n = n
         pend.key = -1 if key == NULL else key - ws.keys.data()
         ws.pending.push_back(pend)
+        ws.holes.push_back(out.size())
         out.push_back(<int32_t>(-1 - q))
         if slot != NULL:
             _cache_put(slot, key, n, &which, 1)
@@ -688,13 +693,13 @@ cdef class Encoder:
     cdef int _encode_ordinary(self, const uint8_t* p, int64_t n, vector[int32_t]& out, Workspace& ws) noexcept nogil:
         """Token ids of p[:n] (no special tokens) appended to `out`: the pieces, then the batch of
         deferred merges put in place of their placeholders."""
-        cdef size_t first = out.size()
         cdef int rc = self._encode_pieces(p, n, out, ws)
         if rc == 0 and ws.pending.size() > 0:
             rc = self._merge_pending(ws)
             if rc == 0:
-                _fill_placeholders(out, first, ws)
+                _fill_placeholders(out, ws)
         ws.pending.clear()
+        ws.holes.clear()
         return rc
 
     cdef int _encode_pieces(self, const uint8_t* p, int64_t n, vector[int32_t]& out, Workspace& ws) noexcept nogil:
@@ -739,8 +744,8 @@ cdef class Encoder:
             if t >= 0:
                 out.push_back(t)
             # else a cache hit without a call
-            elif (key == NULL or not _cache_get(&ws.cache[key.hash & ws.cache_mask], key, end - start, out)) and \
-                    self._encode_piece(p + start, end - start, key, out, ws):
+            elif (key == NULL or not _cache_get(&ws.cache[key.hash & ws.cache_mask], key, end - start, out,
+                                                ws.holes)) and self._encode_piece(p + start, end - start, key, out, ws):
                 return 1
             start = end
             if ws.keep_sizes:
