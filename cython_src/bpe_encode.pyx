@@ -45,7 +45,7 @@ import pyarrow as pa
 cdef enum:
     SHORT_PIECE = 48          # pretokens up to this many bytes merge by a plain scan
     NO_RANK = 0x7FFFFFFF
-    CACHE_SLOTS = 131072      # per thread at most: pretokens seen, with their ids (8 MiB)
+    CACHE_SLOTS = 131072      # pretokens seen, with their ids: 8 MiB at most, shared out among the threads
     BYTES_PER_SLOT = 32       # caches get a slot per this many input bytes (tiny calls, tiny caches)
     MIN_SLOTS = 64
     PREFETCH = 24             # pieces ahead whose table slots are requested early
@@ -124,11 +124,12 @@ cdef struct CandidatesOut:
     int32_t error_code
 
 
-cdef void workspace_init(Workspace& ws, int64_t text_bytes) noexcept nogil:
-    """Ready `ws` for about `text_bytes` of input: a cache of a slot per BYTES_PER_SLOT bytes (a few
-    KiB for a short text, 8 MiB at most). A cache at least that big is kept, with what it holds."""
+cdef void workspace_init(Workspace& ws, int64_t text_bytes, int threads) noexcept nogil:
+    """Ready `ws` for about `text_bytes` of input, one of `threads` threads: a cache of a slot per
+    BYTES_PER_SLOT bytes (a few KiB for a short text), and of 8 MiB / threads at most, as the threads
+    share the last-level cache. A cache at least that big is kept, with what it holds."""
     cdef uint64_t slots = MIN_SLOTS
-    while slots < CACHE_SLOTS and slots * BYTES_PER_SLOT < <uint64_t>text_bytes:
+    while slots < CACHE_SLOTS // threads and slots * BYTES_PER_SLOT < <uint64_t>text_bytes:
         slots <<= 1
     if ws.cache_memory.size() < (slots + 1) * sizeof(CacheSlot) // 8:
         ws.cache_memory.assign((slots + 1) * sizeof(CacheSlot) // 8, 0)
@@ -414,7 +415,7 @@ cdef class Encoder:
         cdef vector[int32_t] out
         cdef Workspace ws
         cdef int32_t t
-        workspace_init(ws, 0)
+        workspace_init(ws, 0, 1)
         cdef int64_t start
         cdef vector[uint8_t] is_special
         is_special.assign(self.starts.size(), 0)
@@ -817,7 +818,7 @@ cdef class Encoder:
         return self._encode_ordinary(p + start, n - start, out, ws)
 
     # -- rows --------------------------------------------------------------------------------------
-    cdef void _encode_rows(self, const BinaryView& v,
+    cdef void _encode_rows(self, const BinaryView& v, int threads,
                            int64_t first, int64_t last, const uint8_t* allowed, bint keep_ids,
                            IdRows& res, Workspace& ws) noexcept nogil:
         cdef int64_t r, start, before
@@ -826,7 +827,7 @@ cdef class Encoder:
         # room for a token per 2 bytes (untouched pages cost address space only): growing would copy
         # every id
         res.ids.reserve(text_bytes // 2 + 16)
-        workspace_init(ws, text_bytes)
+        workspace_init(ws, text_bytes, threads)
         ws.defer = not self.has_supers
         for r in range(first, last):
             if not view_valid(v, r):
@@ -879,7 +880,7 @@ cdef class Encoder:
                 if n > 0:
                     parts[0].ids.reserve((view_end(v, n - 1) - view_start(v, 0)) // 2 + 16)
             for k in prange(nt, nogil=True, num_threads=nt, schedule="static"):
-                self._encode_rows(v, n * k // nt, n * (k + 1) // nt, allowed, keep_ids, parts[k],
+                self._encode_rows(v, nt, n * k // nt, n * (k + 1) // nt, allowed, keep_ids, parts[k],
                                   workspaces[k][0])
         finally:
             for k in range(nt):
@@ -932,13 +933,13 @@ cdef class Encoder:
             run_len = 0
         return <int>found
 
-    cdef void _candidates_rows(self, const BinaryView& v, int64_t first, int64_t last, const uint8_t* eligible,
-                               CandidatesOut& res) noexcept nogil:
+    cdef void _candidates_rows(self, const BinaryView& v, int threads, int64_t first, int64_t last,
+                               const uint8_t* eligible, CandidatesOut& res) noexcept nogil:
         cdef Workspace ws
         cdef vector[int32_t] ids
         cdef int64_t r, start
         cdef int found
-        workspace_init(ws, view_end(v, last - 1) - view_start(v, first) if last > first else 0)
+        workspace_init(ws, view_end(v, last - 1) - view_start(v, first) if last > first else 0, threads)
         for r in range(first, last):
             if not view_valid(v, r):
                 res.row_cands.push_back(-1)
@@ -969,7 +970,7 @@ cdef class Encoder:
         for k in range(nt):
             parts[k].error_row = -1
         for k in prange(nt, nogil=True, num_threads=nt, schedule="static"):
-            self._candidates_rows(v, n * k // nt, n * (k + 1) // nt, mask, parts[k])
+            self._candidates_rows(v, nt, n * k // nt, n * (k + 1) // nt, mask, parts[k])
         for k in range(nt):
             if parts[k].error_row >= 0:
                 raise ValueError(f"row {parts[k].error_row}: " + (
