@@ -76,6 +76,25 @@ cdef inline int64_t view_end(const BinaryView& v, int64_t i) noexcept nogil:
     return view_start(v, i + 1)
 
 
+cdef inline int64_t row_split(const BinaryView& v, int k, int parts) noexcept nogil:
+    """The first row of part k of `parts` (k = parts: the row count) when the rows are split among
+    threads: parts of about equal bytes, not rows, so that no thread waits on one with longer texts."""
+    if k <= 0:
+        return 0
+    if k >= parts or v.length == 0:
+        return v.length
+    cdef int64_t first = view_start(v, 0)
+    cdef int64_t target = first + (view_end(v, v.length - 1) - first) * k // parts
+    cdef int64_t lo = 0, hi = v.length, mid
+    while lo < hi:  # the first row that starts at or after the target
+        mid = (lo + hi) >> 1
+        if view_start(v, mid) < target:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
 cdef inline bint view_valid(const BinaryView& v, int64_t i) noexcept nogil:
     cdef int64_t bit = v.base + i
     return v.validity == NULL or (v.validity[bit >> 3] >> (bit & 7)) & 1

@@ -27,7 +27,7 @@ from libcpp.queue cimport priority_queue
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
-from arrow_buffers cimport BinaryView, binary_view, row_threads, view_end, view_start, view_valid
+from arrow_buffers cimport BinaryView, binary_view, row_split, row_threads, view_end, view_start, view_valid
 from huge_pages cimport SqltokHugeAllocator
 from long_cache cimport LongCache, long_cache_get, long_cache_put
 from id_lists cimport (IdListView, IdPool, IdRows, add_rows, id_list_view, id_pool_new, id_pool_release,
@@ -880,7 +880,7 @@ cdef class Encoder:
                 if n > 0:
                     parts[0].ids.reserve((view_end(v, n - 1) - view_start(v, 0)) // 2 + 16)
             for k in prange(nt, nogil=True, num_threads=nt, schedule="static"):
-                self._encode_rows(v, nt, n * k // nt, n * (k + 1) // nt, allowed, keep_ids, parts[k],
+                self._encode_rows(v, nt, row_split(v, k, nt), row_split(v, k + 1, nt), allowed, keep_ids, parts[k],
                                   workspaces[k][0])
         finally:
             for k in range(nt):
@@ -970,7 +970,7 @@ cdef class Encoder:
         for k in range(nt):
             parts[k].error_row = -1
         for k in prange(nt, nogil=True, num_threads=nt, schedule="static"):
-            self._candidates_rows(v, nt, n * k // nt, n * (k + 1) // nt, mask, parts[k])
+            self._candidates_rows(v, nt, row_split(v, k, nt), row_split(v, k + 1, nt), mask, parts[k])
         for k in range(nt):
             if parts[k].error_row >= 0:
                 raise ValueError(f"row {parts[k].error_row}: " + (

@@ -15,7 +15,7 @@ from libcpp.vector cimport vector
 
 import pyarrow as pa
 
-from arrow_buffers cimport BinaryView, binary_view, row_threads, view_end, view_start, view_valid
+from arrow_buffers cimport BinaryView, binary_view, row_split, row_threads, view_end, view_start, view_valid
 from bert_normalize cimport BertOptions, bert_normalize_text, bert_options
 from unicode_normalize cimport (FORM_NFC, FORM_NFD, FORM_NFKC, FORM_NFKD, NF_UNICODE_VERSION, NfWork,
                                 normalize_text, page_cache_init)
@@ -56,7 +56,7 @@ cdef object _apply(object texts, int form, const BertOptions* bert, int threads)
     cdef vector[Part] parts = vector[Part](nt)
     cdef int k
     for k in prange(nt, nogil=True, num_threads=nt, schedule="static"):
-        _run(v, n * k // nt, n * (k + 1) // nt, form, bert, parts[k])
+        _run(v, row_split(v, k, nt), row_split(v, k + 1, nt), form, bert, parts[k])
     return _assemble(keep[0], keep[2], v, parts)
 
 

@@ -19,7 +19,7 @@ from libcpp.vector cimport vector
 
 import pyarrow as pa
 
-from arrow_buffers cimport BinaryView, binary_view, row_threads, view_end, view_start, view_valid
+from arrow_buffers cimport BinaryView, binary_view, row_split, row_threads, view_end, view_start, view_valid
 from bert_normalize cimport BertOptions, bert_normalize_text, bert_options, block_capitals
 from byte_trie cimport ByteTrie, __builtin_ctzll, byte_trie_build, byte_trie_longest
 from bytes_table cimport (BytesTable, _mix64, bytes_hash, bytes_table_build, bytes_table_get_hashed,
@@ -362,7 +362,7 @@ cdef class WordPieceEncoder:
         if not counts_only:  # the first part's vector ends up holding every id
             id_pool_take(self.pool, parts[0].ids)
         for k in prange(nt, nogil=True, num_threads=nt, schedule="static"):
-            self._encode_rows(v, second, n * k // nt, n * (k + 1) // nt, template, not counts_only, parts[k])
+            self._encode_rows(v, second, row_split(v, k, nt), row_split(v, k + 1, nt), template, not counts_only, parts[k])
         return id_rows_arrow(parts, counts_only, self.pool)
 
     # -- ids -> text -------------------------------------------------------------------------------

@@ -128,11 +128,14 @@ def test_batch_threads_agree(golden_dir):
     import pyarrow as pa
 
     texts = pa.array([None if i % 7 == 3 else d for i, d in enumerate(docs)], pa.large_string())
-    one = tok.encode_arrow(texts, threads=1)
-    for threads in (2, 3):  # the threads' ids end up in one buffer, NULL rows stay NULL
-        assert tok.encode_arrow(texts, threads=threads).equals(one)
-        assert tok.encode_arrow(texts, threads=threads, counts_only=True).equals(
-            tok.encode_arrow(texts, threads=1, counts_only=True))
+    big = " ".join(docs)  # threads split rows by bytes: a part may be this one row, or no row at all
+    for rows in (texts, pa.concat_arrays([pa.array([big], pa.large_string()), texts]),
+                 pa.concat_arrays([texts, pa.array([big, None], pa.large_string())])):
+        one = tok.encode_arrow(rows, threads=1)
+        for threads in (2, 3):  # the threads' ids end up in one buffer, NULL rows stay NULL
+            assert tok.encode_arrow(rows, threads=threads).equals(one)
+            assert tok.encode_arrow(rows, threads=threads, counts_only=True).equals(
+                tok.encode_arrow(rows, threads=1, counts_only=True))
 
 
 def test_calls_share_warm_caches_but_not_after_a_failure():
