@@ -332,7 +332,7 @@ cdef class Encoder:
         table that first-seen pretokens look up."""
         cdef MergeTable kept
         cdef vector[int32_t] sym, ranks, results, final
-        cdef int32_t t, last, rank, result = 0
+        cdef int32_t t, last
         cdef int64_t i, n, look[2]
         cdef size_t m, k
         cdef const uint8_t* p
