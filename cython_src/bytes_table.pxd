@@ -170,7 +170,8 @@ cdef inline bint _slot_matches(const BytesSlot* s, const uint8_t* data, const in
         return False
     if n >= LONG_LENGTH and ends[s.id] - starts[s.id] != n:
         return False
-    return n <= SLOT_KEY_MAX or memcmp(data + starts[s.id] + SLOT_KEY_MAX, p + SLOT_KEY_MAX, n - SLOT_KEY_MAX) == 0
+    return n <= SLOT_KEY_MAX or memcmp(data + starts[s.id] + SLOT_KEY_MAX, p + SLOT_KEY_MAX,
+                                       n - SLOT_KEY_MAX) == 0
 
 
 cdef inline void bytes_table_build(BytesTable* t, const uint8_t* data, const int64_t* starts,
