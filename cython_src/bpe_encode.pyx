@@ -209,11 +209,12 @@ cdef inline void _look_up(const MergeTable* table, int32_t* sym, int32_t* ranks,
 
 
 cdef size_t _scan_merges(const MergeTable* table, bint guard, int32_t* sym, int32_t* ranks, int32_t* results,
-                         size_t n) noexcept nogil:
-    """Merge sym[:n] in place by rank (see `_merge_step`). Returns the new n."""
+                         size_t n, size_t stop=1) noexcept nogil:
+    """Merge sym[:n] in place by rank (see `_merge_step`), until `stop` tokens are left or no pair
+    merges. Returns the new n."""
     cdef int32_t last = -1
     cdef int64_t look[2]
-    while n > 1 and _merge_step(guard, sym, ranks, results, &n, &last, look):
+    while n > stop and _merge_step(guard, sym, ranks, results, &n, &last, look):
         _look_up(table, sym, ranks, results, look)
     return n
 
@@ -332,8 +333,8 @@ cdef class Encoder:
         table that first-seen pretokens look up."""
         cdef MergeTable kept
         cdef vector[int32_t] sym, ranks, results, final
-        cdef int32_t t, last
-        cdef int64_t i, n, look[2]
+        cdef int32_t t
+        cdef int64_t i, n
         cdef size_t m, k
         cdef const uint8_t* p
         with nogil:
@@ -352,10 +353,7 @@ cdef class Encoder:
                 else:
                     for i in range(n - 1):
                         ranks[i] = self._rank(sym[i], sym[i + 1], &results[i])
-                    m = <size_t>n
-                    last = -1
-                    while m > 2 and _merge_step(False, sym.data(), ranks.data(), results.data(), &m, &last, look):
-                        _look_up(&self.merges, sym.data(), ranks.data(), results.data(), look)
+                    m = _scan_merges(&self.merges, False, sym.data(), ranks.data(), results.data(), <size_t>n, 2)
                     if m == 2 and ranks[0] != NO_RANK and results[0] == t:
                         final.push_back(sym[0])
                         final.push_back(sym[1])
