@@ -14,8 +14,8 @@ and short ones that are no token, in a per-thread cache of the pretokens seen wi
 slots, up to 8 MiB), which so holds only what the index cannot answer in one slot. Both slots are
 prefetched a few pretokens ahead. Short pretokens that need merging leave a placeholder and are
 merged per text in a batch, sixteen side by side, so that the merge-table misses of one overlap with
-the work of the others; the big tables sit on huge pages (`huge_pages.h`); Python list output shares
-one int object per id.
+the work of the others; the big tables, built at load, sit on huge pages (`huge_pages.h`); Python
+list output shares one int object per id.
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.list cimport PyList_New
@@ -28,9 +28,8 @@ from libcpp.string cimport string
 from libcpp.vector cimport vector
 
 from arrow_buffers cimport BinaryView, binary_view, row_split, row_threads, view_end, view_start, view_valid
-from huge_pages cimport SqltokHugeAllocator
 from long_cache cimport LongCache, long_cache_get, long_cache_put
-from id_lists cimport (IdListView, IdPool, IdRows, add_rows, id_list_view, id_pool_new, id_pool_release,
+from id_lists cimport (IdListView, IdPool, IdRows, IdVector, add_rows, id_list_view, id_pool_new, id_pool_release,
                        id_pool_take, id_rows_arrow, ids_buffer)
 from bytes_table cimport (KEY_WORDS_MAX, SLOT_KEY_MAX, BytesTable, bytes_hash, bytes_table_build,
                           bytes_table_get, bytes_table_get_hashed, bytes_table_get_words, key_words)
@@ -95,14 +94,14 @@ cdef struct PieceKey:         # a pretoken of up to KEY_WORDS_MAX bytes as words
 
 
 cdef cppclass Workspace:          # one thread's scratch memory and pretoken cache
-    vector[int32_t] sym
+    IdVector sym
     vector[int32_t] nxt
     vector[int32_t] prv
     vector[int32_t] pair_rank     # heap merge: rank and result of the pair starting at each position
     vector[int32_t] pair_result
     vector[int64_t] ends
     priority_queue[uint64_t] heap
-    vector[uint64_t, SqltokHugeAllocator[uint64_t]] cache_memory  # the cache, 64-byte aligned within
+    vector[uint64_t] cache_memory  # the cache, 64-byte aligned within
     CacheSlot* cache
     uint64_t cache_mask
     LongCache long_cache          # pretokens over KEY_WORDS_MAX bytes
@@ -111,7 +110,7 @@ cdef cppclass Workspace:          # one thread's scratch memory and pretoken cac
     vector[Pending] pending
     vector[size_t] holes          # where their placeholders are in the output, in order
     vector[int32_t] pending_ids
-    vector[int32_t] run
+    IdVector run
     vector[int32_t] piece_sizes   # when asked: how many ids each pretoken gave, in order
     bint keep_sizes
 
@@ -127,7 +126,9 @@ cdef struct CandidatesOut:
 cdef void workspace_init(Workspace& ws, int64_t text_bytes, int threads) noexcept nogil:
     """Ready `ws` for about `text_bytes` of input, one of `threads` threads: a cache of a slot per
     BYTES_PER_SLOT bytes (a few KiB for a short text), and of 8 MiB / threads at most, as the threads
-    share the last-level cache. A cache at least that big is kept, with what it holds."""
+    share the last-level cache. A cache at least that big is kept, with what it holds. It is made on
+    small pages: a call that sizes it up faults it in, and faulting fresh huge pages took up to 13 ms
+    (against 2 ms) whenever two threads did so at once."""
     cdef uint64_t slots = MIN_SLOTS
     while slots < CACHE_SLOTS // threads and slots * BYTES_PER_SLOT < <uint64_t>text_bytes:
         slots <<= 1
@@ -140,7 +141,7 @@ cdef void workspace_init(Workspace& ws, int64_t text_bytes, int threads) noexcep
 
 
 cdef inline bint _cache_get(const CacheSlot* slot, const PieceKey* key, int64_t n,
-                            vector[int32_t]& out, vector[size_t]& holes) noexcept nogil:
+                            IdVector& out, vector[size_t]& holes) noexcept nogil:
     """Append the ids the cache slot holds for the pretoken `key` of n bytes (a placeholder, its
     position noted in `holes`, when it waits to be merged); False when the slot holds another."""
     cdef int k
@@ -219,7 +220,7 @@ cdef size_t _scan_merges(const MergeTable* table, bint guard, int32_t* sym, int3
     return n
 
 
-cdef void _fill_placeholders(vector[int32_t]& out, Workspace& ws) noexcept nogil:
+cdef void _fill_placeholders(IdVector& out, Workspace& ws) noexcept nogil:
     """Replace each placeholder -1 - q (at the positions ws.holes, in order) by the ids of pending
     pretoken q: from the last one back, the ids after each move up by whole runs."""
     cdef size_t k, h, run, w, end = out.size(), extra = 0
@@ -410,7 +411,7 @@ cdef class Encoder:
     cdef void _build_direct(self, bint direct_all):
         """Tokens a pretoken may map to directly: all of them, or those that merging reaches."""
         cdef vector[int32_t] keys
-        cdef vector[int32_t] out
+        cdef IdVector out
         cdef Workspace ws
         cdef int32_t t
         workspace_init(ws, 0, 1)
@@ -440,7 +441,7 @@ cdef class Encoder:
     cdef inline int32_t _rank(self, int32_t left, int32_t right, int32_t* result) noexcept nogil:
         return merge_table_rank(&self.merges, left, right, result, NO_RANK)
 
-    cdef int _merge(self, const uint8_t* p, int64_t n, vector[int32_t]& out, Workspace& ws) noexcept nogil:
+    cdef int _merge(self, const uint8_t* p, int64_t n, IdVector& out, Workspace& ws) noexcept nogil:
         """Merge the bytes p[:n] into `out`; 1 when a byte has no token. Short pieces merge in arrays
         on the stack, the first ranks from the small byte-pair table; long ones through the heap."""
         cdef int32_t sym[SHORT_PIECE]
@@ -495,7 +496,7 @@ cdef class Encoder:
         self._set_pair(ws, pos, r, result)  # (not in one call: C leaves the order of arguments open)
 
     cdef void _merge_heap(self, const MergeTable* table, bint guard, Workspace& ws,
-                          vector[int32_t]& out, const uint8_t* p) noexcept nogil:
+                          IdVector& out, const uint8_t* p) noexcept nogil:
         """Merge ws.sym (any length) by rank in O(n log n): a heap of pairs over a linked list. Each
         position remembers its pair's rank and result, so a popped entry is checked without a lookup.
         `p`: the bytes ws.sym holds the tokens of (their first ranks come from the byte-pair table),
@@ -542,7 +543,7 @@ cdef class Encoder:
             out.push_back(ws.sym[pos])
             pos = ws.nxt[pos]
 
-    cdef int _encode_piece(self, const uint8_t* p, int64_t n, const PieceKey* key, vector[int32_t]& out,
+    cdef int _encode_piece(self, const uint8_t* p, int64_t n, const PieceKey* key, IdVector& out,
                            Workspace& ws) noexcept nogil:
         """Ids of one pretoken p[:n]: from the thread's cache of pretokens seen, the vocabulary, or by
         merging. `key`: its words and hash (NULL when over KEY_WORDS_MAX bytes: no cache then)."""
@@ -576,7 +577,7 @@ cdef class Encoder:
         return 0
 
     cdef void _defer(self, const uint8_t* p, int64_t n, const PieceKey* key, CacheSlot* slot,
-                     vector[int32_t]& out, Workspace& ws) noexcept nogil:
+                     IdVector& out, Workspace& ws) noexcept nogil:
         """Leave a placeholder (-1 - q) for pretoken p[:n], the q-th waiting to be merged; its cache
         slot says so, so that it is merged once however often it occurs before the batch."""
         cdef Pending pend
@@ -664,7 +665,7 @@ cdef class Encoder:
                 long_cache_put(ws.long_cache, pend.p, pend.n, bytes_hash(pend.p, pend.n), ids, pend.count)
         return 0
 
-    cdef void _supermerge_run(self, vector[int32_t]& out, size_t first, size_t count, size_t tail,
+    cdef void _supermerge_run(self, IdVector& out, size_t first, size_t count, size_t tail,
                               Workspace& ws) noexcept nogil:
         """Apply the supermerges, lowest index first, to the run out[first:first + count] of
         single-token pretokens; the ids from `tail` on (the piece that ended the run) move up after it."""
@@ -689,7 +690,7 @@ cdef class Encoder:
             out[first + i] = ws.run[i]
         out.erase(out.begin() + first + m, out.begin() + first + count)
 
-    cdef int _encode_ordinary(self, const uint8_t* p, int64_t n, vector[int32_t]& out, Workspace& ws) noexcept nogil:
+    cdef int _encode_ordinary(self, const uint8_t* p, int64_t n, IdVector& out, Workspace& ws) noexcept nogil:
         """Token ids of p[:n] (no special tokens) appended to `out`: the pieces, then the batch of
         deferred merges put in place of their placeholders."""
         cdef int rc = self._encode_pieces(p, n, out, ws)
@@ -701,7 +702,7 @@ cdef class Encoder:
         ws.holes.clear()
         return rc
 
-    cdef int _encode_pieces(self, const uint8_t* p, int64_t n, vector[int32_t]& out, Workspace& ws) noexcept nogil:
+    cdef int _encode_pieces(self, const uint8_t* p, int64_t n, IdVector& out, Workspace& ws) noexcept nogil:
         """Pretokenize p[:n], then encode the pieces; the table slots of the piece PREFETCH places
         ahead are requested early so that memory latency overlaps with work. Two-phase models then
         apply their supermerges to each run of pieces that became one token each."""
@@ -792,7 +793,7 @@ cdef class Encoder:
         length[0] = best_len
         return best
 
-    cdef int encode_text(self, const uint8_t* p, int64_t n, const uint8_t* allowed, vector[int32_t]& out,
+    cdef int encode_text(self, const uint8_t* p, int64_t n, const uint8_t* allowed, IdVector& out,
                          Workspace& ws) noexcept nogil:
         """Token ids of the UTF-8 text p[:n] appended to `out`; `allowed` (NULL: none) flags the special
         tokens, in `special_tokens` order, that are matched as such."""
@@ -902,7 +903,7 @@ cdef class Encoder:
 
     # -- supermerge candidates ---------------------------------------------------------------------
     cdef int _candidates_text(self, const uint8_t* p, int64_t n, const uint8_t* eligible,
-                              CandidatesOut& res, vector[int32_t]& ids, Workspace& ws) noexcept nogil:
+                              CandidatesOut& res, IdVector& ids, Workspace& ws) noexcept nogil:
         """Append the supermerge candidates of p[:n] (maximal runs of two or more pretokens that each
         encode to one eligible token) to `res`; returns how many, or -1/-2 on a failure."""
         cdef size_t k, at = 0
@@ -934,7 +935,7 @@ cdef class Encoder:
     cdef void _candidates_rows(self, const BinaryView& v, int threads, int64_t first, int64_t last,
                                const uint8_t* eligible, CandidatesOut& res) noexcept nogil:
         cdef Workspace ws
-        cdef vector[int32_t] ids
+        cdef IdVector ids
         cdef int64_t r, start
         cdef int found
         workspace_init(ws, view_end(v, last - 1) - view_start(v, first) if last > first else 0, threads)
@@ -1062,7 +1063,7 @@ cdef list _rows_to_lists(vector[IdRows]& parts, list id_objects):
 cdef object _candidates_to_arrow(vector[CandidatesOut]& parts, int64_t n, IdPool* pool):
     """One list<list<int32>> Arrow array from the threads' candidate outputs."""
     cdef vector[int64_t] cand_off, row_off
-    cdef vector[int32_t] units
+    cdef IdVector units
     cdef size_t k, j
     cdef int64_t nulls = 0, row = 0
     cand_off.push_back(0)

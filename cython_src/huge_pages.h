@@ -1,4 +1,4 @@
-/* An allocator for big read-mostly tables (merge table, vocabulary index, encoder caches): blocks of
+/* An allocator for big read-mostly tables (merge table, vocabulary index): blocks of
    2 MiB or more are mapped 2 MiB-aligned and marked MADV_HUGEPAGE, so that random lookups across
    several MiB do not miss the TLB on every probe (with transparent huge pages in "madvise" mode, the
    common default, nothing else gets huge pages). Smaller blocks come from malloc. */

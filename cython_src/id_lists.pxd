@@ -7,13 +7,21 @@ encoder's `IdPool` for the next call, so that its pages are not faulted in and z
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.pycapsule cimport PyCapsule_GetContext, PyCapsule_GetPointer, PyCapsule_New, PyCapsule_SetContext
 from libc.stdint cimport int32_t, int64_t, uint8_t
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
+from cython.parallel cimport prange
 from libcpp.vector cimport vector
+
+
+cdef extern from "id_allocator.h":
+    cdef cppclass SqltokIdAllocator[T]:
+        pass
+
+ctypedef vector[int32_t, SqltokIdAllocator[int32_t]] IdVector  # resize() does not zero (id_allocator.h)
 
 
 cdef struct IdRows:
     vector[int64_t] lengths     # tokens per row, -1 for a NULL row
-    vector[int32_t] ids         # all rows' ids back to back (empty when only counting)
+    IdVector ids         # all rows' ids back to back (empty when only counting)
     int64_t error_row           # the first row that failed, or -1
     int32_t error_code          # what failed there (the encoder's own codes)
 
@@ -23,7 +31,7 @@ cdef enum:
 
 
 cdef cppclass IdPool:
-    vector[int32_t] spare       # an emptied ids vector, its memory already touched
+    IdVector spare       # an emptied ids vector, its memory already touched
     int64_t refs                # the encoder and every Arrow buffer lent from it (all under the GIL)
 
 
@@ -39,14 +47,14 @@ cdef inline void id_pool_release(IdPool* pool) noexcept:
         del pool
 
 
-cdef inline void id_pool_take(IdPool* pool, vector[int32_t]& ids) noexcept:
+cdef inline void id_pool_take(IdPool* pool, IdVector& ids) noexcept:
     """Give `ids` the spare vector's memory, if there is one (call with the GIL)."""
     if pool.spare.capacity() > ids.capacity():
         ids.swap(pool.spare)
 
 
 cdef inline void _return_ids(object capsule) noexcept:
-    cdef vector[int32_t]* ids = <vector[int32_t]*>PyCapsule_GetPointer(capsule, NULL)
+    cdef IdVector* ids = <IdVector*>PyCapsule_GetPointer(capsule, NULL)
     cdef IdPool* pool = <IdPool*>PyCapsule_GetContext(capsule)
     if pool.refs > 1 and ids.capacity() <= POOL_MAX_IDS and ids.capacity() > pool.spare.capacity():
         ids.clear()
@@ -55,11 +63,11 @@ cdef inline void _return_ids(object capsule) noexcept:
     id_pool_release(pool)
 
 
-cdef inline object ids_buffer(vector[int32_t]& ids, IdPool* pool):
+cdef inline object ids_buffer(IdVector& ids, IdPool* pool):
     """An Arrow buffer over `ids`' memory, taken from the vector (swapped out, not copied); it goes
     back to `pool` with the buffer."""
     import pyarrow as pa
-    cdef vector[int32_t]* own = new vector[int32_t]()
+    cdef IdVector* own = new IdVector()
     own.swap(ids)
     if own.capacity() == 0:
         own.reserve(1)  # Arrow wants an address even for no values
@@ -91,6 +99,36 @@ cdef inline int64_t add_rows(const vector[int64_t]& lengths, int64_t row, int64_
     return nulls
 
 
+cdef inline void _copy_share(vector[IdRows]& parts, int w, int64_t n0, int32_t* dst) noexcept nogil:
+    """Share w of len(parts) of the copying of parts 1.. to dst[n0:]: an equal slice of their ids."""
+    cdef int nt = <int>parts.size()
+    cdef int64_t tail = 0, at = n0, a, b, lo, hi
+    cdef int k
+    for k in range(1, nt):
+        tail += <int64_t>parts[k].ids.size()
+    a = n0 + tail * w // nt
+    b = n0 + tail * (w + 1) // nt
+    for k in range(1, nt):
+        lo = max(a, at)
+        hi = min(b, at + <int64_t>parts[k].ids.size())
+        if hi > lo:
+            memcpy(dst + lo, parts[k].ids.data() + (lo - at), (hi - lo) * sizeof(int32_t))
+        at += <int64_t>parts[k].ids.size()
+
+
+cdef inline void _gather_ids(vector[IdRows]& parts, int64_t total) noexcept nogil:
+    """Append the ids of parts 1.. to part 0's vector, the copying (and the page faults of its new
+    memory) shared among len(parts) threads."""
+    cdef int64_t n0 = <int64_t>parts[0].ids.size()
+    cdef int nt = <int>parts.size(), w
+    parts[0].ids.resize(total)  # left unzeroed: the threads write every new element
+    cdef int32_t* dst = parts[0].ids.data()
+    for w in prange(nt, num_threads=nt, schedule="static"):
+        _copy_share(parts, w, n0, dst)
+    for w in range(1, nt):
+        IdVector().swap(parts[w].ids)
+
+
 cdef inline object id_rows_arrow(vector[IdRows]& parts, bint counts_only, IdPool* pool):
     """One Arrow array of the parts' rows in order: list<int32> ids, or int64 counts. The ids of later
     parts are appended to the first part's vector (callers that reserve room for all save a move),
@@ -101,11 +139,9 @@ cdef inline object id_rows_arrow(vector[IdRows]& parts, bint counts_only, IdPool
     for k in range(parts.size()):
         n += <int64_t>parts[k].lengths.size()
         total += <int64_t>parts[k].ids.size()
-    if not counts_only:
-        parts[0].ids.reserve(total)  # one move at most, when the caller gave the first part less room
-        for k in range(1, parts.size()):
-            parts[0].ids.insert(parts[0].ids.end(), parts[k].ids.begin(), parts[k].ids.end())
-            vector[int32_t]().swap(parts[k].ids)
+    if not counts_only and parts.size() > 1:
+        with nogil:
+            _gather_ids(parts, total)
     validity = PyBytes_FromStringAndSize(NULL, (n + 7) // 8)
     cdef uint8_t* valid = <uint8_t*>PyBytes_AS_STRING(validity)
     memset(valid, 0, (n + 7) // 8)

@@ -7,6 +7,8 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.string cimport memcmp
 from libcpp.vector cimport vector
 
+from id_lists cimport IdVector
+
 
 cdef enum:
     LONG_SLOTS = 1 << 16
@@ -40,7 +42,7 @@ cdef inline LongSlot* _long_find(const LongCache& c, const uint8_t* p, int64_t n
 
 
 cdef inline bint long_cache_get(const LongCache& c, const uint8_t* p, int64_t n, uint64_t h,
-                                vector[int32_t]& out) noexcept nogil:
+                                IdVector& out) noexcept nogil:
     """Append the cached ids of p[:n] (hash h) to `out`; False when it is not cached."""
     if c.slots.size() == 0:
         return False

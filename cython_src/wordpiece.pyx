@@ -24,7 +24,7 @@ from bert_normalize cimport BertOptions, bert_normalize_text, bert_options, bloc
 from byte_trie cimport ByteTrie, __builtin_ctzll, byte_trie_build, byte_trie_longest
 from bytes_table cimport (BytesTable, _mix64, bytes_hash, bytes_table_build, bytes_table_get_hashed,
                           bytes_table_get_head)
-from id_lists cimport (IdListView, IdPool, IdRows, id_list_view, id_pool_new, id_pool_release,
+from id_lists cimport (IdListView, IdPool, IdRows, IdVector, id_list_view, id_pool_new, id_pool_release,
                        id_pool_take, id_rows_arrow)
 from unicode_normalize cimport NfWork, PageCache, cached_flags, page_cache_init, utf8_decode
 
@@ -72,7 +72,7 @@ cdef struct Workspace:
     string norm
 
 
-cdef inline void _extend(vector[int32_t]& out, const vector[int32_t]& ids) noexcept nogil:
+cdef inline void _extend(IdVector& out, const vector[int32_t]& ids) noexcept nogil:
     out.insert(out.end(), ids.begin(), ids.end())
 
 
@@ -179,7 +179,7 @@ cdef class WordPieceEncoder:
         return <int>self.starts.size()
 
     # -- text -> ids -------------------------------------------------------------------------------
-    cdef void _word(self, const uint8_t* p, int64_t n, int64_t chars, vector[int32_t]& out) noexcept nogil:
+    cdef void _word(self, const uint8_t* p, int64_t n, int64_t chars, IdVector& out) noexcept nogil:
         """WordPiece of one word: greedy longest match, the unknown token if any piece is missing."""
         cdef size_t before = out.size()
         cdef int64_t s = 0, ln
@@ -196,7 +196,7 @@ cdef class WordPieceEncoder:
             out.push_back(found)
             s += ln
 
-    cdef void _encode_normalized(self, const uint8_t* q, int64_t m, vector[int32_t]& out,
+    cdef void _encode_normalized(self, const uint8_t* q, int64_t m, IdVector& out,
                                  NfWork& w) noexcept nogil:
         """Pre-tokenize normalized text (whitespace splits, punctuation stands alone) and encode
         each word."""
@@ -239,7 +239,7 @@ cdef class WordPieceEncoder:
                 chars += 1
             self._word(q + start, i - start, chars, out)
 
-    cdef void _encode_span(self, const uint8_t* p, int64_t n, vector[int32_t]& out, Workspace& ws) noexcept nogil:
+    cdef void _encode_span(self, const uint8_t* p, int64_t n, IdVector& out, Workspace& ws) noexcept nogil:
         """The general path: normalize p[:n] into a buffer (unless it stays as is), then encode."""
         ws.norm.clear()
         if self.normalize and bert_normalize_text(p, n, self.options, ws.norm, ws.w):
@@ -247,7 +247,7 @@ cdef class WordPieceEncoder:
         else:
             self._encode_normalized(p, n, out, ws.w)
 
-    cdef void _encode_text(self, const uint8_t* p, int64_t n, vector[int32_t]& out, Workspace& ws) noexcept nogil:
+    cdef void _encode_text(self, const uint8_t* p, int64_t n, IdVector& out, Workspace& ws) noexcept nogil:
         """Normalization, pre-tokenization and lookup fused in one pass over ASCII words (folded into
         a small buffer as they are read); a word with any other byte, and the text up to the next
         ASCII space or punctuation, takes the general path. BERT's normalizer works character by
