@@ -191,7 +191,7 @@ cdef inline bint _merge_step(bint guard, int32_t* sym, int32_t* ranks, int32_t* 
     best_i = <size_t><uint32_t>best_key
     last[0] = best
     sym[best_i] = results[best_i]
-    for i in range(best_i + 1, m - 1):  # short: a loop beats three calls to memmove
+    for i in range(best_i + 1, m - 1):  # short: a loop beats three calls to memmove (setup.py)
         sym[i] = sym[i + 1]
         ranks[i - 1] = ranks[i]
         results[i - 1] = results[i]
