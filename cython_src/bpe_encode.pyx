@@ -30,12 +30,13 @@ from libcpp.vector cimport vector
 from arrow_buffers cimport BinaryView, binary_view, row_split, row_threads, view_end, view_start, view_valid
 from long_cache cimport LongCache, long_cache_get, long_cache_put
 from id_lists cimport (IdListView, IdPool, IdRows, IdVector, add_rows, id_list_view, id_pool_new, id_pool_release,
-                       id_pool_take, id_rows_arrow, ids_buffer)
+                       id_pool_take, id_rows_arrow, id_rows_move, ids_buffer)
 from bytes_table cimport (KEY_WORDS_MAX, SLOT_KEY_MAX, BytesTable, bytes_hash, bytes_table_build,
                           bytes_table_get, bytes_table_get_hashed, bytes_table_get_words, key_words)
 from merge_table cimport (MergeSlot, MergeTable, merge_table_add, merge_table_init, merge_table_rank,
                           merge_table_rank_from, merge_table_start)
 from pretokenize cimport pretokenize_pattern
+from row_chunks cimport ChunkClaims, chunk_count, chunk_row, owned_first
 
 import gc
 
@@ -138,6 +139,11 @@ cdef void workspace_init(Workspace& ws, int64_t text_bytes, int threads) noexcep
         ws.cache_mask = slots - 1
     ws.keep_sizes = False
     ws.defer = False
+
+
+cdef inline int64_t _bytes(const BinaryView& v, int64_t first, int64_t last) noexcept nogil:
+    """The bytes of rows first..last-1."""
+    return view_end(v, last - 1) - view_start(v, first) if last > first else 0
 
 
 cdef inline bint _cache_get(const CacheSlot* slot, const PieceKey* key, int64_t n,
@@ -817,17 +823,46 @@ cdef class Encoder:
         return self._encode_ordinary(p + start, n - start, out, ws)
 
     # -- rows --------------------------------------------------------------------------------------
-    cdef void _encode_rows(self, const BinaryView& v, int threads,
-                           int64_t first, int64_t last, const uint8_t* allowed, bint keep_ids,
-                           IdRows& res, Workspace& ws) noexcept nogil:
-        cdef int64_t r, start, before
-        cdef int64_t text_bytes = view_end(v, last - 1) - view_start(v, first) if last > first else 0
-        cdef int rc
-        # room for a token per 2 bytes (untouched pages cost address space only): growing would copy
-        # every id
-        res.ids.reserve(text_bytes // 2 + 16)
-        workspace_init(ws, text_bytes, threads)
+    cdef bint _encode_share(self, const BinaryView& v, int t, int threads, ChunkClaims& claims,
+                            const uint8_t* allowed, bint keep_ids, vector[IdRows]& own, int* until,
+                            vector[IdRows]& stolen, Workspace& ws) noexcept nogil:
+        """Thread t's share of a call (see row_chunks): the chunks of its own run, front to back, into
+        own[t] (until[t]: the first it did not take), then the chunks c left in the other runs, from
+        their back, into stolen[c]. False when a row failed."""
+        cdef int chunks = chunk_count(threads), c, d, u
+        cdef int64_t first = chunk_row(v, owned_first(t, threads, chunks), chunks)
+        cdef int64_t last = chunk_row(v, owned_first(t + 1, threads, chunks), chunks)
+        workspace_init(ws, _bytes(v, first, last), threads)
         ws.defer = not self.has_supers
+        if keep_ids:  # room for a token per 2 bytes (untouched pages cost address space only): growing copies
+            own[t].ids.reserve(_bytes(v, first, last) // 2 + 16)
+        c = owned_first(t, threads, chunks)
+        while c < owned_first(t + 1, threads, chunks) and claims.claim(c):
+            self._encode_rows(v, chunk_row(v, c, chunks), chunk_row(v, c + 1, chunks), allowed, keep_ids, own[t], ws)
+            c += 1
+            if own[t].error_row >= 0:
+                return False
+        until[t] = c
+        for d in range(1, threads):
+            u = (t + d) % threads
+            c = owned_first(u + 1, threads, chunks) - 1
+            while c >= owned_first(u, threads, chunks) and claims.claim(c):
+                first = chunk_row(v, c, chunks)
+                last = chunk_row(v, c + 1, chunks)
+                if keep_ids:
+                    stolen[c].ids.reserve(_bytes(v, first, last) // 2 + 16)
+                self._encode_rows(v, first, last, allowed, keep_ids, stolen[c], ws)
+                if stolen[c].error_row >= 0:
+                    return False
+                c -= 1
+        return True
+
+    cdef void _encode_rows(self, const BinaryView& v, int64_t first, int64_t last, const uint8_t* allowed,
+                           bint keep_ids, IdRows& res, Workspace& ws) noexcept nogil:
+        """Append rows first..last-1 to `res`: their ids (with keep_ids) and lengths; on a failure,
+        where (res.error_row), and the rows after it are left."""
+        cdef int64_t r, start, before
+        cdef int rc
         for r in range(first, last):
             if not view_valid(v, r):
                 res.lengths.push_back(-1)
@@ -865,26 +900,37 @@ cdef class Encoder:
         cdef list keep = []
         cdef BinaryView v = binary_view(texts, keep)
         cdef int64_t n = v.length
-        cdef int nt = row_threads(threads, n)
-        cdef vector[IdRows] parts = vector[IdRows](nt)
+        cdef int nt = row_threads(threads, n), chunks = chunk_count(nt)
+        cdef vector[IdRows] own = vector[IdRows](nt)
+        cdef vector[IdRows] stolen = vector[IdRows](chunks)
+        cdef vector[IdRows] parts
+        cdef vector[int] until = vector[int](nt)
+        cdef vector[int] ok = vector[int](nt)
         cdef vector[Workspace*] workspaces
-        cdef int k
+        cdef ChunkClaims claims
+        cdef int k, c
         cdef bint keep_ids = not counts_only
+        claims.reset(chunks)
         for k in range(nt):
-            parts[k].error_row = -1
+            own[k].error_row = -1
             workspaces.push_back(self._take_workspace())
+        for c in range(chunks):
+            stolen[c].error_row = -1
         try:
             if keep_ids and not as_lists:  # the first part's vector ends up holding every id
-                id_pool_take(self.pool, parts[0].ids)
-                if n > 0:
-                    parts[0].ids.reserve((view_end(v, n - 1) - view_start(v, 0)) // 2 + 16)
+                id_pool_take(self.pool, own[0].ids)
+                own[0].ids.reserve(_bytes(v, 0, n) // 2 + 16)
             for k in prange(nt, nogil=True, num_threads=nt, schedule="static"):
-                self._encode_rows(v, nt, row_split(v, k, nt), row_split(v, k + 1, nt), allowed, keep_ids, parts[k],
-                                  workspaces[k][0])
+                ok[k] = self._encode_share(v, k, nt, claims, allowed, keep_ids, own, until.data(), stolen,
+                                           workspaces[k][0])
         finally:
             for k in range(nt):
-                self._give_back(workspaces[k], parts[k].error_row >= 0)
-        for k in range(nt):
+                self._give_back(workspaces[k], not ok[k])
+        for k in range(nt):  # the parts in row order
+            id_rows_move(parts, own[k])
+            for c in range(until[k], owned_first(k + 1, nt, chunks)):
+                id_rows_move(parts, stolen[c])
+        for k in range(<int>parts.size()):  # the first row that failed (any later chunk may be left)
             if parts[k].error_row >= 0:
                 raise ValueError(f"row {parts[k].error_row}: " + (
                     "the text holds a byte that has no token in this vocabulary"

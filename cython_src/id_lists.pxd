@@ -26,6 +26,15 @@ cdef struct IdRows:
     int32_t error_code          # what failed there (the encoder's own codes)
 
 
+cdef inline void id_rows_move(vector[IdRows]& to, IdRows& rows) noexcept:
+    """Append `rows` to `to`, its vectors moved (swapped), not copied."""
+    to.push_back(IdRows())
+    to.back().lengths.swap(rows.lengths)
+    to.back().ids.swap(rows.ids)
+    to.back().error_row = rows.error_row
+    to.back().error_code = rows.error_code
+
+
 cdef enum:
     POOL_MAX_IDS = 1 << 24      # a spare vector is kept up to this capacity (64 MiB)
 

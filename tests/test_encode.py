@@ -138,6 +138,34 @@ def test_batch_threads_agree(golden_dir):
                 tok.encode_arrow(rows, threads=1, counts_only=True))
 
 
+def test_threads_take_over_the_chunks_of_a_slower_one(golden_dir):
+    """The first half of the bytes is slow to encode (made-up words: every one is merged), the second
+    fast (one word over and over): the thread with the second half takes over chunks from the back of
+    the first one's run. The output is in row order all the same, and a row that fails is reported
+    as the first one that fails."""
+    import random
+
+    import pyarrow as pa
+
+    tok = golden_tokenizer(golden_dir, "bpe_en_v8192")
+    rng = random.Random(7)
+    slow = [" ".join("".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(rng.randint(4, 9)))
+                     for _ in range(150)) for _ in range(300)]
+    fast = [" the" * (len(slow[0]) // 4)] * 300
+    for rows in (slow + fast, fast + slow, slow + [None] + fast):
+        texts = pa.array(rows, pa.large_string())
+        one = tok.encode_arrow(texts, threads=1)
+        for threads in (2, 3):
+            assert tok.encode_arrow(texts, threads=threads).equals(one)
+    from sqltok._bpe_encode import Encoder
+
+    no_c3 = Encoder([bytes([b]) for b in range(256)], [], [-1 if b == 0xC3 else b for b in range(256)], True, 0)
+    bad = pa.array(slow + ["caf\u00e9"] + fast + ["\u00e9"], pa.large_string())  # no token for byte C3
+    for threads in (1, 2, 3):
+        with pytest.raises(ValueError, match="row 300: the text holds a byte that has no token"):
+            no_c3.encode_arrow(bad, threads=threads)
+
+
 def test_calls_share_warm_caches_but_not_after_a_failure():
     """Each thread's pretoken cache lives on across calls; a call that fails (here: a byte without a
     token, found while a merge waits in the batch) drops its workspace, so no slot of a pretoken left
