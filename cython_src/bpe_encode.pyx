@@ -945,7 +945,7 @@ cdef class Encoder:
             finally:
                 if collecting:
                     gc.enable()
-        return id_rows_arrow(parts, counts_only, self.pool)
+        return id_rows_arrow(parts, counts_only, self.pool, nt)
 
     # -- supermerge candidates ---------------------------------------------------------------------
     cdef int _candidates_text(self, const uint8_t* p, int64_t n, const uint8_t* eligible,

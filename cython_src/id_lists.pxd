@@ -6,9 +6,9 @@ encoder's `IdPool` for the next call, so that its pages are not faulted in and z
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.pycapsule cimport PyCapsule_GetContext, PyCapsule_GetPointer, PyCapsule_New, PyCapsule_SetContext
+from cython.parallel cimport prange
 from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.string cimport memcpy, memset
-from cython.parallel cimport prange
 from libcpp.vector cimport vector
 
 
@@ -21,7 +21,7 @@ ctypedef vector[int32_t, SqltokIdAllocator[int32_t]] IdVector  # resize() does n
 
 cdef struct IdRows:
     vector[int64_t] lengths     # tokens per row, -1 for a NULL row
-    IdVector ids         # all rows' ids back to back (empty when only counting)
+    IdVector ids                # all rows' ids back to back (empty when only counting)
     int64_t error_row           # the first row that failed, or -1
     int32_t error_code          # what failed there (the encoder's own codes)
 
@@ -40,7 +40,7 @@ cdef enum:
 
 
 cdef cppclass IdPool:
-    IdVector spare       # an emptied ids vector, its memory already touched
+    IdVector spare              # an emptied ids vector, its memory already touched
     int64_t refs                # the encoder and every Arrow buffer lent from it (all under the GIL)
 
 
@@ -108,16 +108,15 @@ cdef inline int64_t add_rows(const vector[int64_t]& lengths, int64_t row, int64_
     return nulls
 
 
-cdef inline void _copy_share(vector[IdRows]& parts, int w, int64_t n0, int32_t* dst) noexcept nogil:
-    """Share w of len(parts) of the copying of parts 1.. to dst[n0:]: an equal slice of their ids."""
-    cdef int nt = <int>parts.size()
+cdef inline void _copy_share(vector[IdRows]& parts, int w, int workers, int64_t n0, int32_t* dst) noexcept nogil:
+    """Share w of `workers` of the copying of parts 1.. to dst[n0:]: an equal slice of their ids."""
     cdef int64_t tail = 0, at = n0, a, b, lo, hi
-    cdef int k
-    for k in range(1, nt):
+    cdef size_t k
+    for k in range(1, parts.size()):
         tail += <int64_t>parts[k].ids.size()
-    a = n0 + tail * w // nt
-    b = n0 + tail * (w + 1) // nt
-    for k in range(1, nt):
+    a = n0 + tail * w // workers
+    b = n0 + tail * (w + 1) // workers
+    for k in range(1, parts.size()):
         lo = max(a, at)
         hi = min(b, at + <int64_t>parts[k].ids.size())
         if hi > lo:
@@ -125,23 +124,24 @@ cdef inline void _copy_share(vector[IdRows]& parts, int w, int64_t n0, int32_t* 
         at += <int64_t>parts[k].ids.size()
 
 
-cdef inline void _gather_ids(vector[IdRows]& parts, int64_t total) noexcept nogil:
+cdef inline void _gather_ids(vector[IdRows]& parts, int64_t total, int threads) noexcept nogil:
     """Append the ids of parts 1.. to part 0's vector, the copying (and the page faults of its new
-    memory) shared among len(parts) threads."""
+    memory) shared among `threads` threads."""
     cdef int64_t n0 = <int64_t>parts[0].ids.size()
-    cdef int nt = <int>parts.size(), w
+    cdef int w
+    cdef size_t k
     parts[0].ids.resize(total)  # left unzeroed: the threads write every new element
     cdef int32_t* dst = parts[0].ids.data()
-    for w in prange(nt, num_threads=nt, schedule="static"):
-        _copy_share(parts, w, n0, dst)
-    for w in range(1, nt):
-        IdVector().swap(parts[w].ids)
+    for w in prange(threads, num_threads=threads, schedule="static"):
+        _copy_share(parts, w, threads, n0, dst)
+    for k in range(1, parts.size()):
+        IdVector().swap(parts[k].ids)
 
 
-cdef inline object id_rows_arrow(vector[IdRows]& parts, bint counts_only, IdPool* pool):
+cdef inline object id_rows_arrow(vector[IdRows]& parts, bint counts_only, IdPool* pool, int threads):
     """One Arrow array of the parts' rows in order: list<int32> ids, or int64 counts. The ids of later
-    parts are appended to the first part's vector (callers that reserve room for all save a move),
-    whose memory then goes to Arrow."""
+    parts are appended to the first part's vector (callers that reserve room for all save a move) by
+    `threads` threads, and its memory then goes to Arrow."""
     import pyarrow as pa
     cdef int64_t n = 0, total = 0, nulls = 0, row = 0
     cdef size_t k
@@ -150,7 +150,7 @@ cdef inline object id_rows_arrow(vector[IdRows]& parts, bint counts_only, IdPool
         total += <int64_t>parts[k].ids.size()
     if not counts_only and parts.size() > 1:
         with nogil:
-            _gather_ids(parts, total)
+            _gather_ids(parts, total, threads)
     validity = PyBytes_FromStringAndSize(NULL, (n + 7) // 8)
     cdef uint8_t* valid = <uint8_t*>PyBytes_AS_STRING(validity)
     memset(valid, 0, (n + 7) // 8)

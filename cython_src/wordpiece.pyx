@@ -363,7 +363,7 @@ cdef class WordPieceEncoder:
             id_pool_take(self.pool, parts[0].ids)
         for k in prange(nt, nogil=True, num_threads=nt, schedule="static"):
             self._encode_rows(v, second, row_split(v, k, nt), row_split(v, k + 1, nt), template, not counts_only, parts[k])
-        return id_rows_arrow(parts, counts_only, self.pool)
+        return id_rows_arrow(parts, counts_only, self.pool, nt)
 
     # -- ids -> text -------------------------------------------------------------------------------
     def decode_arrow(self, ids):
