@@ -841,8 +841,10 @@ cdef class Encoder:
             self._encode_rows(v, chunk_row(v, c, chunks), chunk_row(v, c + 1, chunks), allowed, keep_ids, own[t], ws)
             c += 1
             if own[t].error_row >= 0:
-                return False
+                break
         until[t] = c
+        if own[t].error_row >= 0:
+            return False
         for d in range(1, threads):
             u = (t + d) % threads
             c = owned_first(u + 1, threads, chunks) - 1
@@ -984,7 +986,7 @@ cdef class Encoder:
         cdef IdVector ids
         cdef int64_t r, start
         cdef int found
-        workspace_init(ws, view_end(v, last - 1) - view_start(v, first) if last > first else 0, threads)
+        workspace_init(ws, _bytes(v, first, last), threads)
         for r in range(first, last):
             if not view_valid(v, r):
                 res.row_cands.push_back(-1)
