@@ -36,7 +36,7 @@ from bytes_table cimport (KEY_WORDS_MAX, SLOT_KEY_MAX, BytesTable, bytes_hash, b
 from merge_table cimport (MergeSlot, MergeTable, merge_table_add, merge_table_init, merge_table_rank,
                           merge_table_rank_from, merge_table_start)
 from pretokenize cimport pretokenize_pattern
-from row_chunks cimport ChunkClaims, chunk_count, chunk_row, owned_first
+from row_chunks cimport ChunkClaims, chunk_count, owned_first
 
 import gc
 
@@ -830,15 +830,15 @@ cdef class Encoder:
         own[t] (until[t]: the first it did not take), then the chunks c left in the other runs, from
         their back, into stolen[c]. False when a row failed."""
         cdef int chunks = chunk_count(threads), c, d, u
-        cdef int64_t first = chunk_row(v, owned_first(t, threads, chunks), chunks)
-        cdef int64_t last = chunk_row(v, owned_first(t + 1, threads, chunks), chunks)
+        cdef int64_t first = row_split(v, owned_first(t, threads, chunks), chunks)
+        cdef int64_t last = row_split(v, owned_first(t + 1, threads, chunks), chunks)
         workspace_init(ws, _bytes(v, first, last), threads)
         ws.defer = not self.has_supers
         if keep_ids:  # room for a token per 2 bytes (untouched pages cost address space only): growing copies
             own[t].ids.reserve(_bytes(v, first, last) // 2 + 16)
         c = owned_first(t, threads, chunks)
         while c < owned_first(t + 1, threads, chunks) and claims.claim(c):
-            self._encode_rows(v, chunk_row(v, c, chunks), chunk_row(v, c + 1, chunks), allowed, keep_ids, own[t], ws)
+            self._encode_rows(v, row_split(v, c, chunks), row_split(v, c + 1, chunks), allowed, keep_ids, own[t], ws)
             c += 1
             if own[t].error_row >= 0:
                 break
@@ -849,8 +849,8 @@ cdef class Encoder:
             u = (t + d) % threads
             c = owned_first(u + 1, threads, chunks) - 1
             while c >= owned_first(u, threads, chunks) and claims.claim(c):
-                first = chunk_row(v, c, chunks)
-                last = chunk_row(v, c + 1, chunks)
+                first = row_split(v, c, chunks)
+                last = row_split(v, c + 1, chunks)
                 if keep_ids:
                     stolen[c].ids.reserve(_bytes(v, first, last) // 2 + 16)
                 self._encode_rows(v, first, last, allowed, keep_ids, stolen[c], ws)
