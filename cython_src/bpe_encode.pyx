@@ -301,9 +301,9 @@ cdef class Encoder:
             merge_table_add(&self.merges, left, right, rank, result)
         for i in range(256):
             self.byte_ids[i] = byte_ids[i]
+        self._build_byte_pairs()  # (pairs of bytes keep their ranks below: a 2-byte token forms from its bytes)
         if not rank_guard:
             self._keep_final_pairs()
-        self._build_byte_pairs()
         self._add_specials(special_tokens or {}, always_tokens or {})
         self.vocab.append(VOCAB_PADDING, 0)
         self.n_vocab = <int32_t>self.starts.size()
@@ -341,31 +341,25 @@ cdef class Encoder:
         cdef MergeTable kept
         cdef vector[int32_t] sym, ranks, results, final
         cdef int32_t t
-        cdef int64_t i, n
+        cdef int64_t n
         cdef size_t m, k
-        cdef const uint8_t* p
         with nogil:
             for t in range(<int32_t>self.starts.size()):
                 n = self.ends[t] - self.starts[t]
                 if n < 2:
                     continue
-                p = <const uint8_t*>self.vocab.data() + self.starts[t]
                 sym.resize(n)
                 ranks.resize(n)
                 results.resize(n)
-                for i in range(n):
-                    sym[i] = self.byte_ids[p[i]]
-                    if sym[i] < 0:
-                        break
-                else:
-                    for i in range(n - 1):
-                        ranks[i] = self._rank(sym[i], sym[i + 1], &results[i])
-                    m = _scan_merges(&self.merges, False, sym.data(), ranks.data(), results.data(), <size_t>n, 2)
-                    if m == 2 and ranks[0] != NO_RANK and results[0] == t:
-                        final.push_back(sym[0])
-                        final.push_back(sym[1])
-                        final.push_back(ranks[0])
-                        final.push_back(t)
+                if not self._load_bytes(<const uint8_t*>self.vocab.data() + self.starts[t], n, sym.data(),
+                                        ranks.data(), results.data()):
+                    continue
+                m = _scan_merges(&self.merges, False, sym.data(), ranks.data(), results.data(), <size_t>n, 2)
+                if m == 2 and ranks[0] != NO_RANK and results[0] == t:
+                    final.push_back(sym[0])
+                    final.push_back(sym[1])
+                    final.push_back(ranks[0])
+                    final.push_back(t)
             merge_table_init(&kept, final.size() // 4)
             k = 0
             while k < final.size():
