@@ -1,39 +1,73 @@
-"""Build: the Python package `sqltok`, with `udfs/`, `sql/` and the Cython extensions of `cython_src/`
-installed inside it (the repository keeps them as top-level folders, one concept each)."""
+"""Build the Cython extensions of the `sqltok` package (metadata lives in pyproject.toml).
+
+Each extension is `sqltok/<family>/_<name>.pyx`; the C++ headers and `.pxd` files sit beside the code
+that uses them (`sqltok/native/` for the ones several families share). OpenMP is used where the
+compiler has it; without it the parallel loops run on one thread, with the same results.
+"""
+import os
 import sys
+import tempfile
+from pathlib import Path
 
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
-CXX_ARGS = ["-O3", "-std=c++17"] if sys.platform != "win32" else ["/O2", "/std:c++17"]
-OPENMP = {"win32": ["/openmp"], "darwin": []}.get(sys.platform, ["-fopenmp"])
+FOLDERS = ["sqltok/native", "sqltok/pretokenizer", "sqltok/normalizers", "sqltok/bpe", "sqltok/wordpiece"]
+MSVC = sys.platform == "win32"
+CXX_ARGS = ["/O2", "/std:c++17"] if MSVC else ["-O3", "-std=c++17"]
 # The merge loops shift a few ints per merge: GCC would turn each such loop into a call to memmove
-# (3.7% of the time spent on pretokens seen for the first time).
-SHORT_LOOPS = ("-fno-tree-loop-distribute-patterns",) if sys.platform == "linux" else ()
+# (3.7% of the time spent on pretokens seen for the first time). Clang has no such flag.
+SHORT_LOOPS = ["-fno-tree-loop-distribute-patterns"]
 
 
-def ext(name: str, openmp: bool = False, flags: tuple[str, ...] = ()) -> Extension:
-    """Extension `sqltok._<name>` from `cython_src/<name>.pyx`; `openmp` for modules with prange."""
-    return Extension(
-        f"sqltok._{name}",
-        [f"cython_src/{name}.pyx"],
-        include_dirs=["cython_src"],
-        language="c++",
-        extra_compile_args=CXX_ARGS + (OPENMP if openmp else []) + list(flags),
-        extra_link_args=OPENMP if openmp and sys.platform != "win32" else [],
-    )
+class BuildExt(build_ext):
+    """Add OpenMP and GCC-only flags to the extensions that want them, when the compiler takes them."""
+
+    def build_extensions(self) -> None:
+        openmp = ["/openmp"] if MSVC else ["-fopenmp"] if self._compiles(["-fopenmp"], True) else []
+        gcc_flags = [] if MSVC else [f for f in SHORT_LOOPS if self._compiles([f], False)]
+        for e in self.extensions:
+            if getattr(e, "openmp", False):
+                e.extra_compile_args += openmp
+                e.extra_link_args += [] if MSVC else openmp
+            if getattr(e, "short_loops", False):
+                e.extra_compile_args += gcc_flags
+        super().build_extensions()
+
+    def _compiles(self, flags: list[str], link: bool) -> bool:
+        """True when the compiler builds (and, with `link`, links) a small C++ program with `flags`."""
+        with tempfile.TemporaryDirectory() as tmp:
+            src = Path(tmp, "probe.cpp")
+            src.write_text("int main() { return 0; }\n")
+            try:
+                objects = self.compiler.compile([str(src)], output_dir=tmp, extra_postargs=flags)
+                if link:
+                    self.compiler.link_executable(objects, "probe", output_dir=tmp, extra_postargs=flags,
+                                                  target_lang="c++")
+            except Exception:  # CompileError, LinkError: the flag is not for this compiler
+                return False
+        return True
+
+
+def ext(module: str, openmp: bool = False, short_loops: bool = False) -> Extension:
+    """Extension `sqltok.<family>._<name>` from `sqltok/<family>/_<name>.pyx`; `openmp` for modules with
+    prange."""
+    e = Extension(module, [module.replace(".", "/") + ".pyx"], include_dirs=FOLDERS, language="c++",
+                  extra_compile_args=list(CXX_ARGS), extra_link_args=[])
+    e.openmp, e.short_loops = openmp, short_loops
+    return e
 
 
 setup(
-    packages=["sqltok", "sqltok.formats", "sqltok.udfs", "sqltok.sql"],
-    package_dir={"sqltok": "sqltok", "sqltok.udfs": "udfs", "sqltok.sql": "sql"},
-    package_data={"sqltok.sql": ["*.sql"], "sqltok": ["data/*"]},
     ext_modules=cythonize(
-        [ext("pretokenize"), ext("bpe_train"), ext("bpe_phase2"),
-         ext("bpe_encode", openmp=True, flags=SHORT_LOOPS), ext("normalize", openmp=True),
-         ext("wordpiece", openmp=True)],
+        [ext("sqltok.pretokenizer._pretokenize"), ext("sqltok.bpe._train"), ext("sqltok.bpe._phase2"),
+         ext("sqltok.bpe._encode", openmp=True, short_loops=True), ext("sqltok.normalizers._normalize", openmp=True),
+         ext("sqltok.wordpiece._encode", openmp=True)],
         compiler_directives={"language_level": "3", "boundscheck": False, "wraparound": False,
                              "cdivision": True, "initializedcheck": False},
-        include_path=["cython_src"],
+        include_path=["."],
+        nthreads=int(os.environ.get("SQLTOK_BUILD_JOBS", "0")),
     ),
+    cmdclass={"build_ext": BuildExt},
 )

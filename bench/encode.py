@@ -133,7 +133,7 @@ def load_encoder(variant: str, tok: dict, threads: int):
 
         Tokenizer = getattr(sqltok, "Tokenizer", None)
         if Tokenizer is None:
-            from sqltok.tokenizer import Tokenizer
+            from sqltok.bpe.tokenizer import Tokenizer
         enc = Tokenizer.load(tok["sqltok"])
         if variant == "sqltok-list":
             return lambda texts, arr: ("lists", enc.encode_ordinary_batch(texts, num_threads=threads))
@@ -353,7 +353,7 @@ def prepare_trained(args, en_docs: list[str], work: Path) -> dict:
 
     import duckdb
     import sqltok
-    from sqltok.settings import MAIN_PATTERN
+    from sqltok.bpe.settings import MAIN_PATTERN
 
     info: dict = {}
     if args.sqltok_model:
@@ -628,7 +628,7 @@ def main(argv=None) -> None:
             corpora[name] = build_corpus(name, base, sources, args.mb, work / f"{name}.parquet")
         # ---- tokenizers
         _log("preparing tokenizers ...")
-        from sqltok.settings import MAIN_PATTERN
+        from sqltok.bpe.settings import MAIN_PATTERN
 
         o200k = {"name": "o200k_base", "label": "o200k_base", "sqltok": str(args.o200k / "o200k_base.tiktoken"),
                  "tiktoken": str(args.o200k / "o200k_base.tiktoken"), "json": str(args.o200k / "tokenizer.json"),

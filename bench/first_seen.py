@@ -26,8 +26,8 @@ PER_DOC = 200
 
 def rare_pretokens(docs: list[str], mb: float, ranks: dict[bytes, int]) -> list[str]:
     """The distinct pretokens of the first `mb` MB of `docs` that are not tokens, first seen first."""
-    from sqltok import patterns
-    from sqltok._pretokenize import pattern_id, pretokenize
+    from sqltok.pretokenizer import patterns
+    from sqltok.pretokenizer._pretokenize import pattern_id, pretokenize
 
     pid, budget, seen, rare = pattern_id(patterns.O200K), mb * 1e6, set(), []
     for doc in docs:
@@ -56,7 +56,7 @@ def main(argv=None) -> None:
     import pyarrow.parquet as pq
     from tiktoken.load import load_tiktoken_bpe
 
-    from sqltok.settings import MAIN_PATTERN
+    from sqltok.bpe.settings import MAIN_PATTERN
 
     tt = str(args.o200k / "o200k_base.tiktoken")
     rare = rare_pretokens(read_docs(args.corpus, args.text_key), args.mb, load_tiktoken_bpe(tt))

@@ -80,7 +80,7 @@ def runners(task: str, tokenizer: str) -> dict:
     import pyarrow.compute as pc
 
     import sqltok
-    from sqltok._normalize import bert_normalize_arrow, normalize_arrow
+    from sqltok.normalizers._normalize import bert_normalize_arrow, normalize_arrow
 
     arrow = lambda texts: pa.array(texts, pa.large_string())  # noqa: E731
     same = lambda texts: texts  # noqa: E731

@@ -9,18 +9,20 @@
     con.sql("SELECT encode('my_bpe', text) FROM docs")
     tok = sqltok.Tokenizer.load("o200k_base.tiktoken")
 """
-from ._pretokenize import pretokenize
-from .corpus import Source
-from .errors import CorpusError, ModelExistsError, ModelNotFoundError, SqltokError
-from .model import Merge, Model
-from .models_io import export_model, import_model
-from .normalizers import bert_normalize, normalize
-from .register import register
-from .store import drop_model, load_model, model_names
-from .superword import SuperwordReport, train_superword
-from .tokenizer import Tokenizer
-from .wordpiece import WordPieceTokenizer
-from .train import TrainReport, train_bpe
+from importlib.metadata import PackageNotFoundError, version
+
+from sqltok.pretokenizer._pretokenize import pretokenize
+from sqltok.corpus.sources import Source
+from sqltok.errors import CorpusError, ModelExistsError, ModelNotFoundError, SqltokError
+from sqltok.bpe.model import Merge, Model
+from sqltok.model_files import export_model, import_model
+from sqltok.normalizers import bert_normalize, normalize
+from sqltok.register import register
+from sqltok.store import drop_model, load_model, model_names
+from sqltok.bpe.superword import SuperwordReport, train_superword
+from sqltok.bpe.tokenizer import Tokenizer
+from sqltok.wordpiece.tokenizer import WordPieceTokenizer
+from sqltok.bpe.train import TrainReport, train_bpe
 
 __all__ = [
     "CorpusError", "Merge", "Model", "ModelExistsError", "ModelNotFoundError", "Source", "SqltokError",
@@ -28,4 +30,8 @@ __all__ = [
     "pretokenize", "register", "SuperwordReport", "Tokenizer", "train_bpe", "train_superword",
     "bert_normalize", "normalize", "WordPieceTokenizer",
 ]
-__version__ = "0.1.0"
+
+try:
+    __version__ = version("sqltok")
+except PackageNotFoundError:  # a checkout that was built in place without being installed
+    __version__ = "unknown"

@@ -10,15 +10,15 @@ from importlib.resources import files
 import duckdb
 
 from . import __version__
-from .corpus import Source
-from .errors import SqltokError
-from .evaluate import holdout_split
-from .models_io import FORMATS, export_model, import_model
-from .register import register
-from .settings import DEFAULT_SPECIAL_TOKENS
-from .store import drop_model, model_names
-from .superword import train_superword
-from .train import train_bpe
+from sqltok.corpus.sources import Source
+from sqltok.errors import SqltokError
+from sqltok.evaluate import holdout_split
+from sqltok.model_files import FORMATS, export_model, import_model
+from sqltok.register import register
+from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS
+from sqltok.store import drop_model, model_names
+from sqltok.bpe.superword import train_superword
+from sqltok.bpe.train import train_bpe
 
 DEFAULT_DB = "sqltok.duckdb"
 
@@ -93,7 +93,7 @@ def _train(con, args) -> None:
             [report.model]).fetchall():
         print(f"  {idx:>4}  {_show(left):>12} + {_show(right):<12} {count:>12,}")
     if args.holdout:
-        from .evaluate import compression
+        from sqltok.evaluate import compression
 
         c = compression(con, report.model, held)
         print(f"held-back documents ({args.holdout:.0%}): {c['documents']} documents, {c['bytes']:,} bytes, "
@@ -123,13 +123,13 @@ def _cmd_encode(args) -> None:
 
 
 def _encode(con, args) -> None:
-    from .corpus import quote_ident, quote_literal
-    from .registry import registry
+    from sqltok.corpus.sources import quote_ident, quote_literal
+    from sqltok.named_tokenizers import named_tokenizers
 
     register(con)
     model = args.model
     if os.path.exists(model):
-        tok = registry(con).load(Path(model).stem, model)
+        tok = named_tokenizers(con).load(Path(model).stem, model)
         model = tok.name
     src = Source(path=args.input, text_key=args.text_key, text_mode="line" if args.lines else None)
     fn = "token_count" if args.count else "encode_special" if args.allow_special else "encode"

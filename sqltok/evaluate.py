@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import duckdb
 
-from .corpus import Source
-from .errors import SqltokError
-from .sql_files import sql_text
-from .store import require_model
+from sqltok.corpus.sources import Source
+from sqltok.errors import SqltokError
+from sqltok.sql_files import sql_text
+from sqltok.store import require_model
 
 
 def holdout_split(src: Source, fraction: float) -> tuple[Source, Source]:
@@ -21,7 +21,7 @@ def holdout_split(src: Source, fraction: float) -> tuple[Source, Source]:
 
 def compression(con: duckdb.DuckDBPyConnection, model: str, source: Source) -> dict:
     """Documents, bytes, tokens and bytes per token of `model` on `source`'s documents."""
-    from .register import register
+    from sqltok.register import register
 
     register(con)
     require_model(con, model)

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import duckdb
 
-from .sql_files import run_script
-from .store import ensure_schema
+from sqltok.sql_files import run_script
+from sqltok.store import ensure_schema
 
 
 def register(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:

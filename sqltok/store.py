@@ -10,10 +10,10 @@ from typing import Iterator
 
 import pyarrow as pa
 
-from .duck import arrow_table
-from .errors import ModelExistsError, ModelNotFoundError, SqltokError
-from .model import Merge, Model
-from .sql_files import run_script
+from sqltok.duck import arrow_table
+from sqltok.errors import ModelExistsError, ModelNotFoundError, SqltokError
+from sqltok.bpe.model import Merge, Model
+from sqltok.sql_files import run_script
 
 
 def ensure_schema(con) -> None:
@@ -75,9 +75,9 @@ _MODEL_TABLES = ("models", "tokens", "merges", "special_tokens", "pretoken_count
 def delete_rows(con, name: str) -> None:
     """Delete every row of model `name` (the caller holds the transaction); a tokenizer cached for
     it is forgotten."""
-    from .registry import registry
+    from sqltok.named_tokenizers import named_tokenizers
 
-    registry(con).forget(name)
+    named_tokenizers(con).forget(name)
     for t in _MODEL_TABLES:
         con.execute(f"DELETE FROM sqltok_store.{t} WHERE model = ?", [name])
 

@@ -51,3 +51,10 @@ def bundled(tmp_path_factory):
         return path
 
     return get
+
+
+def pytest_report_header(config) -> str:
+    """Which sqltok the tests run against (CI installs it from the sdist into a fresh venv)."""
+    import sqltok
+
+    return f"sqltok {sqltok.__version__} from {Path(sqltok.__file__).parent}"

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sqltok
-from sqltok.formats.reference import loads
-from sqltok.tokenizer import Tokenizer
+from sqltok.bpe.reference_file import loads
+from sqltok.bpe.tokenizer import Tokenizer
 
 
 def golden_tokenizer(golden_dir, name: str) -> Tokenizer:
@@ -157,7 +157,7 @@ def test_threads_take_over_the_chunks_of_a_slower_one(golden_dir):
         one = tok.encode_arrow(texts, threads=1)
         for threads in (2, 3):
             assert tok.encode_arrow(texts, threads=threads).equals(one)
-    from sqltok._bpe_encode import Encoder
+    from sqltok.bpe._encode import Encoder
 
     no_c3 = Encoder([bytes([b]) for b in range(256)], [], [-1 if b == 0xC3 else b for b in range(256)], True, 0)
     bad = pa.array(slow + ["caf\u00e9"] + fast + ["\u00e9"], pa.large_string())  # no token for byte C3
@@ -171,7 +171,7 @@ def test_calls_share_warm_caches_but_not_after_a_failure():
     token, found while a merge waits in the batch) drops its workspace, so no slot of a pretoken left
     waiting can answer a later call."""
     import pyarrow as pa
-    from sqltok._bpe_encode import Encoder
+    from sqltok.bpe._encode import Encoder
 
     def encoder():
         tokens = [bytes([b]) for b in range(256)] + [b"qz", b"qzx"]

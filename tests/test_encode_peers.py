@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sqltok.formats.tiktoken_file import read_tiktoken
-from sqltok.tokenizer import Tokenizer
+from sqltok.bpe.tiktoken_file import read_tiktoken
+from sqltok.bpe.tokenizer import Tokenizer
 
 from conftest import SHARED_TOKENIZERS
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from sqltok.formats.byte_unicode import bytes_to_unicode_str, unicode_str_to_bytes
+from sqltok.bpe.byte_unicode import bytes_to_unicode_str, unicode_str_to_bytes
 from sqltok.formats.errors import ExportError, ModelFormatError
-from sqltok.formats.hf import to_hf_json, write_hf
-from sqltok.formats.reference import dumps, loads, read_reference, write_reference
-from sqltok.model import BYTE_ALPHABET, Merge, Model
+from sqltok.bpe.hf_write import to_hf_json, write_hf
+from sqltok.bpe.reference_file import dumps, loads, read_reference, write_reference
+from sqltok.bpe.model import BYTE_ALPHABET, Merge, Model
 
 GOLDEN_MODELS = [
     "bpe_en_simple_v2048", "bpe_en_v8192", "bpe_en_v7433", "bpe_multi_v4096",

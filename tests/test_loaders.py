@@ -17,11 +17,11 @@ import regex
 
 import sqltok
 from sqltok.errors import SqltokError
-from sqltok.formats.byte_unicode import bytes_to_unicode_str
-from sqltok.formats.encoder_spec import GPT2_PATTERN, EncoderSpec
+from sqltok.bpe.byte_unicode import bytes_to_unicode_str
+from sqltok.bpe.encoder_spec import GPT2_PATTERN, EncoderSpec
 from sqltok.formats.errors import ModelFormatError, UnsupportedTokenizerError
-from sqltok.formats.hf_read import read_hf, read_hf_vocab_merges
-from sqltok.formats.tiktoken_file import (
+from sqltok.bpe.hf_read import read_hf, read_hf_vocab_merges
+from sqltok.bpe.tiktoken_file import (
     KNOWN_TIKTOKEN_FILES, WHISPER_LANGUAGES, read_tiktoken, whisper_special_tokens,
 )
 
@@ -251,7 +251,7 @@ def test_tiktoken_spec_encodes_like_tiktoken(bundled, tiktoken_module, file):
 
 def test_tiktoken_pairs_are_every_split(tiktoken_module):
     """The pair list of a tiny encoding, and the merge order it implies, as tiktoken merges."""
-    from sqltok.formats.tiktoken_file import spec_from_ranks
+    from sqltok.bpe.tiktoken_file import spec_from_ranks
 
     ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256, b"bc": 257, b"abc": 258, b"cab": 259,
                                                    b"ca": 260, b"cabc": 261, b"bca": 262}
@@ -276,8 +276,8 @@ def test_vocabulary_index_tells_near_keys_apart(tiktoken_module):
     token merge as tiktoken merges them."""
     import itertools
 
-    from sqltok import patterns
-    from sqltok.formats.tiktoken_file import spec_from_ranks
+    from sqltok.pretokenizer import patterns
+    from sqltok.bpe.tiktoken_file import spec_from_ranks
 
     stem = "abcdefgh"
     tails = ["".join(t) for t in itertools.product("abcdefghij", repeat=3)]

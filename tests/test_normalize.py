@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sqltok
-from sqltok._normalize import UNICODE_VERSION, bert_normalize_arrow, normalize_arrow
+from sqltok.normalizers._normalize import UNICODE_VERSION, bert_normalize_arrow, normalize_arrow
 
 tokenizers = pytest.importorskip("tokenizers")
 from tokenizers import normalizers  # noqa: E402

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import oracle_pretokenize as oracle
-from sqltok._pretokenize import (CLASS_BITS, pretokenize, pretokenize_arrow,
+from sqltok.pretokenizer._pretokenize import (CLASS_BITS, pretokenize, pretokenize_arrow,
                                  unicode_table)
 
 SAMPLE = Path(__file__).parent / "data" / "corpora_sample.jsonl"

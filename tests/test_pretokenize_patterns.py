@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import oracle_pretokenize as oracle
-from sqltok import patterns
-from sqltok._pretokenize import (PATTERN_IDS, PATTERNS, pattern_id, pretokenize,
+from sqltok.pretokenizer import patterns
+from sqltok.pretokenizer._pretokenize import (PATTERN_IDS, PATTERNS, pattern_id, pretokenize,
                                  pretokenize_arrow)
 
 SAMPLE = Path(__file__).parent / "data" / "corpora_sample.jsonl"

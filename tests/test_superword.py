@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sqltok
-import sqltok.superword as superword
-from sqltok.formats.reference import dumps, read_reference
+import sqltok.bpe.superword as superword
+from sqltok.bpe.reference_file import dumps, read_reference
 
 GOLDEN_SUPERWORD = [  # name, training file, vocab size, options
     ("boundless_en_simple_v2048", "en_train", 2048, {"simple": True}),
@@ -274,16 +274,16 @@ def test_cli_superword(tmp_path, train_dir):
 def test_letter_rule_is_unicode_letters():
     """Eligibility needs a \\p{L} letter anywhere in the token (" the", "'s", ".com"), not digits or
     punctuation alone (" 12", " ,", "\\n")."""
-    model = sqltok.Model(method="word", tokens=[bytes([b]) for b in sqltok.model.BYTE_ALPHABET],
+    model = sqltok.Model(method="word", tokens=[bytes([b]) for b in sqltok.bpe.model.BYTE_ALPHABET],
                          token_counts=[0] * 243, is_super=[False] * 243, merges=[],
-                         settings={"main_regex": sqltok.settings.MAIN_PATTERN, "script_specific_regex": None})
+                         settings={"main_regex": sqltok.bpe.settings.MAIN_PATTERN, "script_specific_regex": None})
     mask = sqltok.Tokenizer.from_model(model, "b").letter_mask()
     letters = {chr(b) for b in range(128) if mask[b]}
     assert letters == {c for c in map(chr, range(128)) if regex.match(r"\p{L}", c)}
 
 
 def _phase2(candidates, counts, tokens, supermerges, prune_below):
-    from sqltok._bpe_phase2 import train_phase2
+    from sqltok.bpe._phase2 import train_phase2
 
     out = train_phase2(pa.array(candidates, pa.large_list(pa.int32())), pa.array(counts, pa.int64()), tokens,
                        [], [], 10_000, "superbpe", supermerges, prune_below)
@@ -294,7 +294,7 @@ def _phase2(candidates, counts, tokens, supermerges, prune_below):
 def test_pruning_gives_the_same_model(con, train_dir, monkeypatch, options):
     """Cutting candidates where two units stand side by side at most c_min times changes nothing:
     BoundlessBPE and the matching SuperBPE with and without the cuts, on our own run."""
-    import sqltok.superword as sw
+    import sqltok.bpe.superword as sw
 
     rep = sqltok.train_superword(con, _source(train_dir, "en_train"), 4000, "pruned", **options)
     assert rep.supermerges > 0

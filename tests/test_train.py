@@ -9,7 +9,7 @@ import pytest
 
 import sqltok
 from sqltok.evaluate import compression
-from sqltok.formats.reference import dumps
+from sqltok.bpe.reference_file import dumps
 
 GOLDEN_BPE = [  # name, training file, vocab size, simple
     ("bpe_en_simple_v2048", "en_train", 2048, True),
@@ -165,7 +165,7 @@ def test_failed_run_leaves_database_as_it_was(con, monkeypatch, failure):
     sqltok.train_bpe(con, "SELECT 'aaa bbb' AS text", 245, "m")
     before = _model_tables(con)
     import sqltok.store as store
-    import sqltok.train as train
+    import sqltok.bpe.train as train
 
     real = store.save_model
 

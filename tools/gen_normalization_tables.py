@@ -1,4 +1,4 @@
-"""Generate `cython_src/normalization_tables.h`: Unicode 17.0.0 normalization data and the character
+"""Generate `sqltok/normalizers/normalization_tables.h`: Unicode 17.0.0 normalization data and the character
 classes of Hugging Face's BERT normalizer and pre-tokenizer.
 
 Normalization (NFC, NFD, NFKC, NFKD), from the PyPI package `unicodedata2==17.0.0`:
@@ -28,7 +28,7 @@ from gen_unicode_tables import N_CODE_POINTS, PAGE, UNICODE_VERSION, c_array, tw
 
 HF_TOKENIZERS_VERSION = "0.23.3"
 ROOT = Path(__file__).resolve().parents[1]
-HEADER = ROOT / "cython_src" / "normalization_tables.h"
+HEADER = ROOT / "sqltok" / "normalizers" / "normalization_tables.h"
 HANGUL_FIRST, HANGUL_LAST = 0xAC00, 0xD7A3
 SURROGATES = range(0xD800, 0xE000)
 

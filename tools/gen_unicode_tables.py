@@ -1,4 +1,4 @@
-"""Generate `cython_src/unicode_tables.h`: per code point class bits and Script, Unicode 17.0.0.
+"""Generate `sqltok/pretokenizer/unicode_tables.h`: per code point class bits and Script, Unicode 17.0.0.
 
 The pretokenizer needs, for every code point, the classes its patterns test (`\\p{Lu}`, `\\p{Ll}`,
 `\\p{Lt}`, `\\p{Lm}`, `\\p{Lo}`, `\\p{M}`, `\\p{N}`, `\\s`; `\\p{L}` is their letter union) and its
@@ -28,7 +28,7 @@ import unicodedata2
 UNICODE_VERSION = "17.0.0"
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS_TXT = ROOT / "data" / "unicode" / "Scripts.txt"
-HEADER = ROOT / "cython_src" / "unicode_tables.h"
+HEADER = ROOT / "sqltok" / "pretokenizer" / "unicode_tables.h"
 N_CODE_POINTS = 0x110000
 PAGE = 256
 

@@ -1,0 +1,254 @@
+# cython: language_level=3
+"""Phase 2 of superword training: supermerges over aggregated supermerge candidates.
+
+A candidate is a run of pretokens that phase 1 made single tokens; its units are those tokens. The
+same merge loop as phase 1 (`merge_state.pxi`) runs over the unique candidates weighted by count.
+BoundlessBPE (paper Algorithm 1) replays the phase-1 merges from the byte vocabulary and lets a
+supermerge in only when its count is strictly higher than the next regular merge's; SuperBPE adds a
+fixed number of supermerges on top of the whole phase-1 vocabulary.
+"""
+from cpython.exc cimport PyErr_CheckSignals
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
+from libcpp.string cimport string
+from libcpp.unordered_map cimport unordered_map
+from libcpp.vector cimport vector
+
+from sqltok.native.arrow_buffers cimport int8_array, int32_array, int64_array, int64_values, large_binary_array
+from sqltok.native.id_lists cimport IdListView, id_list_view
+
+include "merge_state.pxi"
+
+import pyarrow as pa
+
+
+cdef struct Candidates:
+    const int64_t* offsets      # candidate i is units[offsets[i]:offsets[i + 1]]
+    const int32_t* units        # phase-1 token ids
+    const int64_t* counts
+    int64_t n
+
+
+cdef Candidates _candidates_view(object candidates, object counts, list keep) except *:
+    if candidates.null_count or len(candidates) != len(counts):
+        raise ValueError("candidates must be non-NULL and as many as their counts")
+    cdef IdListView v = id_list_view(candidates, keep)
+    cdef Candidates c
+    c.offsets = v.offsets
+    c.units = v.ids
+    c.counts = int64_values(counts, keep)
+    c.n = v.length
+    return c
+
+
+cdef int _rare_boundaries(const Candidates& c, int64_t prune_below, vector[uint8_t]& cut) except -1 nogil:
+    """cut[j] = 1 after unit j where no supermerge can ever join it to the next one: those two units
+    stand side by side at most `prune_below` times in all candidates, and every pair across that
+    boundary occurs at most as often, while every supermerge BoundlessBPE can still choose has a
+    count above it. (The bound assumes a token's bytes come from one unit sequence only; phase 2
+    counts supermerges whose bytes were a token already, and the caller starts over without cuts.)"""
+    cdef PairTable table
+    cdef vector[int64_t] occ
+    cdef int64_t i, u
+    cdef int32_t idx, found
+    pair_table_init(&table, 1 << 16)
+    cut.assign(c.offsets[c.n] if c.n else 0, 0)
+    for i in range(c.n):
+        for u in range(c.offsets[i], c.offsets[i + 1] - 1):
+            idx = <int32_t>occ.size()
+            found = pair_table_get_or_insert(&table, pack_pair(c.units[u], c.units[u + 1]), idx)
+            if found < 0:
+                occ.push_back(c.counts[i])
+            else:
+                occ[found] += c.counts[i]
+    for i in range(c.n):
+        for u in range(c.offsets[i], c.offsets[i + 1] - 1):
+            found = pair_table_get(&table, pack_pair(c.units[u], c.units[u + 1]))
+            cut[u] = occ[found] <= prune_below
+    pair_table_free(&table)
+    return 0
+
+
+cdef int _load_candidates(MergeState st, const Candidates& c, const vector[string]& p1_tokens,
+                          int64_t prune_below, vector[int64_t]& frozen) except -1 nogil:
+    """Each candidate (a list of phase-1 token ids) becomes one weighted sequence of unit tokens; with
+    `prune_below` >= 0 it is cut at rare boundaries first: pieces of two or more units become
+    sequences (marked partial when cut), single units never merge and only count (`frozen`)."""
+    cdef int32_t t, nt = <int32_t>p1_tokens.size()
+    cdef vector[int32_t] state_id
+    cdef vector[uint8_t] cut
+    cdef int64_t i, u, start, end
+    state_id.assign(nt, -1)
+    frozen.assign(nt, 0)
+    for u in range(c.offsets[c.n] if c.n else 0):
+        t = c.units[u]
+        if t < 0 or t >= nt:
+            with gil:
+                raise ValueError(f"candidate unit {t} is not a phase-1 token id")
+        if state_id[t] < 0:
+            state_id[t] = st.intern(p1_tokens[t])
+    if prune_below >= 0:
+        _rare_boundaries(c, prune_below, cut)
+    for i in range(c.n):
+        start = c.offsets[i]
+        while start < c.offsets[i + 1]:
+            end = start + 1
+            while end < c.offsets[i + 1] and (prune_below < 0 or not cut[end - 1]):
+                end += 1
+            if end - start == 1:
+                frozen[c.units[start]] += c.counts[i]
+            else:
+                st.add_sequence(c.counts[i], end - start < c.offsets[i + 1] - c.offsets[i])
+                for u in range(start, end):
+                    st.units.push_back(state_id[c.units[u]])
+                st.seq_len[st.seq_len.size() - 1] = <int32_t>(end - start)
+            start = end
+    return 0
+
+
+cdef class _Vocabulary:
+    """The final model's tokens in creation order, by bytes."""
+    cdef vector[string] tokens
+    cdef vector[int8_t] is_super
+    cdef unordered_map[string, int32_t] ids
+
+    cdef int32_t add(self, const string& b, int8_t is_super) except -2 nogil:
+        """The id of `b`, added at the end when it is new."""
+        cdef unordered_map[string, int32_t].iterator it = self.ids.find(b)
+        if it != self.ids.end():
+            return deref(it).second
+        cdef int32_t tid = <int32_t>self.tokens.size()
+        self.tokens.push_back(b)
+        self.is_super.push_back(is_super)
+        self.ids[b] = tid
+        return tid
+
+    cdef int32_t get(self, const string& b) except -2 nogil:
+        cdef unordered_map[string, int32_t].iterator it = self.ids.find(b)
+        if it == self.ids.end():
+            return -1
+        return deref(it).second
+
+
+def train_phase2(candidates, counts, phase1_tokens, phase1_new, phase1_count, int vocab_size, str mode, int supermerges=0, int64_t prune_below=-1, progress=None,
+                 int progress_every=256) -> dict:
+    """Learn supermerges over unique candidates (`candidates`: a list<int32> array of phase-1 token
+    ids, `counts`: int64).
+
+    The phase-1 model is given by its tokens (bytes by id) and, for each merge in order, the id of the
+    token it makes and its count. `mode` "boundless": replay the phase-1 merges from the 243 byte tokens,
+    a supermerge winning only with a strictly higher count, until `vocab_size` tokens or no candidate
+    pair is left. `mode` "superbpe": keep every phase-1 token (ids unchanged) and add `supermerges`
+    supermerges. `prune_below` >= 0 (BoundlessBPE with a full phase 1: its smallest merge count) cuts
+    candidates where no supermerge can join two units first; the result is the same, from fewer
+    pairs (if a supermerge makes bytes that were a token already, it starts over without cuts).
+    Returns Arrow arrays: the final vocabulary (`tokens`, `is_super`, `token_counts`: each token's
+    frequency in the candidates after phase 2), `regular` (how many phase-1 merges were kept, in
+    order) and the supermerges (`left`, `right`, `new_id`, `count`, `flag`) in final ids.
+    """
+    if mode not in ("boundless", "superbpe"):
+        raise ValueError(f"unknown phase-2 mode {mode!r}")
+    cdef list keep = []
+    cdef Candidates c = _candidates_view(candidates, counts, keep)
+    cdef vector[string] p1_tokens
+    for tok in phase1_tokens:
+        p1_tokens.push_back(tok)
+    cdef vector[int32_t] p1_new = phase1_new
+    cdef vector[int64_t] p1_count = phase1_count
+    if p1_count.size() != p1_new.size():
+        raise ValueError("the phase-1 merge arrays differ in length")
+    out = _train(c, p1_tokens, p1_new, p1_count, vocab_size, mode == "boundless", supermerges, prune_below,
+                 progress, progress_every)
+    if out is None:  # a supermerge made bytes that were a token already: the cuts may not hold
+        out = _train(c, p1_tokens, p1_new, p1_count, vocab_size, mode == "boundless", supermerges, -1,
+                     progress, progress_every)
+    return out
+
+
+cdef object _train(const Candidates& c, const vector[string]& p1_tokens, const vector[int32_t]& p1_new,
+                   const vector[int64_t]& p1_count, int vocab_size, bint boundless, int supermerges,
+                   int64_t prune_below, object progress, int progress_every):
+    """One phase-2 run (see `train_phase2`); None when pruned and a supermerge collided."""
+    cdef MergeState st = MergeState()
+    cdef vector[int64_t] frozen
+    _load_candidates(st, c, p1_tokens, prune_below, frozen)
+    cdef _Vocabulary voc = _Vocabulary()
+    cdef size_t t
+    if boundless:
+        for t in range(243):
+            voc.add(p1_tokens[t], 0)
+    else:
+        for t in range(p1_tokens.size()):
+            if voc.add(p1_tokens[t], 0) != <int32_t>t:
+                raise ValueError("the phase-1 tokens must be distinct")
+
+    cdef vector[int32_t] s_left, s_right, s_new
+    cdef vector[int64_t] s_count
+    cdef vector[int8_t] s_flag
+    cdef size_t j = 0, m = p1_new.size(), steps = 0
+    cdef int32_t pair, new_id, left, right
+    cdef int64_t cs, cr
+    cdef string merged
+    cdef int bad = 0
+    cdef int64_t collisions = 0
+    with nogil:
+        st.count_all_pairs()
+        while True:
+            if boundless and <int64_t>voc.tokens.size() >= vocab_size:
+                break
+            if not boundless and <int64_t>s_new.size() >= supermerges:
+                break
+            pair = st.best_pair()
+            if pair < 0:
+                break
+            cs = st.pair_count[pair]
+            cr = p1_count[j] if boundless and j < m else -1
+            if cs > cr:  # a supermerge (ties go to the regular merge)
+                left = voc.get(st.token_bytes[st.pair_left[pair]])
+                right = voc.get(st.token_bytes[st.pair_right[pair]])
+                if left < 0 or right < 0:
+                    bad = 1
+                    break
+                merged = st.token_bytes[st.pair_left[pair]] + st.token_bytes[st.pair_right[pair]]
+                if st.token_ids.find(merged) != st.token_ids.end():
+                    collisions += 1
+                new_id = st.intern(merged)
+                s_left.push_back(left)
+                s_right.push_back(right)
+                s_count.push_back(cs)
+                s_flag.push_back(st.merge(pair, new_id))
+                s_new.push_back(voc.add(merged, 1))
+            else:
+                voc.add(p1_tokens[p1_new[j]], 0)
+                j += 1
+            steps += 1
+            if steps % progress_every == 0:
+                with gil:
+                    PyErr_CheckSignals()
+                    if progress is not None:
+                        progress(s_new.size(), voc.tokens.size())
+    if bad:
+        raise RuntimeError("a supermerge joins a token that phase 1 has not made yet (inconsistent input)")
+    if prune_below >= 0 and collisions:
+        return None
+    if progress is not None:
+        progress(s_new.size(), voc.tokens.size())
+
+    cdef vector[int64_t] freqs, final_counts
+    st.token_frequencies(freqs)
+    final_counts.assign(voc.tokens.size(), 0)
+    cdef int32_t fid
+    for t in range(freqs.size()):
+        fid = voc.get(st.token_bytes[t])
+        if fid >= 0:
+            final_counts[fid] = freqs[t]
+    for t in range(frozen.size()):
+        if frozen[t]:
+            fid = voc.get(p1_tokens[t])
+            if fid >= 0:
+                final_counts[fid] += frozen[t]
+    return {
+        "tokens": large_binary_array(voc.tokens), "is_super": int8_array(voc.is_super),
+        "token_counts": int64_array(final_counts), "regular": j if boundless else m,
+        "left": int32_array(s_left), "right": int32_array(s_right), "new_id": int32_array(s_new),
+        "count": int64_array(s_count), "flag": int8_array(s_flag),
+    }

@@ -1,0 +1,101 @@
+# cython: language_level=3
+"""Phase-1 BPE training: merge pairs over unique pretokens weighted by their counts.
+
+Input comes from DuckDB as Arrow (pretoken BLOB, n BIGINT); output is the merge list and the
+vocabulary as Arrow arrays, ready to be inserted into the model's tables.
+"""
+from cpython.exc cimport PyErr_CheckSignals
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
+from libcpp.string cimport string
+from libcpp.vector cimport vector
+
+from sqltok.native.arrow_buffers cimport (BinaryView, binary_view, int8_array, int32_array, int64_array,
+                            int64_values, large_binary_array, view_end, view_start)
+
+include "merge_state.pxi"
+
+#: Bytes that can occur in UTF-8, in the order of the initial vocabulary (ids 0..242).
+BYTE_ALPHABET = tuple(list(range(0x00, 0xC0)) + list(range(0xC2, 0xF5)))
+
+
+cdef int _load_pretokens(MergeState st, const int32_t* byte_id, object pretokens, object counts) except -1:
+    cdef list keep = []
+    cdef BinaryView v = binary_view(pretokens, keep)
+    cdef int64_t n = len(pretokens)
+    if len(counts) != n:
+        raise ValueError("pretokens and counts differ in length")
+    if pretokens.null_count:
+        raise ValueError("pretokens must not be NULL")
+    cdef const int64_t* cnt = int64_values(counts, keep)
+    cdef int64_t i, j, start, end, bad = -1
+    st.units.reserve(view_end(v, n - 1) - view_start(v, 0) if n else 0)
+    with nogil:
+        for i in range(n):
+            start = view_start(v, i)
+            end = view_end(v, i)
+            st.add_sequence(cnt[i])
+            for j in range(start, end):
+                if byte_id[v.values[j]] < 0:
+                    bad = i
+                    break
+                st.units.push_back(byte_id[v.values[j]])
+            st.seq_len[i] = <int32_t>(end - start)
+            if bad >= 0:
+                break
+    if bad >= 0:
+        raise ValueError(f"pretoken {pretokens[bad].as_py()!r} holds a byte that never occurs in UTF-8")
+    return 0
+
+
+def train_bpe(pretokens, counts, int vocab_size, progress=None, int progress_every=256) -> dict:
+    """Learn merges until the vocabulary (243 byte tokens included) has `vocab_size` tokens or no pair
+    is left. `pretokens` is a pyarrow binary/string array of unique pretokens, `counts` an int64 array.
+
+    `progress(merges_done, vocab_size_now)` is called every `progress_every` merges, if given.
+    Returns pyarrow arrays: merges (`left`, `right`, `new_id`, `count`, `flag`) in order, and the
+    vocabulary (`tokens` by id, `token_counts`: final frequency of each token).
+    """
+    if vocab_size < len(BYTE_ALPHABET):
+        raise ValueError(f"vocab_size must be at least {len(BYTE_ALPHABET)} (the byte tokens)")
+    cdef MergeState st = MergeState()
+    cdef int32_t byte_id[256]
+    cdef int k
+    for k in range(256):
+        byte_id[k] = -1
+    for k, b in enumerate(BYTE_ALPHABET):
+        byte_id[b] = st.intern(bytes([b]))
+    _load_pretokens(st, byte_id, pretokens, counts)
+
+    cdef vector[int32_t] m_left, m_right, m_new
+    cdef vector[int64_t] m_count
+    cdef vector[int8_t] m_flag
+    cdef vector[int64_t] freqs
+    cdef int32_t pair, new_id
+    cdef string merged
+    cdef bint stop = False
+    with nogil:
+        st.count_all_pairs()
+        while <int64_t>st.token_bytes.size() < vocab_size:
+            pair = st.best_pair()
+            if pair < 0:
+                break
+            merged = st.token_bytes[st.pair_left[pair]] + st.token_bytes[st.pair_right[pair]]
+            new_id = st.intern(merged)
+            m_left.push_back(st.pair_left[pair])
+            m_right.push_back(st.pair_right[pair])
+            m_new.push_back(new_id)
+            m_count.push_back(st.pair_count[pair])
+            m_flag.push_back(st.merge(pair, new_id))
+            if m_left.size() % progress_every == 0:
+                with gil:
+                    PyErr_CheckSignals()
+                    if progress is not None:
+                        progress(m_left.size(), st.token_bytes.size())
+        st.token_frequencies(freqs)
+    if progress is not None:
+        progress(m_left.size(), st.token_bytes.size())
+    return {
+        "left": int32_array(m_left), "right": int32_array(m_right), "new_id": int32_array(m_new),
+        "count": int64_array(m_count), "flag": int8_array(m_flag),
+        "tokens": large_binary_array(st.token_bytes), "token_counts": int64_array(freqs),
+    }

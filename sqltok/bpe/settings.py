@@ -1,0 +1,45 @@
+"""The reference's training settings: the GPT-4o pattern, the script-specific pattern, and the settings
+line a `.model` file carries (kept verbatim so that written files match the reference byte for byte)."""
+from __future__ import annotations
+
+from sqltok.pretokenizer import patterns
+from sqltok.errors import SqltokError
+
+#: GPT-4o (o200k) pre-tokenization pattern, `regex.findall` semantics.
+MAIN_PATTERN = patterns.O200K
+
+#: For runs of scripts written without spaces: one letter (plus its marks) per pretoken.
+SCRIPT_PATTERN = patterns.SCRIPT_SPECIFIC
+
+#: Scripts whose runs use SCRIPT_PATTERN (sorted, as the reference writes them).
+SCRIPT_SPECIFIC_SCRIPTS = ("Han", "Hiragana", "Katakana", "Khmer", "Lao", "Myanmar", "Thai")
+
+#: Special tokens a training run registers by default, after the vocabulary.
+DEFAULT_SPECIAL_TOKENS = ("<|endoftext|>",)
+
+MIN_VOCAB_SIZE = 243
+MAX_VOCAB_SIZE = 1 << 24
+
+
+def reference_settings(script_aware: bool, is_super: bool = False, superbpe_mode: bool = False) -> dict:
+    """The settings line of the reference for a model trained with these options."""
+    return {
+        "tau": 1.1,
+        "is_super": is_super,
+        "superbpe_mode": superbpe_mode,
+        "blowup": False,
+        "main_regex": MAIN_PATTERN,
+        "script_specific_regex": SCRIPT_PATTERN if script_aware else None,
+        "script_specific_scripts": list(SCRIPT_SPECIFIC_SCRIPTS) if script_aware else None,
+        "merge_pattern": r"\p{L}",
+    }
+
+
+def check_vocab_size(vocab_size: int) -> None:
+    """Reject sizes below the byte alphabet or absurdly large ones with a clear message."""
+    if not isinstance(vocab_size, int) or isinstance(vocab_size, bool):
+        raise SqltokError(f"vocab_size must be an integer, not {vocab_size!r}")
+    if vocab_size < MIN_VOCAB_SIZE:
+        raise SqltokError(f"vocab_size must be at least {MIN_VOCAB_SIZE} (the byte tokens), not {vocab_size}")
+    if vocab_size > MAX_VOCAB_SIZE:
+        raise SqltokError(f"vocab_size {vocab_size} is absurdly large (at most {MAX_VOCAB_SIZE})")

@@ -1,0 +1,116 @@
+"""Training sources as SQL: every source becomes a query with one column `text`, in document order.
+
+Files are read by DuckDB's own readers (Parquet, JSON, text); tables, views and queries are used as
+they are. DuckDB keeps insertion order, so "the first N documents" means the first N in file order.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from glob import has_magic
+
+from sqltok.errors import CorpusError
+
+_JSON_SUFFIXES = (".jsonl", ".ndjson", ".json")
+_COMPRESSION = (".gz", ".zst")
+
+
+def quote_literal(s: str) -> str:
+    """`s` as a SQL string literal."""
+    return "'" + s.replace("'", "''") + "'"
+
+
+def quote_ident(s: str) -> str:
+    """`s` as a SQL identifier."""
+    return '"' + s.replace('"', '""') + '"'
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where documents come from. Exactly one of `path`, `table` and `sql` is set.
+
+    `text_key` names the text field (JSONL key, Parquet or table column); `text_mode` is required for
+    plain text files: "file" (one document per file) or "line" (one document per line).
+    """
+
+    path: str | None = None
+    table: str | None = None
+    sql: str | None = None
+    text_key: str = "text"
+    text_mode: str | None = None
+    max_documents: int | None = None
+
+    def __post_init__(self) -> None:
+        if sum(x is not None for x in (self.path, self.table, self.sql)) != 1:
+            raise CorpusError("give exactly one source: a file path, a table name or a SQL query")
+        if self.text_mode not in (None, "file", "line"):
+            raise CorpusError(f"text_mode must be 'file' or 'line', not {self.text_mode!r}")
+        if self.max_documents is not None and self.max_documents < 1:
+            raise CorpusError("max_documents must be a positive number")
+
+    def describe(self) -> str:
+        """A short description for the model's record."""
+        return self.path or self.table or self.sql or ""
+
+    def query(self) -> str:
+        """A SQL query with one column `text` (VARCHAR or BLOB), one row per document, in order."""
+        if self.sql is not None:
+            q = f"SELECT {quote_ident(self.text_key)} AS text FROM ({self.sql})"
+        elif self.table is not None:
+            q = f"SELECT {quote_ident(self.text_key)} AS text FROM {self.table}"
+        else:
+            q = self._file_query()
+        if self.max_documents is not None:
+            q = f"SELECT text FROM ({q}) LIMIT {int(self.max_documents)}"
+        return q
+
+    def rows_query(self) -> str:
+        """A SQL query with every column of the source (plain text: `text` only), in order."""
+        if self.sql is not None:
+            q = f"SELECT * FROM ({self.sql})"
+        elif self.table is not None:
+            q = f"SELECT * FROM {self.table}"
+        else:
+            stem = self._stem()
+            lit = quote_literal(self.path)
+            if stem.endswith(".parquet"):
+                q = f"SELECT * FROM read_parquet({lit})"
+            elif stem.endswith(_JSON_SUFFIXES):
+                q = f"SELECT * FROM read_json({lit}, format = 'newline_delimited', maximum_object_size = 268435456)"
+            else:
+                return self.query()
+        if self.max_documents is not None:
+            q = f"{q} LIMIT {int(self.max_documents)}"
+        return q
+
+    def _stem(self) -> str:
+        path = self.path
+        assert path is not None
+        if not has_magic(path) and not os.path.exists(path):
+            raise CorpusError(f"no such file: {path}")
+        stem = path.lower()
+        for c in _COMPRESSION:
+            stem = stem.removesuffix(c)
+        return stem
+
+    def _file_query(self) -> str:
+        path = self.path
+        stem = self._stem()
+        lit = quote_literal(path)
+        key = quote_ident(self.text_key)
+        if stem.endswith(".parquet"):
+            return f"SELECT {key} AS text FROM read_parquet({lit})"
+        if stem.endswith(_JSON_SUFFIXES):
+            cols = "{" + quote_literal(self.text_key) + ": 'VARCHAR'}"
+            return (f"SELECT {key} AS text FROM read_json({lit}, format = 'newline_delimited', "
+                    f"columns = {cols}, maximum_object_size = 268435456)")
+        if self.text_mode == "file":
+            return f"SELECT content AS text FROM read_text({lit})"
+        if self.text_mode == "line":
+            lines = f"SELECT unnest(string_split(regexp_replace(content, '\\n$', ''), chr(10))) AS line FROM read_text({lit})"
+            return f"SELECT regexp_replace(line, '\\r$', '') AS text FROM ({lines})"
+        if stem.endswith(".txt"):
+            raise CorpusError(f"{path} is plain text: say whether a document is the whole file "
+                              "(text_mode='file', --whole-file) or one line (text_mode='line', --lines)")
+        raise CorpusError(f"cannot tell the format of {path}: expected .parquet, .jsonl/.ndjson/.json "
+                          "(optionally .gz/.zst), or plain text with text_mode 'file' or 'line'")

@@ -1,0 +1,36 @@
+"""Models between the database and files: the reference's `.model` format and HF `tokenizer.json`."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqltok.errors import SqltokError
+from sqltok.bpe.hf_write import write_hf
+from sqltok.bpe.reference_file import read_reference, write_reference
+from sqltok.store import check_new_name, delete_rows, ensure_schema, load_model, save_model, transaction
+
+FORMATS = ("reference", "hf")
+
+
+def export_model(con, name: str, path: str | Path, format: str = "reference", lossy: bool = False) -> None:
+    """Write model `name` to `path`: `reference` (`.model` v2) or `hf` (`tokenizer.json`).
+
+    HF cannot reproduce script-aware splitting or supermerges: such models are refused unless
+    `lossy=True`, which writes the closest HF equivalent and warns what differs.
+    """
+    if format not in FORMATS:
+        raise SqltokError(f"unknown format {format!r}; expected one of {FORMATS}")
+    model = load_model(con, name)
+    if format == "reference":
+        write_reference(model, path)
+    else:
+        write_hf(model, path, lossy=lossy)
+
+
+def import_model(con, path: str | Path, name: str, replace: bool = False) -> None:
+    """Read a reference `.model` file into the database as model `name`."""
+    model = read_reference(path)
+    ensure_schema(con)
+    check_new_name(con, name, replace)
+    with transaction(con):
+        delete_rows(con, name)
+        save_model(con, name, model, {"source": str(path)})

@@ -1,0 +1,3 @@
+"""C++ and Cython pieces several families share: zero-copy Arrow views and outputs, id vectors, the
+parallel row driver, hash tables over bytes, huge-page allocation. Declarations only (`.pxd`, `.h`):
+nothing here is imported at run time."""

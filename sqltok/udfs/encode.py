@@ -1,0 +1,85 @@
+"""`encode`, `decode`, `token_count`, `tokens` and `sqltok_load` in SQL, over Arrow batches.
+
+The first argument names a tokenizer (one loaded with `sqltok_load` or a model in the database).
+Special-token text is ordinary text in `encode` and `token_count`; `encode_special` matches every
+special token; `encode_checked` raises when special-token text appears.
+"""
+from __future__ import annotations
+
+import re
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from sqltok.named_tokenizers import named_tokenizers
+
+from .define import define
+
+
+IDS = pa.large_list(pa.int32())  # what the encoders return; DuckDB reads it as INTEGER[] without a cast
+
+
+def by_model(names: pa.Array, values: pa.Array, fn, out_type: pa.DataType) -> pa.Array:
+    """Apply fn(tokenizer_name, values) per distinct name (usually one per batch)."""
+    if isinstance(names, pa.ChunkedArray):
+        names = names.combine_chunks()
+    distinct = pc.unique(names.drop_null()).to_pylist()
+    if len(distinct) == 1 and names.null_count == 0:
+        return fn(distinct[0], values)
+    out = pa.nulls(len(values), out_type)
+    for name in distinct:
+        mask = pc.equal(names, name).fill_null(False)
+        part = fn(name, values.filter(mask))
+        out = pc.replace_with_mask(out, mask, part.cast(out_type))
+    return out
+
+
+def register(con: duckdb.DuckDBPyConnection) -> None:
+    reg = named_tokenizers(con)
+    varchar, integer = duckdb.sqltype("VARCHAR"), duckdb.sqltype("INTEGER")
+    ids_type = duckdb.list_type(integer)
+
+    def encode_with(allowed):
+        def run(names, texts):
+            return by_model(names, texts, lambda n, t: reg.get(n).encode_arrow(t, allowed), IDS)
+        return run
+
+    def encode_checked(names, texts):
+        def run(n, t):
+            tok = reg.get(n)
+            specials = sorted(tok.special_tokens_set)
+            if specials:  # one regex pass over the batch for all special tokens
+                hit = pc.match_substring_regex(t, "|".join(re.escape(x) for x in specials)).fill_null(False)
+                if pc.any(hit).as_py():
+                    row = pc.index(hit, True).as_py()
+                    found = next(x for x in specials if x in t[row].as_py())
+                    raise ValueError(f"row {row} holds the special token {found!r}; use encode_special to "
+                                     "match special tokens or encode to treat them as text")
+            return tok.encode_arrow(t)
+        return by_model(names, texts, run, IDS)
+
+    def token_count(names, texts):
+        return by_model(names, texts, lambda n, t: reg.get(n).encode_arrow(t, counts_only=True), pa.int64())
+
+    def decode(names, ids):
+        return by_model(names, ids, lambda n, i: reg.get(n).decode_arrow(i).cast(pa.string()), pa.string())
+
+    def tokens(names, texts):
+        return by_model(names, texts, lambda n, t: reg.get(n).tokens_arrow(t).cast(pa.list_(pa.string())),
+                         pa.list_(pa.string()))
+
+    def load(names, paths):
+        out = []
+        for name, path in zip(names.to_pylist(), paths.to_pylist()):
+            tok = reg.load(name, path)
+            out.append(f"{name}: {tok.n_vocab} tokens")
+        return pa.array(out, pa.string())
+
+    define(con, "encode", encode_with(()), [varchar, varchar], ids_type)
+    define(con, "encode_special", encode_with("all"), [varchar, varchar], ids_type)
+    define(con, "encode_checked", encode_checked, [varchar, varchar], ids_type)
+    define(con, "token_count", token_count, [varchar, varchar], duckdb.sqltype("BIGINT"))
+    define(con, "decode", decode, [varchar, ids_type], varchar)
+    define(con, "tokens", tokens, [varchar, varchar], duckdb.list_type(varchar))
+    define(con, "sqltok_load", load, [varchar, varchar], varchar, side_effects=True)

@@ -1,0 +1,1 @@
+"""WordPiece (BERT): the encoder and its files (HF tokenizer.json, vocab.txt)."""

@@ -1,0 +1,411 @@
+# cython: language_level=3
+"""BERT's pipeline over Arrow string arrays: `BertNormalizer`, `BertPreTokenizer` (split on
+whitespace, isolate punctuation), WordPiece (greedy longest match, continuation prefix,
+`max_input_chars_per_word`, unknown token) and the post-processor's templates (one sequence, or a
+pair of them).
+
+Each thread reads a row once: ASCII words are lowercased 8 bytes at a time into a small buffer and
+looked up whole in a hash table (most words are one token); the other words go through the BERT
+normalizer first. A word that is not one token is split by one walk per piece down a byte trie
+(word-initial tokens, and continuation tokens without their prefix). The GIL is released; ids go to
+Arrow from C vectors without a copy.
+"""
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from cython.parallel cimport prange
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.string cimport memcpy
+from libcpp.string cimport string
+from libcpp.vector cimport vector
+
+import pyarrow as pa
+
+from sqltok.native.arrow_buffers cimport BinaryView, binary_view, row_split, row_threads, view_end, view_start, view_valid
+from sqltok.normalizers.bert_normalize cimport BertOptions, bert_normalize_text, bert_options, block_capitals
+from sqltok.wordpiece.byte_trie cimport ByteTrie, __builtin_ctzll, byte_trie_build, byte_trie_longest
+from sqltok.native.bytes_table cimport (BytesTable, _mix64, bytes_hash, bytes_table_build, bytes_table_get_hashed,
+                          bytes_table_get_head)
+from sqltok.native.id_lists cimport (IdListView, IdPool, IdRows, IdVector, id_list_view, id_pool_new, id_pool_release,
+                       id_pool_take, id_rows_arrow)
+from sqltok.normalizers.unicode_normalize cimport NfWork, PageCache, cached_flags, page_cache_init, utf8_decode
+
+
+cdef extern from "normalization_tables.h" nogil:
+    enum:
+        BERT_SPLIT
+        BERT_PUNCT
+
+
+cdef enum:
+    WORD = 0
+    SPLIT = 1
+    PUNCT = 2
+    OTHER = 3                   # a byte the fused pass leaves to the general path
+    WORD_BUF = 64               # the fused pass folds ASCII words up to this long into a buffer
+
+
+cdef inline uint64_t block_in(uint64_t x, uint64_t lo, uint64_t hi) noexcept nogil:
+    """0x80 in each byte of x that is ASCII and in lo..hi."""
+    cdef uint64_t ones = 0x0101010101010101ULL
+    cdef uint64_t v = x & ones * 127
+    return (ones * (128 + hi) - v) & ~x & (v + ones * (128 - lo)) & ones * 0x80
+
+
+cdef inline uint64_t block_alnum(uint64_t x) noexcept nogil:
+    """0x80 in each byte of x that is an ASCII letter or digit."""
+    return block_in(x, 0x30, 0x39) | block_in(x, 0x41, 0x5A) | block_in(x, 0x61, 0x7A)
+
+
+cdef inline uint64_t word_hash(const uint64_t* words, uint64_t last, int64_t n) noexcept nogil:
+    """`bytes_hash` of n bytes held as whole 8-byte `words` and `last`, the zero-padded rest (kept in
+    a register: reading back bytes just stored one by one would stall)."""
+    cdef int64_t j
+    cdef uint64_t h = <uint64_t>n * <uint64_t>0x9E3779B97F4A7C15ULL
+    for j in range(n >> 3):
+        h = _mix64(h ^ words[j])
+    if n & 7:
+        h = _mix64(h ^ last)
+    return h if h != 0 else 1
+
+
+cdef struct Workspace:
+    NfWork w
+    string norm
+
+
+cdef inline void _extend(IdVector& out, const vector[int32_t]& ids) noexcept nogil:
+    out.insert(out.end(), ids.begin(), ids.end())
+
+
+cdef class WordPieceEncoder:
+    """A WordPiece vocabulary with BERT's normalizer and pre-tokenizer; build once, encode from any
+    number of threads."""
+    cdef string vocab                       # token bytes back to back
+    cdef vector[int64_t] starts, ends
+    cdef BytesTable initial                 # word-initial tokens, for whole words
+    cdef ByteTrie trie                      # root 0: word-initial tokens, root 1: continuations
+    cdef int32_t unk
+    cdef int64_t max_chars
+    cdef bint normalize
+    cdef BertOptions options
+    cdef vector[int32_t] before, after      # post-processor ids around a sequence
+    cdef vector[int32_t] pair_before, pair_between, pair_after   # ... and around a pair
+    cdef uint8_t ascii_class[128]
+    cdef int32_t ascii_word[128]            # the id of each ASCII character as a whole word (-1: none)
+    cdef uint8_t raw_class[128]             # class of each input byte after normalization (OTHER: removed)
+    cdef bint fold_caps                     # the normalizer lowercases ASCII
+    cdef string pieces                      # decode: each id's text first and after the first
+    cdef vector[int64_t] piece_starts
+    cdef vector[uint8_t] skip
+    cdef IdPool* pool                       # ids memory handed back by Arrow, for the next call
+
+    def __cinit__(self):
+        self.pool = id_pool_new()
+
+    def __dealloc__(self):
+        id_pool_release(self.pool)
+
+    def __init__(self, list tokens, bytes prefix, int32_t unk_id, int64_t max_input_chars_per_word,
+                 normalizer, list single, list pair, list first_pieces, list later_pieces, skip_ids):
+        """`tokens`: token bytes by id; `normalizer`: None or (clean_text, handle_chinese_chars,
+        strip_accents, lowercase); `single`: post-processor ids before and after a sequence, `pair`:
+        before, between and after two; `first_pieces`/`later_pieces`: decoded text of each id at the
+        start of a sequence / after it (bytes); `skip_ids`: ids that decoding leaves out (special
+        tokens)."""
+        cdef vector[int32_t] initial_keys
+        cdef list cont_keys = []
+        cdef int32_t i
+        cdef bytes t
+        cdef PageCache c
+        cdef int b
+        cdef uint8_t byte
+        cdef uint32_t f
+        cdef int m
+        page_cache_init(c)
+        for b in range(128):
+            f = cached_flags(c, b)
+            self.ascii_class[b] = SPLIT if f & BERT_SPLIT else PUNCT if f & BERT_PUNCT else WORD
+        for i, t in enumerate(tokens):
+            self.starts.push_back(self.vocab.size())
+            self.vocab.append(<const char*>t, len(t))
+            self.ends.push_back(self.vocab.size())
+            if self._reachable(<const uint8_t*>t, len(t), True, c):
+                initial_keys.push_back(i)
+            if t.startswith(prefix) and self._reachable(<const uint8_t*>t + len(prefix), len(t) - len(prefix), False, c):
+                cont_keys.append((t[len(prefix):], i))
+        bytes_table_build(&self.initial, <const uint8_t*>self.vocab.data(), self.starts.data(),
+                          self.ends.data(), initial_keys)
+        byte_trie_build(&self.trie, [[(tokens[i], i) for i in initial_keys], cont_keys])
+        self.unk = unk_id
+        self.max_chars = max_input_chars_per_word
+        for b in range(128):
+            byte = b
+            self.ascii_word[b] = -1 if self.max_chars < 1 else bytes_table_get_hashed(
+                &self.initial, <const uint8_t*>self.vocab.data(), self.starts.data(), self.ends.data(), &byte, 1,
+                bytes_hash(&byte, 1))
+        self.normalize = normalizer is not None
+        if normalizer is not None:
+            self.options = bert_options(normalizer[0], normalizer[1], normalizer[2], normalizer[3])
+        for b in range(128):
+            m = self.options.ascii[b] if self.normalize else b
+            self.raw_class[b] = OTHER if m < 0 else self.ascii_class[m]
+        self.fold_caps = self.normalize and self.options.ascii[ord("A")] == ord("a")
+        self.before, self.after = single
+        self.pair_before, self.pair_between, self.pair_after = pair
+        self.piece_starts.push_back(0)
+        for t in first_pieces + later_pieces:
+            self.pieces.append(<const char*>t, len(t))
+            self.piece_starts.push_back(self.pieces.size())
+        self.skip.assign(len(tokens), 0)
+        for i in skip_ids:
+            self.skip[i] = 1
+
+    cdef bint _reachable(self, const uint8_t* p, int64_t n, bint initial, PageCache& c):
+        """Whether the pre-tokenizer can hand WordPiece this piece: no whitespace and no punctuation
+        in it, or (word-initial) one punctuation character alone. The others stay out of the tables."""
+        cdef int64_t i = 0
+        cdef int ln
+        cdef uint32_t cp
+        cdef uint32_t f
+        while i < n:
+            ln = utf8_decode(p + i, n - i, &cp)
+            f = cached_flags(c, cp)
+            if f & BERT_SPLIT or (f & BERT_PUNCT and not (initial and ln == n)):
+                return False
+            i += ln
+        return n > 0
+
+    @property
+    def n_vocab(self) -> int:
+        return <int>self.starts.size()
+
+    # -- text -> ids -------------------------------------------------------------------------------
+    cdef void _word(self, const uint8_t* p, int64_t n, int64_t chars, IdVector& out) noexcept nogil:
+        """WordPiece of one word: greedy longest match, the unknown token if any piece is missing."""
+        cdef size_t before = out.size()
+        cdef int64_t s = 0, ln
+        cdef int32_t found
+        if chars > self.max_chars:
+            out.push_back(self.unk)
+            return
+        while s < n:
+            found = byte_trie_longest(&self.trie, s > 0, p + s, n - s, &ln)
+            if found < 0:
+                out.resize(before)
+                out.push_back(self.unk)
+                return
+            out.push_back(found)
+            s += ln
+
+    cdef void _encode_normalized(self, const uint8_t* q, int64_t m, IdVector& out,
+                                 NfWork& w) noexcept nogil:
+        """Pre-tokenize normalized text (whitespace splits, punctuation stands alone) and encode
+        each word."""
+        cdef int64_t i = 0, start, chars
+        cdef int ln
+        cdef uint32_t cp
+        cdef uint32_t f
+        cdef uint8_t cls
+        while i < m:
+            if q[i] < 0x80:
+                cls = self.ascii_class[q[i]]
+                ln = 1
+            else:
+                ln = utf8_decode(q + i, m - i, &cp)
+                f = cached_flags(w.cache, cp)
+                cls = SPLIT if f & BERT_SPLIT else PUNCT if f & BERT_PUNCT else WORD
+            if cls == SPLIT:
+                i += ln
+                continue
+            if cls == PUNCT:
+                if ln == 1 and self.ascii_word[q[i]] >= 0:
+                    out.push_back(self.ascii_word[q[i]])
+                else:
+                    self._word(q + i, ln, 1, out)
+                i += ln
+                continue
+            start = i
+            chars = 1
+            i += ln
+            while i < m:
+                if q[i] < 0x80:
+                    if self.ascii_class[q[i]] != WORD:
+                        break
+                    i += 1
+                else:
+                    ln = utf8_decode(q + i, m - i, &cp)
+                    if cached_flags(w.cache, cp) & (BERT_SPLIT | BERT_PUNCT):
+                        break
+                    i += ln
+                chars += 1
+            self._word(q + start, i - start, chars, out)
+
+    cdef void _encode_span(self, const uint8_t* p, int64_t n, IdVector& out, Workspace& ws) noexcept nogil:
+        """The general path: normalize p[:n] into a buffer (unless it stays as is), then encode."""
+        ws.norm.clear()
+        if self.normalize and bert_normalize_text(p, n, self.options, ws.norm, ws.w):
+            self._encode_normalized(<const uint8_t*>ws.norm.data(), ws.norm.size(), out, ws.w)
+        else:
+            self._encode_normalized(p, n, out, ws.w)
+
+    cdef void _encode_text(self, const uint8_t* p, int64_t n, IdVector& out, Workspace& ws) noexcept nogil:
+        """Normalization, pre-tokenization and lookup fused in one pass over ASCII words (folded into
+        a small buffer as they are read); a word with any other byte, and the text up to the next
+        ASCII space or punctuation, takes the general path. BERT's normalizer works character by
+        character (marks never reorder across ASCII), so the text can be cut at such bytes."""
+        cdef uint64_t chunks[WORD_BUF / 8 + 1]    # the folded word, written 8 bytes at a time
+        cdef const uint8_t* buf = <const uint8_t*>chunks
+        cdef int64_t i = 0, start, e, k, ln
+        cdef uint64_t x, stop
+        cdef uint8_t b, cls
+        cdef int32_t found
+        while i < n:
+            b = p[i]
+            cls = self.raw_class[b] if b < 0x80 else OTHER
+            if cls == SPLIT:
+                i += 1
+                continue
+            if cls == PUNCT:
+                if self.ascii_word[b] >= 0:
+                    out.push_back(self.ascii_word[b])
+                else:
+                    chunks[0] = b
+                    self._word(buf, 1, 1, out)
+                i += 1
+                continue
+            start = i
+            k = 0
+            while True:             # the alphanumeric run, 8 bytes at a time, folded as it is read
+                if i + 8 <= n:
+                    memcpy(&x, p + i, 8)
+                else:
+                    x = 0
+                    memcpy(&x, p + i, n - i)
+                stop = ~block_alnum(x) & 0x8080808080808080ULL
+                if stop == 0 and k + 8 <= WORD_BUF:
+                    chunks[k >> 3] = (x | block_capitals(x) >> 2) if self.fold_caps else x
+                    k += 8
+                    i += 8
+                    continue
+                if stop == 0:
+                    k = -1          # too long for the buffer
+                    break
+                ln = __builtin_ctzll(stop) >> 3
+                x &= ~(0xFFFFFFFFFFFFFFFFULL << (8 * ln)) if ln else 0
+                x = (x | block_capitals(x) >> 2) if self.fold_caps else x
+                k += ln
+                i += ln
+                break
+            if k <= 0 or (i < n and (p[i] >= 0x80 or self.raw_class[p[i]] == WORD or self.raw_class[p[i]] == OTHER)):
+                e = i
+                while e < n and (p[e] >= 0x80 or self.raw_class[p[e]] == WORD or self.raw_class[p[e]] == OTHER):
+                    e += 1
+                self._encode_span(p + start, e - start, out, ws)
+                i = e
+                continue
+            chunks[k >> 3] = x
+            found = -1
+            if k <= self.max_chars:
+                found = bytes_table_get_head(&self.initial, <const uint8_t*>self.vocab.data(), self.starts.data(),
+                                             self.ends.data(), buf, k, word_hash(chunks, x, k), chunks[0],
+                                             chunks[1] if k > 8 else 0)
+            if found >= 0:
+                out.push_back(found)
+            else:
+                self._word(buf, k, k, out)
+
+    cdef void _encode_rows(self, const BinaryView& v, const BinaryView* second, int64_t first, int64_t last,
+                           bint template, bint keep_ids, IdRows& res) noexcept nogil:
+        """Rows [first, last) of `v` (with `second`: pairs of rows, NULL when either is NULL)."""
+        cdef Workspace ws
+        cdef int64_t r, s, before
+        page_cache_init(ws.w.cache)
+        if keep_ids and last > first:
+            # text gives 0.05-0.55 ids per byte: reserving (address space only) spares regrowth copies
+            res.ids.reserve((view_end(v, last - 1) - view_start(v, first)) // 2 + 4 * (last - first) + 16)
+        for r in range(first, last):
+            if not view_valid(v, r) or (second != NULL and not view_valid(second[0], r)):
+                res.lengths.push_back(-1)
+                continue
+            before = <int64_t>res.ids.size()
+            if template:
+                _extend(res.ids, self.before if second == NULL else self.pair_before)
+            s = view_start(v, r)
+            self._encode_text(v.values + s, view_end(v, r) - s, res.ids, ws)
+            if second != NULL:
+                if template:
+                    _extend(res.ids, self.pair_between)
+                s = view_start(second[0], r)
+                self._encode_text(second.values + s, view_end(second[0], r) - s, res.ids, ws)
+            if template:
+                _extend(res.ids, self.after if second == NULL else self.pair_after)
+            res.lengths.push_back(<int64_t>res.ids.size() - before)
+            if not keep_ids:
+                res.ids.clear()
+
+    def encode_arrow(self, texts, int threads=1, bint counts_only=False, bint template=True, pairs=None):
+        """Ids (list<int32>) or token counts (int64) of a pyarrow string array, NULL staying NULL;
+        `template`: add the post-processor's tokens around each row; `pairs`: a second array of the
+        same length, each row encoded as the pair (texts[i], pairs[i])."""
+        cdef list keep = []
+        cdef BinaryView v = binary_view(texts, keep)
+        cdef BinaryView w
+        cdef BinaryView* second = NULL
+        if pairs is not None:
+            w = binary_view(pairs, keep)
+            if w.length != v.length:
+                raise ValueError(f"{v.length} texts but {w.length} pairs")
+            second = &w
+        cdef int64_t n = v.length
+        cdef int nt = row_threads(threads, n)
+        cdef vector[IdRows] parts = vector[IdRows](nt)
+        cdef int k
+        if not counts_only:  # the first part's vector ends up holding every id
+            id_pool_take(self.pool, parts[0].ids)
+        for k in prange(nt, nogil=True, num_threads=nt, schedule="static"):
+            self._encode_rows(v, second, row_split(v, k, nt), row_split(v, k + 1, nt), template, not counts_only, parts[k])
+        return id_rows_arrow(parts, counts_only, self.pool, nt)
+
+    # -- ids -> text -------------------------------------------------------------------------------
+    def decode_arrow(self, ids):
+        """Text (large_string) of each row of a list<integer> array as HF's WordPiece decoder gives
+        it, special tokens left out; NULL stays NULL, an unknown id raises ValueError."""
+        cdef list keep = []
+        cdef IdListView view = id_list_view(ids, keep)
+        ids = keep[0]  # the array as read: large_list
+        cdef const int32_t* tok = view.ids
+        cdef const int64_t* loff = view.offsets
+        cdef int64_t n = view.length, r, j, t, bad = -1, piece, nv = <int64_t>self.starts.size()
+        cdef bint first
+        cdef string out
+        cdef vector[int64_t] offs
+        offs.push_back(0)
+        with nogil:
+            for r in range(n):
+                first = True
+                for j in range(loff[r], loff[r + 1]):
+                    t = tok[j]
+                    if t < 0 or t >= nv:
+                        bad = j
+                        break
+                    if self.skip[t]:
+                        continue
+                    piece = t if first else t + nv
+                    out.append(self.pieces.data() + self.piece_starts[piece],
+                               self.piece_starts[piece + 1] - self.piece_starts[piece])
+                    first = False
+                if bad >= 0:
+                    break
+                offs.push_back(<int64_t>out.size())
+        if bad >= 0:
+            raise ValueError(f"token id {tok[bad]} is not in this vocabulary (ids 0..{nv - 1})")
+        off_bytes = PyBytes_FromStringAndSize(<const char*>offs.data(), offs.size() * sizeof(int64_t))
+        data = pa.Array.from_buffers(pa.large_string(), n, [None, pa.py_buffer(off_bytes), pa.py_buffer(out)])
+        if ids.null_count:
+            return pa.compute.if_else(ids.is_null(), pa.scalar(None, pa.large_string()), data)
+        return data
+
+    def token_bytes(self, int32_t token_id) -> bytes:
+        """The vocabulary entry of one id (continuation prefix included)."""
+        if token_id < 0 or token_id >= <int32_t>self.starts.size():
+            raise ValueError(f"token id {token_id} is not in this vocabulary")
+        return self.vocab.substr(self.starts[token_id], self.ends[token_id] - self.starts[token_id])

@@ -1,0 +1,154 @@
+"""`WordPieceTokenizer`: BERT-family tokenizers (bert-base-uncased, all-MiniLM, bge, ...) with the
+same API as `Tokenizer`, ids identical to HF `tokenizers`.
+
+Encoding is HF's pipeline: BertNormalizer, BertPreTokenizer, WordPiece, then the post-processor's
+template ([CLS] ... [SEP]); `encode` treats special-token text as text, `encode_special` (SQL) and
+`allowed_special` match it as HF does. Decoding is HF's `decode` (WordPiece decoder, special tokens
+skipped).
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from sqltok.wordpiece._encode import WordPieceEncoder
+from sqltok.errors import SqltokError
+from sqltok.wordpiece.files import WordPieceSpec, read_vocab_txt, read_wordpiece_json
+from sqltok.bpe.tokenizer import AllowedSpecial, Tokenizer, _default_threads
+
+#: HF WordPiece decoder's cleanup: spaces that tokenization put before punctuation and contractions.
+CLEANUP = [(" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"), (" 'm", "'m"),
+           (" do not", " don't"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re")]
+
+
+def _cleanup(text: str) -> str:
+    for dirty, clean in CLEANUP:
+        text = text.replace(dirty, clean)
+    return text
+
+
+class WordPieceTokenizer(Tokenizer):
+    """A loaded WordPiece tokenizer; build one with `WordPieceTokenizer.load(path)` (tokenizer.json
+    or vocab.txt) or `Tokenizer.load(path)`."""
+
+    def __init__(self, spec: WordPieceSpec) -> None:
+        self.name = spec.name
+        self.spec = spec
+        self.pattern = "BertPreTokenizer"
+        self.normalizer = None if spec.normalizer is None else "BertNormalizer"
+        self._special_tokens = dict(spec.special_tokens)
+        self._special_by_id = {i: s for s, i in spec.special_tokens.items()}
+        vocab = {t: i for i, t in enumerate(spec.tokens)}
+        first, later = [], []
+        for token in spec.tokens:
+            if spec.decoder is None:
+                first.append(token)
+                later.append(" " + token)
+                continue
+            prefix, cleanup = spec.decoder
+            rest = token[len(prefix):] if token.startswith(prefix) else " " + token
+            first.append(_cleanup(token) if cleanup else token)
+            later.append(_cleanup(rest) if cleanup else rest)
+        self._encoder = WordPieceEncoder(
+            [t.encode() for t in spec.tokens], spec.prefix.encode(), vocab[spec.unk_token],
+            spec.max_input_chars_per_word, spec.normalizer, list(spec.single), list(spec.pair),
+            [t.encode() for t in first], [t.encode() for t in later], list(self._special_by_id))
+        self._token_strings = pa.array(spec.tokens, pa.large_string())  # tokens() shows them as HF does
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, name: str | None = None, **options) -> "WordPieceTokenizer":
+        """From an HF tokenizer.json, or a vocab.txt with `options` (see `read_vocab_txt`)."""
+        p = Path(path)
+        if not p.exists():
+            raise SqltokError(f"no such tokenizer file: {p}")
+        if p.suffix == ".json":
+            if options:
+                raise TypeError("options apply to a vocab.txt; a tokenizer.json carries its own")
+            return cls(read_wordpiece_json(p, name))
+        return cls(read_vocab_txt(p, name, **options))
+
+    @property
+    def n_vocab(self) -> int:
+        return self._encoder.n_vocab
+
+    # -- Arrow (what the SQL functions call) -------------------------------------------------------
+    def encode_arrow(self, texts: pa.Array, allowed_special: AllowedSpecial = (), threads: int | None = None,
+                     counts_only: bool = False) -> pa.Array:
+        """Ids (list<int32>) or token counts (int64) of a string array, the post-processor's tokens
+        included; NULL stays NULL."""
+        if isinstance(texts, pa.ChunkedArray):
+            texts = texts.combine_chunks()
+        threads = threads or _default_threads()
+        allowed = self._allowed_ids(allowed_special)
+        if allowed is None:
+            return self._encoder.encode_arrow(texts, threads, counts_only)
+        ids = self._encode_specials(texts, allowed, threads)
+        return pc.list_value_length(ids).cast(pa.int64()) if counts_only else ids
+
+    def _encode_specials(self, texts: pa.Array, allowed, threads: int) -> pa.Array:
+        """Ids with special-token text matched as HF does: in the rows that hold some, the text
+        between special tokens is encoded piece by piece and the template put around the whole."""
+        ids = self._encoder.encode_arrow(texts, threads, False)
+        names = [s for s, i in self._special_tokens.items() if allowed == "all" or i in allowed]
+        hit = pc.match_substring_regex(texts, "|".join(re.escape(s) for s in names)).fill_null(False)
+        if not pc.any(hit).as_py():
+            return ids
+        before, after = self.spec.single
+        fixed = []
+        for r in pc.indices_nonzero(hit).to_pylist():
+            parts = list(self._split_specials(texts[r].as_py(), allowed))
+            pieces = self._encoder.encode_arrow(pa.array([p for p, _ in parts], pa.large_string()), 1, False, False)
+            fixed.append(before + [x for (_, special), got in zip(parts, pieces.to_pylist())
+                                   for x in ([special] if special is not None else got)] + after)
+        # Rows without special text keep their ids as they are: row r is taken from `ids`, or from
+        # `fixed` (appended after them) when it held some.
+        order = pc.replace_with_mask(pa.array(range(len(ids)), pa.int64()), hit,
+                                     pa.array(range(len(ids), len(ids) + len(fixed)), pa.int64()))
+        return pa.concat_arrays([ids, pa.array(fixed, pa.large_list(pa.int32()))]).take(order)
+
+    def _encode_lists(self, texts: Sequence[str], allowed_special: AllowedSpecial,
+                      threads: int | None) -> list[list[int]]:
+        return self.encode_arrow(_text_array(texts), allowed_special, threads).to_pylist()
+
+    def decode_arrow(self, ids: pa.Array, errors: str = "replace") -> pa.Array:
+        """Texts (large_string) of a list<integer> array, as HF's `decode` gives them."""
+        return self._encoder.decode_arrow(ids)
+
+    # -- Python API --------------------------------------------------------------------------------
+    def encode_pair_arrow(self, texts: pa.Array, pairs: pa.Array, threads: int | None = None,
+                          counts_only: bool = False) -> pa.Array:
+        """Ids (list<int32>) or counts of sequence pairs, as the post-processor's pair template puts
+        them ([CLS] a [SEP] b [SEP]: cross-encoders, rerankers); NULL when either side is NULL;
+        special-token text is text."""
+        if isinstance(texts, pa.ChunkedArray):
+            texts = texts.combine_chunks()
+        if isinstance(pairs, pa.ChunkedArray):
+            pairs = pairs.combine_chunks()
+        return self._encoder.encode_arrow(texts, threads or _default_threads(), counts_only, True, pairs)
+
+    def encode_pair(self, text: str, pair: str) -> list[int]:
+        """Ids of one sequence pair (HF `encode(text, pair)`, special-token text treated as text)."""
+        return self.encode_pair_arrow(_text_array([text]), _text_array([pair]), 1)[0].as_py()
+
+    def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
+        """The text of `ids` as HF's `decode` gives it (special tokens skipped)."""
+        return self._encoder.decode_arrow(pa.array([list(ids)], pa.large_list(pa.int32())))[0].as_py()
+
+    def decode_bytes(self, ids: Sequence[int]) -> bytes:
+        return self.decode(ids).encode()
+
+    def __repr__(self) -> str:
+        return f"<WordPieceTokenizer {self.name!r} n_vocab={self.n_vocab}>"
+
+
+def _text_array(texts: Sequence[str]) -> pa.Array:
+    """A large_string array of Python strings; a lone surrogate is a clear error."""
+    try:
+        return pa.array(texts, pa.large_string())
+    except (UnicodeEncodeError, pa.ArrowInvalid) as e:
+        raise SqltokError(f"text is not valid Unicode (a lone surrogate?): {e}") from None

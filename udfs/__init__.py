@@ -1,4 +1,0 @@
-"""DuckDB functions over Arrow batches: thin wrappers that hand Arrow buffers to the Cython code."""
-from .registry import register_udfs
-
-__all__ = ["register_udfs"]
