@@ -37,8 +37,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(__file__).resolve().parents[2] / "shared"
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
 O200K_SPECIAL = {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
 # Encoded once, untimed, before the timed call (unless --no-warmup): one-time initialization that a
@@ -406,8 +404,7 @@ def child_env(threads: int) -> dict:
         env.pop(var, None)
     k = str(threads)
     env.update(RAYON_NUM_THREADS=k, RAYON_RS_NUM_CPUS=k, OMP_NUM_THREADS=k, FASTOKENS_BPE_THREADS=k,
-               TOKENIZERS_PARALLELISM="false" if threads == 1 else "true",
-               PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")])))
+               TOKENIZERS_PARALLELISM="false" if threads == 1 else "true")
     return env
 
 

@@ -34,8 +34,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 SIZES = [8, 32, 128, 512, 2048, 8192, 32768, 65536]
 SWEEP_CORPORA = ("en", "ru", "zh")
 
