@@ -20,7 +20,8 @@ from sqltok.normalizers import bert_normalize, normalize
 from sqltok.register import register
 from sqltok.store import drop_model, load_model, model_names
 from sqltok.bpe.superword import SuperwordReport, train_superword
-from sqltok.bpe.tokenizer import Tokenizer
+from sqltok.bpe.tokenizer import BPETokenizer
+from sqltok.tokenizer import Tokenizer
 from sqltok.wordpiece.tokenizer import WordPieceTokenizer
 from sqltok.bpe.train import TrainReport, train_bpe
 
@@ -28,7 +29,7 @@ __all__ = [
     "CorpusError", "Merge", "Model", "ModelExistsError", "ModelNotFoundError", "Source", "SqltokError",
     "TrainReport", "drop_model", "export_model", "import_model", "load_model", "model_names",
     "pretokenize", "register", "SuperwordReport", "Tokenizer", "train_bpe", "train_superword",
-    "bert_normalize", "normalize", "WordPieceTokenizer",
+    "bert_normalize", "normalize", "WordPieceTokenizer", "BPETokenizer",
 ]
 
 try:

@@ -10,9 +10,10 @@ from importlib.resources import files
 import duckdb
 
 from . import __version__
-from sqltok.corpus.sources import Source
+from sqltok.corpus.sources import Source, quote_ident, quote_literal
 from sqltok.errors import SqltokError
-from sqltok.evaluate import holdout_split
+from sqltok.evaluate import compression, holdout_split
+from sqltok.named_tokenizers import named_tokenizers
 from sqltok.model_files import FORMATS, export_model, import_model
 from sqltok.register import register
 from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS
@@ -93,8 +94,6 @@ def _train(con, args) -> None:
             [report.model]).fetchall():
         print(f"  {idx:>4}  {_show(left):>12} + {_show(right):<12} {count:>12,}")
     if args.holdout:
-        from sqltok.evaluate import compression
-
         c = compression(con, report.model, held)
         print(f"held-back documents ({args.holdout:.0%}): {c['documents']} documents, {c['bytes']:,} bytes, "
               f"{c['tokens']:,} tokens: {c['bytes_per_token']:.3f} bytes per token")
@@ -123,9 +122,6 @@ def _cmd_encode(args) -> None:
 
 
 def _encode(con, args) -> None:
-    from sqltok.corpus.sources import quote_ident, quote_literal
-    from sqltok.named_tokenizers import named_tokenizers
-
     register(con)
     model = args.model
     if os.path.exists(model):

@@ -5,6 +5,7 @@ import duckdb
 
 from sqltok.corpus.sources import Source
 from sqltok.errors import SqltokError
+from sqltok.register import register
 from sqltok.sql_files import sql_text
 from sqltok.store import require_model
 
@@ -21,8 +22,6 @@ def holdout_split(src: Source, fraction: float) -> tuple[Source, Source]:
 
 def compression(con: duckdb.DuckDBPyConnection, model: str, source: Source) -> dict:
     """Documents, bytes, tokens and bytes per token of `model` on `source`'s documents."""
-    from sqltok.register import register
-
     register(con)
     require_model(con, model)
     docs, nbytes, tokens = con.execute(

@@ -6,10 +6,11 @@ import weakref
 
 import duckdb
 
+from sqltok.bpe.tokenizer import BPETokenizer
 from sqltok.errors import ModelNotFoundError
-from sqltok.bpe.tokenizer import Tokenizer
+from sqltok.tokenizer import Tokenizer
 
-_registries: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, NamedTokenizers]" = weakref.WeakKeyDictionary()
+_by_connection: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, NamedTokenizers]" = weakref.WeakKeyDictionary()
 
 
 class NamedTokenizers:
@@ -21,7 +22,7 @@ class NamedTokenizers:
         self._cached: dict[str, Tokenizer] = {}   # database models, built on first use
 
     def load(self, name: str, path: str, pattern: str | None = None) -> Tokenizer:
-        tok = Tokenizer.load(path, name=name, pattern=pattern)
+        tok = Tokenizer.load(path, name=name, **({} if pattern is None else {"pattern": pattern}))
         self._loaded[name] = tok
         return tok
 
@@ -42,7 +43,7 @@ class NamedTokenizers:
             return tok
         con = self._con()
         try:
-            tok = Tokenizer.from_db(con.cursor(), name)
+            tok = BPETokenizer.from_db(con.cursor(), name)
         except ModelNotFoundError:
             known = sorted(set(self._loaded) | set(self._cached))
             raise ModelNotFoundError(
@@ -54,7 +55,7 @@ class NamedTokenizers:
 
 def named_tokenizers(con: duckdb.DuckDBPyConnection) -> NamedTokenizers:
     """The named tokenizers of `con`, created on first use."""
-    reg = _registries.get(con)
+    reg = _by_connection.get(con)
     if reg is None:
-        reg = _registries[con] = NamedTokenizers(con)
+        reg = _by_connection[con] = NamedTokenizers(con)
     return reg

@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 
 import sqltok
 from sqltok.bpe.reference_file import loads
-from sqltok.bpe.tokenizer import Tokenizer
+from sqltok import BPETokenizer
 
 
-def golden_tokenizer(golden_dir, name: str) -> Tokenizer:
-    return Tokenizer.from_model(loads(gzip.decompress((golden_dir / f"{name}.model.gz").read_bytes()).decode()), name)
+def golden_tokenizer(golden_dir, name: str) -> BPETokenizer:
+    return BPETokenizer.from_model(loads(gzip.decompress((golden_dir / f"{name}.model.gz").read_bytes()).decode()), name)
 
 
 def en_valid(golden_dir) -> list[str]:
@@ -50,7 +50,7 @@ def test_sql_encode_decode_count_tokens(trained):
     con = trained
     rows = con.execute("SELECT text, encode('small', text), token_count('small', text), "
                        "decode('small', encode('small', text)) FROM docs").fetchall()
-    tok = Tokenizer.from_db(con, "small")
+    tok = BPETokenizer.from_db(con, "small")
     for text, ids, n, back in rows:
         assert ids == tok.encode_ordinary(text)
         assert n == len(ids)
@@ -80,11 +80,11 @@ def test_errors(trained):
     with pytest.raises(duckdb.Error, match="loaded: .*small"):
         con.execute("SELECT encode('missing', 'x')").fetchall()
     with pytest.raises(sqltok.SqltokError, match="no such tokenizer file"):
-        Tokenizer.load("/nonexistent/file.tiktoken")
+        BPETokenizer.load("/nonexistent/file.tiktoken")
 
 
 def test_special_tokens_policy(trained):
-    tok = Tokenizer.from_db(trained, "small")
+    tok = BPETokenizer.from_db(trained, "small")
     eot = tok.special_tokens["<|endoftext|>"]
     text = "hi <|endoftext|> there"
     with pytest.raises(ValueError, match="disallowed special token"):
@@ -103,7 +103,7 @@ def test_special_tokens_policy(trained):
 
 @pytest.mark.parametrize("text", ["a" * 1_000_000, "ab" * 300_000, " " * 200_000, "x" + "é" * 100_000])
 def test_long_pretokens_are_fast_and_round_trip(trained, text):
-    tok = Tokenizer.from_db(trained, "small")
+    tok = BPETokenizer.from_db(trained, "small")
     ids = tok.encode_ordinary(text)
     assert tok.decode(ids) == text
     assert tok.token_count(text) == len(ids)
@@ -112,7 +112,7 @@ def test_long_pretokens_are_fast_and_round_trip(trained, text):
 @settings(max_examples=300, deadline=None)
 @given(st.text(st.characters(blacklist_categories=("Cs",)), max_size=200))
 def test_round_trip_any_text(trained, text):
-    tok = Tokenizer.from_db(trained, "small")
+    tok = BPETokenizer.from_db(trained, "small")
     ids = tok.encode_ordinary(text)
     assert tok.decode(ids) == text
     assert tok.decode_bytes(ids) == text.encode("utf-8")

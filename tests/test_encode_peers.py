@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sqltok.bpe.tiktoken_file import read_tiktoken
-from sqltok.bpe.tokenizer import Tokenizer
+from sqltok import BPETokenizer
 
 from conftest import SHARED_TOKENIZERS
 
@@ -43,7 +43,7 @@ def pair(request, bundled):
     ref = tiktoken.Encoding(spec.name, pat_str=spec.pattern,
                             mergeable_ranks=tiktoken.load.load_tiktoken_bpe(str(path)),
                             special_tokens=spec.special_tokens)
-    return Tokenizer.load(path), ref
+    return BPETokenizer.load(path), ref
 
 
 def test_corpus_and_edge_cases_equal_tiktoken(pair):
@@ -93,7 +93,7 @@ def test_long_runs_equal_tiktoken(bundled):
     spec = read_tiktoken(path)
     ref = tiktoken.Encoding(spec.name, pat_str=spec.pattern,
                             mergeable_ranks=tiktoken.load.load_tiktoken_bpe(str(path)), special_tokens={})
-    tok = Tokenizer.load(path)
+    tok = BPETokenizer.load(path)
     import base64
     import random
 
@@ -115,7 +115,7 @@ def test_tokenizer_json_equals_hf(name):
         pytest.skip("../shared/fixtures/tokenizers not present")
     path = SHARED_TOKENIZERS / name / "tokenizer.json"
     hf = tokenizers.Tokenizer.from_file(str(path))
-    tok = Tokenizer.load(path)
+    tok = BPETokenizer.load(path)
     texts = corpus_texts() + EDGE_TEXTS
     expected = [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)]
     assert tok.encode_batch(texts, allowed_special="all") == expected
@@ -131,7 +131,7 @@ def test_gpt2_vocab_and_merges_through_hf(bundled, tmp_path):
     hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     hf.decoder = decoders.ByteLevel()
     hf.save(str(tmp_path / "tokenizer.json"))
-    tok = Tokenizer.load(tmp_path / "tokenizer.json")
+    tok = BPETokenizer.load(tmp_path / "tokenizer.json")
     texts = corpus_texts() + EDGE_TEXTS
     assert tok.encode_ordinary_batch(texts) == [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)]
 
@@ -159,7 +159,7 @@ def test_long_pretoken_cache_equals_tiktoken(bundled):
     spec = read_tiktoken(path)
     ref = tiktoken.Encoding(spec.name, pat_str=spec.pattern,
                             mergeable_ranks=tiktoken.load.load_tiktoken_bpe(str(path)), special_tokens={})
-    tok = Tokenizer.load(path)
+    tok = BPETokenizer.load(path)
     rng = random.Random(7)
     words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(25, 40)))
              for _ in range(60_000)]

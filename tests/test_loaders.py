@@ -286,7 +286,7 @@ def test_vocabulary_index_tells_near_keys_apart(tiktoken_module):
     ranks = {bytes([b]): b for b in range(256)}
     for w in words + [" " + w for w in words[::3]] + longs + ["x" * 254]:
         ranks.setdefault(w.encode(), len(ranks))
-    tok = sqltok.Tokenizer.from_spec(spec_from_ranks(ranks, patterns.O200K, {}, "tiny"))
+    tok = sqltok.BPETokenizer.from_spec(spec_from_ranks(ranks, patterns.O200K, {}, "tiny"))
     encoding = tiktoken_module.Encoding("tiny", pat_str=patterns.O200K, mergeable_ranks=ranks, special_tokens={})
     probes = [stem + t for t in tails] + [stem + t + "xyz" for t in tails[::3]]
     probes += ["x" * n for n in range(250, 402)]

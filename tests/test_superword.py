@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import sqltok
 import sqltok.bpe.superword as superword
+from sqltok.bpe.candidates import candidates_arrow, letter_mask
 from sqltok.bpe.reference_file import dumps, read_reference
 
 GOLDEN_SUPERWORD = [  # name, training file, vocab size, options
@@ -122,11 +123,11 @@ def test_sql_candidates_merges_and_inference(con):
 
 def test_candidates_of_a_document(con, train_dir):
     sqltok.train_bpe(con, _source(train_dir, "en_train"), 2048, "w", simple=True)
-    tok = sqltok.Tokenizer.from_db(con, "w")
+    tok = sqltok.BPETokenizer.from_db(con, "w")
     assert len(tok.encode_ordinary(" Tokenization")) > 1  # two tokens: not eligible, it ends a run
     texts = ["one of the, 12 of the Tokenization of the", None, "", "the"]
     got = [None if row is None else [[tok.decode([u]) for u in c] for c in row]
-           for row in tok.candidates_arrow(pa.array(texts)).to_pylist()]
+           for row in candidates_arrow(tok, pa.array(texts)).to_pylist()]
     assert got == [[["one", " of", " the"], [" of", " the"], [" of", " the"]], None, [], []]
 
 
@@ -174,7 +175,7 @@ def boundless_model(golden_dir, tmp_path_factory):
     model = read_reference(path)
     phase1 = sqltok.Model(method="word", tokens=model.tokens, token_counts=model.token_counts,
                           is_super=model.is_super, merges=model.merges, settings=model.settings)
-    return model, sqltok.Tokenizer.from_model(model, "bl"), sqltok.Tokenizer.from_model(phase1, "p1")
+    return model, sqltok.BPETokenizer.from_model(model, "bl"), sqltok.BPETokenizer.from_model(phase1, "p1")
 
 
 WORDS = ["the", " the", " of", " to", " be", " in", " one", " and", " a", " is", " it", " that", " was",
@@ -277,7 +278,7 @@ def test_letter_rule_is_unicode_letters():
     model = sqltok.Model(method="word", tokens=[bytes([b]) for b in sqltok.bpe.model.BYTE_ALPHABET],
                          token_counts=[0] * 243, is_super=[False] * 243, merges=[],
                          settings={"main_regex": sqltok.bpe.settings.MAIN_PATTERN, "script_specific_regex": None})
-    mask = sqltok.Tokenizer.from_model(model, "b").letter_mask()
+    mask = letter_mask(sqltok.BPETokenizer.from_model(model, "b"))
     letters = {chr(b) for b in range(128) if mask[b]}
     assert letters == {c for c in map(chr, range(128)) if regex.match(r"\p{L}", c)}
 

@@ -21,7 +21,6 @@ tokenizer that would encode differently from HF. HF's own rules that the spec fo
 """
 from __future__ import annotations
 
-import json
 import os
 import warnings
 from collections.abc import Callable
@@ -31,21 +30,15 @@ from sqltok.errors import SqltokError
 from sqltok.bpe.byte_unicode import bytes_to_unicode_str, unicode_str_to_bytes
 from sqltok.bpe.encoder_spec import GPT2_PATTERN, EncoderSpec
 from sqltok.formats.errors import ModelFormatError, UnsupportedTokenizerError
+from sqltok.formats.json_file import load_json
 
 
-def read_hf(path: str | os.PathLike, name: str | None = None) -> EncoderSpec:
-    """The `EncoderSpec` of a tokenizer.json; `name` defaults to the folder name for a file called
-    tokenizer.json, else the file name without its extension."""
+def read_hf(path: str | os.PathLike, name: str | None = None, document: object = None) -> EncoderSpec:
+    """The `EncoderSpec` of a tokenizer.json (`document`: its parsed JSON, when read already); `name`
+    defaults to the folder name for a file called tokenizer.json, else the file name without its
+    extension."""
     path = Path(path)
-    with open(path, "rb") as f:
-        data = f.read()
-    try:
-        doc = json.loads(data)
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        raise ModelFormatError(f"{path}: line {line}: invalid UTF-8 ({e.reason})") from None
-    except json.JSONDecodeError as e:
-        raise ModelFormatError(f"{path}: line {e.lineno} column {e.colno}: invalid JSON ({e.msg})") from None
+    doc = load_json(path) if document is None else document
     if name is None:
         name = path.parent.name if path.name == "tokenizer.json" and path.parent.name else path.stem
     try:
@@ -101,11 +94,7 @@ def read_hf_vocab_merges(vocab_path: str | os.PathLike, merges_path: str | os.Pa
     "<|endoftext|>" is an ordinary vocabulary entry, id 50256). merges.txt: lines starting with
     "#version" are skipped, every other line is "a b" (HF refuses anything else)."""
     vocab_path, merges_path = Path(vocab_path), Path(merges_path)
-    try:
-        vocab_doc = json.loads(vocab_path.read_bytes())
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        where = f"line {e.lineno} column {e.colno}: " if isinstance(e, json.JSONDecodeError) else ""
-        raise ModelFormatError(f"{vocab_path}: {where}invalid JSON ({e})") from None
+    vocab_doc = load_json(vocab_path)
     try:
         text = merges_path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as e:

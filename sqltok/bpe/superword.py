@@ -29,7 +29,8 @@ from sqltok.named_tokenizers import named_tokenizers
 from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS, MIN_VOCAB_SIZE, check_vocab_size
 from sqltok.sql_files import sql_text
 from sqltok.store import check_new_name, delete_rows, ensure_schema, require_model, save_model, transaction
-from sqltok.bpe.tokenizer import Tokenizer
+from sqltok.bpe.candidates import letter_mask
+from sqltok.bpe.tokenizer import BPETokenizer
 from sqltok.bpe.train import as_source, count_pretokens, learn_merges, prepare_corpus
 
 PRETOKENS = "__sqltok_pretoken_counts"
@@ -221,7 +222,7 @@ def _register_vocabulary(con, p1: Model) -> None:
 
 def _phase1_tokenizer(con, p1: Model) -> str:
     """Register the phase-1 model on `con` for the SQL functions; its name."""
-    named_tokenizers(con).put(_PHASE1_NAME, Tokenizer.from_model(p1, _PHASE1_NAME))
+    named_tokenizers(con).put(_PHASE1_NAME, BPETokenizer.from_model(p1, _PHASE1_NAME))
     return _PHASE1_NAME
 
 
@@ -242,9 +243,9 @@ def _prefix(p1: Model, merges: int) -> Model:
 def _eligible_ids(p1: Model) -> pa.Array:
     """The token ids of `p1` a candidate unit may be: text holding a letter that `p1` encodes to
     exactly that one token."""
-    tok = Tokenizer.from_model(p1, _PHASE1_NAME)
+    tok = BPETokenizer.from_model(p1, _PHASE1_NAME)
     texts = pa.array([t.decode("utf-8", "replace") for t in p1.tokens], pa.large_string())
-    letters = tok.letter_mask()
+    letters = letter_mask(tok)
     encoded = tok.encode_arrow(texts).to_pylist()
     return pa.array([t for t, ids in enumerate(encoded) if letters[t] and ids == [t]], pa.int32())
 

@@ -8,7 +8,7 @@ import pyarrow as pa
 
 from sqltok.normalizers._normalize import UNICODE_VERSION, bert_normalize_arrow, normalize_arrow
 from sqltok.errors import SqltokError
-from sqltok.wordpiece.files import bert_switches
+from sqltok.normalizers.bert import bert_switches
 
 Texts = TypeVar("Texts", str, Sequence[str], pa.Array)
 

@@ -1,4 +1,14 @@
-"""DuckDB functions over Arrow batches: thin wrappers that hand Arrow buffers to the Cython code."""
-from .define import register_udfs
+"""DuckDB functions over Arrow batches: thin wrappers that hand Arrow buffers to the Cython code, one
+module per family of SQL functions."""
+import duckdb
 
-__all__ = ["register_udfs"]
+from sqltok.udfs import candidates, encode, normalize, pairs, pretokenize
+
+
+def register_udfs(con: duckdb.DuckDBPyConnection) -> None:
+    """Every sqltok UDF on `con`."""
+    pretokenize.register(con)
+    encode.register(con)
+    candidates.register(con)
+    normalize.register(con)
+    pairs.register(con)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import duckdb
 import pyarrow as pa
 
+from sqltok.bpe.candidates import candidates_arrow
 from sqltok.named_tokenizers import named_tokenizers
 
 from .encode import by_model
@@ -19,6 +20,6 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
     varchar, integer = duckdb.sqltype("VARCHAR"), duckdb.sqltype("INTEGER")
 
     def candidates(names, texts):
-        return by_model(names, texts, lambda n, t: reg.get(n).candidates_arrow(t).cast(CANDIDATES), CANDIDATES)
+        return by_model(names, texts, lambda n, t: candidates_arrow(reg.get(n), t).cast(CANDIDATES), CANDIDATES)
 
     define(con, "sqltok_candidates", candidates, [varchar, varchar], duckdb.list_type(duckdb.list_type(integer)))

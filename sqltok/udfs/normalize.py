@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sqltok.normalizers._normalize import bert_normalize_arrow, normalize_arrow
-from sqltok.bpe.tokenizer import _default_threads
+from sqltok.threads import default_threads
 
 from .encode import by_model
 from .define import define
@@ -16,7 +16,7 @@ from .define import define
 
 def _normalize(texts: pa.Array, forms: pa.Array) -> pa.Array:
     """NULL text or form gives NULL; a form other than NFC, NFD, NFKC, NFKD is an error."""
-    return by_model(forms, texts, lambda f, t: normalize_arrow(t, f, _default_threads()), pa.string())
+    return by_model(forms, texts, lambda f, t: normalize_arrow(t, f, default_threads()), pa.string())
 
 
 def _bert_normalize(texts: pa.Array, clean: pa.Array, chinese: pa.Array, strip: pa.Array,
@@ -30,7 +30,7 @@ def _bert_normalize(texts: pa.Array, clean: pa.Array, chinese: pa.Array, strip: 
                  pc.add(pc.multiply(strip.cast(pa.int8()), 2), lower.cast(pa.int8())))
 
     def run(k: int, t: pa.Array) -> pa.Array:
-        return bert_normalize_arrow(t, bool(k & 8), bool(k & 4), bool(k & 2), bool(k & 1), _default_threads())
+        return bert_normalize_arrow(t, bool(k & 8), bool(k & 4), bool(k & 2), bool(k & 1), default_threads())
 
     return by_model(key, texts, run, pa.string())
 

@@ -9,12 +9,13 @@ texts. Anything else raises `UnsupportedTokenizerError` naming the feature.
 """
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from sqltok.formats.errors import ModelFormatError, UnsupportedTokenizerError
+from sqltok.formats.json_file import load_json
+from sqltok.normalizers.bert import bert_switches
 
 #: HF `BertNormalizer` defaults: clean_text, handle_chinese_chars, strip_accents, lowercase.
 BERT_DEFAULTS = {"clean_text": True, "handle_chinese_chars": True, "strip_accents": None, "lowercase": True}
@@ -35,23 +36,10 @@ class WordPieceSpec:
     decoder: tuple[str, bool] | None        # WordPiece decoder (prefix, cleanup), None: join with " "
 
 
-def bert_switches(clean_text: bool = True, handle_chinese_chars: bool = True, strip_accents: bool | None = None,
-                  lowercase: bool = True) -> tuple[bool, bool, bool, bool]:
-    """HF's BertNormalizer switches, with strip_accents None meaning "as lowercase"."""
-    return (bool(clean_text), bool(handle_chinese_chars),
-            bool(lowercase if strip_accents is None else strip_accents), bool(lowercase))
-
-
-def is_wordpiece_json(path: str | os.PathLike) -> bool:
-    """Whether a tokenizer.json holds a WordPiece model."""
-    doc = _load_json(Path(path))
-    return isinstance(doc, dict) and isinstance(doc.get("model"), dict) and doc["model"].get("type") == "WordPiece"
-
-
-def read_wordpiece_json(path: str | os.PathLike, name: str | None = None) -> WordPieceSpec:
-    """The spec of a WordPiece tokenizer.json."""
+def read_wordpiece_json(path: str | os.PathLike, name: str | None = None, document: object = None) -> WordPieceSpec:
+    """The spec of a WordPiece tokenizer.json (`document`: its parsed JSON, when read already)."""
     path = Path(path)
-    doc = _load_json(path)
+    doc = load_json(path) if document is None else document
     name = name or (path.parent.name if path.name == "tokenizer.json" and path.parent.name else path.stem)
     try:
         return _spec_from_json(doc, name)
@@ -68,7 +56,7 @@ def read_vocab_txt(path: str | os.PathLike, name: str | None = None, **options) 
     path = Path(path)
     tokens = [line.rstrip() for line in path.read_text(encoding="utf-8").splitlines()]
     config_path = path.parent / "tokenizer_config.json"
-    config = _load_json(config_path) if config_path.exists() else {}
+    config = load_json(config_path) if config_path.exists() else {}
     unknown = set(options) - {"clean_text", "handle_chinese_chars", "strip_accents", "lowercase", "unk_token",
                               "cls_token", "sep_token", "wordpieces_prefix", "max_input_chars_per_word"}
     if unknown:
@@ -92,13 +80,6 @@ def read_vocab_txt(path: str | os.PathLike, name: str | None = None, **options) 
                                  opt["lowercase"]),
         single=([cls], [sep]), pair=([cls], [sep], [sep]), special_tokens=specials,
         decoder=(opt["wordpieces_prefix"], True))
-
-
-def _load_json(path: Path) -> object:
-    try:
-        return json.loads(path.read_bytes())
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ModelFormatError(f"{path}: not valid JSON ({e})") from None
 
 
 def _spec_from_json(doc: object, name: str) -> WordPieceSpec:

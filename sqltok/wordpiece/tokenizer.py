@@ -8,10 +8,8 @@ skipped).
 """
 from __future__ import annotations
 
-import os
 import re
-from pathlib import Path
-from typing import Sequence
+from collections.abc import Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -19,7 +17,9 @@ import pyarrow.compute as pc
 from sqltok.wordpiece._encode import WordPieceEncoder
 from sqltok.errors import SqltokError
 from sqltok.wordpiece.files import WordPieceSpec, read_vocab_txt, read_wordpiece_json
-from sqltok.bpe.tokenizer import AllowedSpecial, Tokenizer, _default_threads
+from sqltok.formats.kind import TokenizerFile
+from sqltok.threads import default_threads
+from sqltok.tokenizer import AllowedSpecial, Tokenizer, text_array
 
 #: HF WordPiece decoder's cleanup: spaces that tokenization put before punctuation and contractions.
 CLEANUP = [(" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"), (" 'm", "'m"),
@@ -33,16 +33,16 @@ def _cleanup(text: str) -> str:
 
 
 class WordPieceTokenizer(Tokenizer):
-    """A loaded WordPiece tokenizer; build one with `WordPieceTokenizer.load(path)` (tokenizer.json
-    or vocab.txt) or `Tokenizer.load(path)`."""
+    """A loaded WordPiece tokenizer; build one with `Tokenizer.load(path)` (tokenizer.json or
+    vocab.txt) or `WordPieceTokenizer.load(vocab_txt, lowercase=False, ...)` with vocab.txt options."""
+
+    file_kinds = ("hf-wordpiece", "vocab-txt")
 
     def __init__(self, spec: WordPieceSpec) -> None:
-        self.name = spec.name
+        super().__init__(spec.name, spec.special_tokens)
         self.spec = spec
         self.pattern = "BertPreTokenizer"
         self.normalizer = None if spec.normalizer is None else "BertNormalizer"
-        self._special_tokens = dict(spec.special_tokens)
-        self._special_by_id = {i: s for s, i in spec.special_tokens.items()}
         vocab = {t: i for i, t in enumerate(spec.tokens)}
         first, later = [], []
         for token in spec.tokens:
@@ -61,19 +61,19 @@ class WordPieceTokenizer(Tokenizer):
         self._token_strings = pa.array(spec.tokens, pa.large_string())  # tokens() shows them as HF does
 
     @classmethod
-    def load(cls, path: str | os.PathLike, name: str | None = None, **options) -> "WordPieceTokenizer":
-        """From an HF tokenizer.json, or a vocab.txt with `options` (see `read_vocab_txt`)."""
-        p = Path(path)
-        if not p.exists():
-            raise SqltokError(f"no such tokenizer file: {p}")
-        if p.suffix == ".json":
+    def from_file(cls, file: TokenizerFile, name: str | None = None, **options) -> "WordPieceTokenizer":
+        """From a sniffed WordPiece tokenizer.json or vocab.txt (`options` for a vocab.txt only)."""
+        if file.kind == "hf-wordpiece":
             if options:
                 raise TypeError("options apply to a vocab.txt; a tokenizer.json carries its own")
-            return cls(read_wordpiece_json(p, name))
-        return cls(read_vocab_txt(p, name, **options))
+            return cls(read_wordpiece_json(file.path, name, file.document))
+        if file.kind == "vocab-txt":
+            return cls(read_vocab_txt(file.path, name, **options))
+        raise SqltokError(f"{file.path} is {file.describe()}, not a WordPiece tokenizer.json or vocab.txt")
 
     @property
     def n_vocab(self) -> int:
+        """One more than the largest token id."""
         return self._encoder.n_vocab
 
     # -- Arrow (what the SQL functions call) -------------------------------------------------------
@@ -83,7 +83,7 @@ class WordPieceTokenizer(Tokenizer):
         included; NULL stays NULL."""
         if isinstance(texts, pa.ChunkedArray):
             texts = texts.combine_chunks()
-        threads = threads or _default_threads()
+        threads = threads or default_threads()
         allowed = self._allowed_ids(allowed_special)
         if allowed is None:
             return self._encoder.encode_arrow(texts, threads, counts_only)
@@ -111,10 +111,6 @@ class WordPieceTokenizer(Tokenizer):
                                      pa.array(range(len(ids), len(ids) + len(fixed)), pa.int64()))
         return pa.concat_arrays([ids, pa.array(fixed, pa.large_list(pa.int32()))]).take(order)
 
-    def _encode_lists(self, texts: Sequence[str], allowed_special: AllowedSpecial,
-                      threads: int | None) -> list[list[int]]:
-        return self.encode_arrow(_text_array(texts), allowed_special, threads).to_pylist()
-
     def decode_arrow(self, ids: pa.Array, errors: str = "replace") -> pa.Array:
         """Texts (large_string) of a list<integer> array, as HF's `decode` gives them."""
         return self._encoder.decode_arrow(ids)
@@ -129,26 +125,13 @@ class WordPieceTokenizer(Tokenizer):
             texts = texts.combine_chunks()
         if isinstance(pairs, pa.ChunkedArray):
             pairs = pairs.combine_chunks()
-        return self._encoder.encode_arrow(texts, threads or _default_threads(), counts_only, True, pairs)
+        return self._encoder.encode_arrow(texts, threads or default_threads(), counts_only, True, pairs)
 
     def encode_pair(self, text: str, pair: str) -> list[int]:
         """Ids of one sequence pair (HF `encode(text, pair)`, special-token text treated as text)."""
-        return self.encode_pair_arrow(_text_array([text]), _text_array([pair]), 1)[0].as_py()
+        return self.encode_pair_arrow(text_array([text]), text_array([pair]), 1)[0].as_py()
 
-    def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
-        """The text of `ids` as HF's `decode` gives it (special tokens skipped)."""
-        return self._encoder.decode_arrow(pa.array([list(ids)], pa.large_list(pa.int32())))[0].as_py()
+    def decode_single_token_bytes(self, token: int) -> bytes:
+        """The UTF-8 bytes of one token as the vocabulary spells it ("##ing")."""
+        return self._encoder.token_bytes(token)
 
-    def decode_bytes(self, ids: Sequence[int]) -> bytes:
-        return self.decode(ids).encode()
-
-    def __repr__(self) -> str:
-        return f"<WordPieceTokenizer {self.name!r} n_vocab={self.n_vocab}>"
-
-
-def _text_array(texts: Sequence[str]) -> pa.Array:
-    """A large_string array of Python strings; a lone surrogate is a clear error."""
-    try:
-        return pa.array(texts, pa.large_string())
-    except (UnicodeEncodeError, pa.ArrowInvalid) as e:
-        raise SqltokError(f"text is not valid Unicode (a lone surrogate?): {e}") from None

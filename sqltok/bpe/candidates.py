@@ -1,0 +1,40 @@
+"""Supermerge candidates (superword training, paper section 2): the maximal runs of two or more
+pretokens of a text that a phase-1 model encodes to exactly one token holding a letter (`\\p{L}`), as
+lists of token ids, found by the Cython extractor over the phase-1 model's encoder."""
+from __future__ import annotations
+
+import weakref
+
+import pyarrow as pa
+import regex
+
+from sqltok.bpe.tokenizer import BPETokenizer
+from sqltok.threads import default_threads
+
+_LETTER = regex.compile(r"\p{L}")
+_letter_masks: "weakref.WeakKeyDictionary[BPETokenizer, bytes]" = weakref.WeakKeyDictionary()
+
+
+def candidates_arrow(tok: BPETokenizer, texts: pa.Array, threads: int | None = None) -> pa.Array:
+    """The supermerge candidates of each text under phase-1 model `tok` (list<list<int32>>)."""
+    threads = threads or default_threads()
+    return tok._encoder.candidates_arrow(tok._prepare(texts, threads), letter_mask(tok), threads)
+
+
+def letter_mask(tok: BPETokenizer) -> bytes:
+    """1 for each token id of `tok` whose bytes are UTF-8 text holding a letter, else 0 (special
+    tokens are 0); computed once per tokenizer."""
+    mask = _letter_masks.get(tok)
+    if mask is None:
+        specials = set(tok.special_tokens.values())
+        flags = bytearray(tok.n_vocab)
+        for t in range(tok.n_vocab):
+            if t in specials:
+                continue
+            try:
+                text = tok.decode_single_token_bytes(t).decode("utf-8")
+            except (ValueError, UnicodeDecodeError):
+                continue
+            flags[t] = _LETTER.search(text) is not None
+        mask = _letter_masks[tok] = bytes(flags)
+    return mask

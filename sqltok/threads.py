@@ -1,0 +1,14 @@
+"""How many threads a call of the Cython kernels uses when the caller does not say."""
+from __future__ import annotations
+
+import os
+
+
+def default_threads() -> int:
+    """$SQLTOK_THREADS, else the CPUs this process may run on, up to 2 (the SQL functions use it too,
+    whatever DuckDB's own `threads` setting)."""
+    env = os.environ.get("SQLTOK_THREADS")
+    if env:
+        return max(1, int(env))
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(2, cpus or 1))
