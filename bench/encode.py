@@ -351,7 +351,7 @@ def prepare_trained(args, en_docs: list[str], work: Path) -> dict:
 
     import duckdb
     import sqltok
-    from sqltok.bpe.settings import MAIN_PATTERN
+    from sqltok.pretokenizer.patterns import O200K as MAIN_PATTERN
 
     info: dict = {}
     if args.sqltok_model:
@@ -625,7 +625,7 @@ def main(argv=None) -> None:
             corpora[name] = build_corpus(name, base, sources, args.mb, work / f"{name}.parquet")
         # ---- tokenizers
         _log("preparing tokenizers ...")
-        from sqltok.bpe.settings import MAIN_PATTERN
+        from sqltok.pretokenizer.patterns import O200K as MAIN_PATTERN
 
         o200k = {"name": "o200k_base", "label": "o200k_base", "sqltok": str(args.o200k / "o200k_base.tiktoken"),
                  "tiktoken": str(args.o200k / "o200k_base.tiktoken"), "json": str(args.o200k / "tokenizer.json"),

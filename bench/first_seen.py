@@ -56,7 +56,7 @@ def main(argv=None) -> None:
     import pyarrow.parquet as pq
     from tiktoken.load import load_tiktoken_bpe
 
-    from sqltok.bpe.settings import MAIN_PATTERN
+    from sqltok.pretokenizer.patterns import O200K as MAIN_PATTERN
 
     tt = str(args.o200k / "o200k_base.tiktoken")
     rare = rare_pretokens(read_docs(args.corpus, args.text_key), args.mb, load_tiktoken_bpe(tt))

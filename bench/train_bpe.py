@@ -32,7 +32,7 @@ HF_CHILD = r"""
 import json, resource, sys, time
 import pyarrow.parquet as pq
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
-from sqltok.bpe.settings import MAIN_PATTERN
+from sqltok.pretokenizer.patterns import O200K as MAIN_PATTERN
 corpus, col, vocab = sys.argv[1], sys.argv[2], int(sys.argv[3])
 t0 = time.perf_counter()
 tok = Tokenizer(models.BPE())

@@ -16,9 +16,10 @@ import pytest
 import regex
 
 import sqltok
+from sqltok.pretokenizer import patterns
 from sqltok.errors import SqltokError
 from sqltok.bpe.byte_unicode import bytes_to_unicode_str
-from sqltok.bpe.encoder_spec import GPT2_PATTERN, EncoderSpec
+from sqltok.bpe.encoder_spec import EncoderSpec
 from sqltok.formats.errors import ModelFormatError, UnsupportedTokenizerError
 from sqltok.bpe.hf_read import read_hf, read_hf_vocab_merges
 from sqltok.bpe.tiktoken_file import (
@@ -214,7 +215,7 @@ def test_read_tiktoken_recognizes_standard_files(bundled, file, name, n_ids, spe
     assert spec.byte_ids == [ids[bytes([b])] for b in range(256)]
     assert all(spec.tokens[i] is None for i in spec.special_tokens.values())
     if name == "whisper-multilingual":
-        assert spec.pattern == GPT2_PATTERN
+        assert spec.pattern == patterns.GPT2
         assert spec.tokens[50256] is None  # the file's "= 50256": an empty token, reserved rank
 
 
@@ -313,7 +314,7 @@ def test_gpt2_vocab_merges_equal_r50k_and_encode_like_hf(bundled, gpt2_files):
     assert spec.tokens[:50256] == r50k.tokens[:50256] and spec.byte_ids == r50k.byte_ids
     assert spec.tokens[50256] == b"<|endoftext|>" and r50k.tokens[50256] is None
     assert (spec.n_ids, len(spec.pairs), spec.direct) == (50257, 50000, False)
-    assert (spec.pattern, spec.keep_unmatched) == (GPT2_PATTERN, True)
+    assert (spec.pattern, spec.keep_unmatched) == (patterns.GPT2, True)
     hf = tokenizers.Tokenizer(tokenizers.models.BPE.from_file(*map(str, gpt2_files)))
     hf.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
     ref, ref_r50k = Reference(spec), Reference(r50k)
@@ -404,7 +405,7 @@ def test_hf_json_variants_encode_like_hf(tmp_path, gpt2_vocab_merges, variant):
     spec = read_hf(path)
     spec.validate()
     assert spec.name == tmp_path.name and spec.source == "hf"
-    expected = {"byte_level": (GPT2_PATTERN, True, False, None),
+    expected = {"byte_level": (patterns.GPT2, True, False, None),
                 "split_isolated": (LLAMA3_PATTERN, True, True, "NFC"),
                 "split_removed_partial": (partial, False, False, None),
                 "split_isolated_partial": (partial, True, False, None)}[variant]
@@ -593,3 +594,18 @@ def test_tiktoken_missing_bytes_and_empty_file(tmp_path):
     path.write_bytes(tiktoken_lines(b"\r\nYWI= 300\r\n"))
     spec = read_tiktoken(path, pattern=r"\S+")
     assert spec.tokens[300] == b"ab" and spec.tokens[299] is None and spec.pairs == [(97, 98, 300, 300)]
+
+
+@needs_shared
+def test_qwen_nfc_is_sqltoks_own_and_equals_hf():
+    """Qwen's tokenizer.json normalizes to NFC: sqltok's own normalizer (not pyarrow's or Python's)
+    gives HF's ids, on decomposed and compatibility text as well."""
+    import unicodedata2
+
+    tokenizers = pytest.importorskip("tokenizers")
+    path = SHARED / "qwen3" / "tokenizer.json"
+    tok, hf = sqltok.Tokenizer.load(path), tokenizers.Tokenizer.from_file(str(path))
+    texts = TEXTS + corpus_texts(per_language=2)
+    texts += [unicodedata2.normalize(form, t) for form in ("NFD", "NFKD") for t in texts]
+    texts += ["e\u0301\u0323 A\u030a \u1100\u1161\u11a8 \u0958 \ufb01 \u212b"]
+    assert tok.encode_batch(texts, allowed_special="all") == [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)]

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sqltok
+from sqltok.pretokenizer import patterns
 import sqltok.bpe.superword as superword
 from sqltok.bpe.candidates import candidates_arrow, letter_mask
 from sqltok.bpe.reference_file import dumps, read_reference
@@ -277,7 +278,7 @@ def test_letter_rule_is_unicode_letters():
     punctuation alone (" 12", " ,", "\\n")."""
     model = sqltok.Model(method="word", tokens=[bytes([b]) for b in sqltok.bpe.model.BYTE_ALPHABET],
                          token_counts=[0] * 243, is_super=[False] * 243, merges=[],
-                         settings={"main_regex": sqltok.bpe.settings.MAIN_PATTERN, "script_specific_regex": None})
+                         settings={"main_regex": patterns.O200K, "script_specific_regex": None})
     mask = letter_mask(sqltok.BPETokenizer.from_model(model, "b"))
     letters = {chr(b) for b in range(128) if mask[b]}
     assert letters == {c for c in map(chr, range(128)) if regex.match(r"\p{L}", c)}

@@ -1,7 +1,7 @@
 # cython: language_level=3
 """Phase-1 BPE training: merge pairs over unique pretokens weighted by their counts.
 
-Input comes from DuckDB as Arrow (pretoken BLOB, n BIGINT); output is the merge list and the
+Input comes from DuckDB as Arrow (pretoken VARCHAR, n BIGINT); output is the merge list and the
 vocabulary as Arrow arrays, ready to be inserted into the model's tables.
 """
 from cpython.exc cimport PyErr_CheckSignals

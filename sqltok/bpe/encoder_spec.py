@@ -1,20 +1,16 @@
 """One description of a byte-level BPE tokenizer for the encoder, whatever file it came from.
 
-The loaders (`sqltok.formats.tiktoken_file.read_tiktoken` for `.tiktoken` files,
-`sqltok.formats.hf_read.read_hf` for HF tokenizer.json) fill an `EncoderSpec` so that an encoder
+The loaders (`sqltok.bpe.tiktoken_file.read_tiktoken` for `.tiktoken` files,
+`sqltok.bpe.hf_read.read_hf` for HF tokenizer.json) fill an `EncoderSpec` so that an encoder
 following the rules below gives the same ids as tiktoken's `Encoding.encode_ordinary` and as HF
 `Tokenizer.encode(text, add_special_tokens=False)`; whatever a loader cannot express this way it
 refuses with `UnsupportedTokenizerError` instead of loading something that encodes differently.
 """
 from __future__ import annotations
 
-import unicodedata
 from dataclasses import dataclass, field
 
-from sqltok.pretokenizer import patterns
-
-#: The pre-tokenization regex of GPT-2 (HF ByteLevel with use_regex, Whisper), `regex` syntax.
-GPT2_PATTERN = patterns.GPT2
+from sqltok.normalizers import normalize
 
 SOURCES = ("tiktoken", "hf")
 NORMALIZERS = (None, "NFC")
@@ -118,7 +114,7 @@ class EncoderSpec:
 
     def normalize(self, text: str) -> str:
         """`text` after the normalizer (step 2)."""
-        return unicodedata.normalize(self.normalizer, text) if self.normalizer else text
+        return normalize(text, self.normalizer) if self.normalizer else text
 
     def validate(self) -> None:
         """Check every invariant stated in the class docstring; ValueError naming the first broken one.

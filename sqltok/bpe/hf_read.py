@@ -28,9 +28,10 @@ from pathlib import Path
 
 from sqltok.errors import SqltokError
 from sqltok.bpe.byte_unicode import bytes_to_unicode_str, unicode_str_to_bytes
-from sqltok.bpe.encoder_spec import GPT2_PATTERN, EncoderSpec
+from sqltok.bpe.encoder_spec import EncoderSpec
 from sqltok.formats.errors import ModelFormatError, UnsupportedTokenizerError
 from sqltok.formats.json_file import load_json
+from sqltok.pretokenizer import patterns
 
 
 def read_hf(path: str | os.PathLike, name: str | None = None, document: object = None) -> EncoderSpec:
@@ -86,7 +87,7 @@ def spec_from_hf_json(doc: object, name: str) -> EncoderSpec:
 
 
 def read_hf_vocab_merges(vocab_path: str | os.PathLike, merges_path: str | os.PathLike,
-                         special_tokens: dict[str, int] | None = None, pattern: str = GPT2_PATTERN,
+                         special_tokens: dict[str, int] | None = None, pattern: str = patterns.GPT2,
                          name: str | None = None) -> EncoderSpec:
     """The `EncoderSpec` of GPT-2's original files (vocab.json + merges.txt), as HF's
     `BPE.from_file(vocab, merges)` behind `ByteLevel(add_prefix_space=False)` encodes: the GPT-2
@@ -169,7 +170,7 @@ def _pre_tokenizer(pre: object, problems: list[str]) -> tuple[str, bool]:
             problems.append("pre_tokenizer ByteLevel with use_regex false and no Split before it "
                             "(the whole text would be one pretoken)")
         _byte_level_prefix(byte_level, problems)
-        return GPT2_PATTERN, True
+        return patterns.GPT2, True
     if types == ["Split", "ByteLevel"]:
         split, byte_level = steps
         if byte_level.get("use_regex", True):

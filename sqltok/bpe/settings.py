@@ -5,13 +5,7 @@ from __future__ import annotations
 from sqltok.pretokenizer import patterns
 from sqltok.errors import SqltokError
 
-#: GPT-4o (o200k) pre-tokenization pattern, `regex.findall` semantics.
-MAIN_PATTERN = patterns.O200K
-
-#: For runs of scripts written without spaces: one letter (plus its marks) per pretoken.
-SCRIPT_PATTERN = patterns.SCRIPT_SPECIFIC
-
-#: Scripts whose runs use SCRIPT_PATTERN (sorted, as the reference writes them).
+#: Scripts whose runs use the script-specific pattern (sorted, as the reference writes them).
 SCRIPT_SPECIFIC_SCRIPTS = ("Han", "Hiragana", "Katakana", "Khmer", "Lao", "Myanmar", "Thai")
 
 #: Special tokens a training run registers by default, after the vocabulary.
@@ -28,8 +22,8 @@ def reference_settings(script_aware: bool, is_super: bool = False, superbpe_mode
         "is_super": is_super,
         "superbpe_mode": superbpe_mode,
         "blowup": False,
-        "main_regex": MAIN_PATTERN,
-        "script_specific_regex": SCRIPT_PATTERN if script_aware else None,
+        "main_regex": patterns.O200K,
+        "script_specific_regex": patterns.SCRIPT_SPECIFIC if script_aware else None,
         "script_specific_scripts": list(SCRIPT_SPECIFIC_SCRIPTS) if script_aware else None,
         "merge_pattern": r"\p{L}",
     }

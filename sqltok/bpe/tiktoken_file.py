@@ -19,14 +19,11 @@ from pathlib import Path
 
 from sqltok.errors import SqltokError
 from sqltok.pretokenizer import patterns
-from sqltok.bpe.encoder_spec import GPT2_PATTERN, EncoderSpec
+from sqltok.bpe.encoder_spec import EncoderSpec
 from sqltok.formats.errors import ModelFormatError, UnsupportedTokenizerError
 
 # ----------------------------------------------------------------------------- the known files
 
-R50K_PATTERN = patterns.R50K
-CL100K_PATTERN = patterns.CL100K
-O200K_PATTERN = patterns.O200K
 
 ENDOFTEXT = "<|endoftext|>"
 ENDOFPROMPT = "<|endofprompt|>"
@@ -80,20 +77,20 @@ class KnownTiktokenFile:
 #: more special tokens: a file read alone is taken as r50k_base / p50k_base.
 KNOWN_TIKTOKEN_FILES: dict[str, KnownTiktokenFile] = {
     "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930":
-        KnownTiktokenFile("r50k_base", R50K_PATTERN, {ENDOFTEXT: 50256}),
+        KnownTiktokenFile("r50k_base", patterns.R50K, {ENDOFTEXT: 50256}),
     "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069":
-        KnownTiktokenFile("p50k_base", R50K_PATTERN, {ENDOFTEXT: 50256}),
+        KnownTiktokenFile("p50k_base", patterns.R50K, {ENDOFTEXT: 50256}),
     "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7":
-        KnownTiktokenFile("cl100k_base", CL100K_PATTERN, {
+        KnownTiktokenFile("cl100k_base", patterns.CL100K, {
             ENDOFTEXT: 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
             "<|fim_suffix|>": 100260, ENDOFPROMPT: 100276}),
     "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d":
-        KnownTiktokenFile("o200k_base", O200K_PATTERN, {ENDOFTEXT: 199999, ENDOFPROMPT: 200018}),
+        KnownTiktokenFile("o200k_base", patterns.O200K, {ENDOFTEXT: 199999, ENDOFPROMPT: 200018}),
     # openai-whisper's assets/multilingual.tiktoken: 50257 ranks, then the 1608 specials of the
     # 99-language models (51865 ids, the n_vocab of tiny..large-v2; large-v3 has 100 languages:
     # pass special_tokens=whisper_special_tokens(50257, 100)).
     "b34b360dbb493e781e479794586d661700670d65564001f23024971d1f2fa126":
-        KnownTiktokenFile("whisper-multilingual", GPT2_PATTERN, whisper_special_tokens(50257)),
+        KnownTiktokenFile("whisper-multilingual", patterns.GPT2, whisper_special_tokens(50257)),
 }
 
 

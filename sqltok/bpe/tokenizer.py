@@ -14,11 +14,11 @@ from sqltok.bpe.encoder_spec import EncoderSpec
 from sqltok.bpe.hf_read import read_hf, read_hf_vocab_merges
 from sqltok.bpe.model import BYTE_ALPHABET, Model
 from sqltok.bpe.reference_file import read_reference
-from sqltok.bpe.settings import MAIN_PATTERN
 from sqltok.bpe.tiktoken_file import read_tiktoken
 from sqltok.errors import SqltokError
 from sqltok.formats.kind import TokenizerFile
 from sqltok.normalizers._normalize import normalize_arrow
+from sqltok.pretokenizer import patterns
 from sqltok.pretokenizer._pretokenize import PATTERN_IDS, pattern_id
 from sqltok.store import load_model
 from sqltok.threads import default_threads
@@ -86,7 +86,7 @@ class BPETokenizer(Tokenizer):
         else:
             pattern = model.settings["main_regex"]
             pid = pattern_id(pattern)
-        if pattern != MAIN_PATTERN and pid is None:
+        if pattern != patterns.O200K and pid is None:
             raise SqltokError(f"model {name!r}: unsupported pre-tokenization pattern {pattern!r}")
         enc = Encoder(model.tokens, pairs, byte_ids, False, pid, rank_guard=True,
                       special_tokens=model.special_tokens, supermerges=supers)

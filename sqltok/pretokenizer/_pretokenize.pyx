@@ -1,7 +1,8 @@
 # cython: language_level=3
 """Pretokenization: the GPT-4o pattern (and its script-specific variant), exactly as `regex.findall`.
 
-A hand-written, linear-time matcher over UTF-8 replaces the regex engine. Patterns (REFERENCE.md):
+A hand-written, linear-time matcher over UTF-8 replaces the regex engine. Patterns (as the reference
+implementation writes them; `patterns.py` holds the exact strings):
 
     main:     [^\\r\\n\\p{L}\\p{N}]?[UPPERISH]*[LOWERISH]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?
             | [^\\r\\n\\p{L}\\p{N}]?[UPPERISH]+[LOWERISH]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?
@@ -12,7 +13,7 @@ A hand-written, linear-time matcher over UTF-8 replaces the regex engine. Patter
 with UPPERISH = [\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}], LOWERISH = [\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}] and \\s the
 Unicode White_Space property (what `regex` means by \\s). Every character is matched by some branch,
 so the pretokens tile the text and the matcher only reports where each one ends. Backtracking is
-resolved by forward scans (see `word_end` in pretokenize.pxd, the C core other modules cimport).
+resolved by forward scans (see `word_end` in matcher.pxd, the C core other modules cimport).
 `(?i:...)` folds exactly the ASCII letters and U+017F LONG S (onto `s`), as `regex` does.
 
 Script-aware mode (the reference's `Pretokenizer.pretokenize`, default) cuts the text into
@@ -29,7 +30,7 @@ Input must be valid UTF-8 (other bytes are never read out of bounds, but split a
 
 Other tokenizers' patterns: every function takes `pattern=` a pattern id (`PATTERN_IDS`; `PATTERNS`
 and `pattern_id` map the exact pattern strings of tiktoken and HF tokenizer.json files to ids), which
-overrides `script_aware`. Their semantics are worked out in pretokenize.pxd ("Other tokenizers'
+overrides `script_aware`. Their semantics are worked out in matcher.pxd ("Other tokenizers'
 patterns"); each equals `regex.findall` of its pattern (cl100k's `$` read as the end of the text).
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize

@@ -1,6 +1,6 @@
 """Pre-tokenization patterns by name, as exact strings: the ones sqltok trains with and the ones of
 the tokenizers it loads (tiktoken `pat_str`, HF tokenizer.json Split regex). The Cython matchers are
-chosen by these exact strings (`sqltok._pretokenize.PATTERNS`)."""
+chosen by these exact strings (`sqltok.pretokenizer._pretokenize.PATTERNS`)."""
 
 #: GPT-4o / o200k_base (and the reference's main pattern).
 O200K = "|".join([
