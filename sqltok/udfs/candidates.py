@@ -9,7 +9,7 @@ import pyarrow as pa
 from sqltok.bpe.candidates import candidates_arrow
 from sqltok.named_tokenizers import named_tokenizers
 
-from .encode import by_model
+from .by_model import by_model
 from .define import define
 
 CANDIDATES = pa.list_(pa.list_(pa.int32()))

@@ -14,25 +14,11 @@ import pyarrow.compute as pc
 
 from sqltok.named_tokenizers import named_tokenizers
 
+from .by_model import by_model
 from .define import define
 
 
 IDS = pa.large_list(pa.int32())  # what the encoders return; DuckDB reads it as INTEGER[] without a cast
-
-
-def by_model(names: pa.Array, values: pa.Array, fn, out_type: pa.DataType) -> pa.Array:
-    """Apply fn(tokenizer_name, values) per distinct name (usually one per batch)."""
-    if isinstance(names, pa.ChunkedArray):
-        names = names.combine_chunks()
-    distinct = pc.unique(names.drop_null()).to_pylist()
-    if len(distinct) == 1 and names.null_count == 0:
-        return fn(distinct[0], values)
-    out = pa.nulls(len(values), out_type)
-    for name in distinct:
-        mask = pc.equal(names, name).fill_null(False)
-        part = fn(name, values.filter(mask))
-        out = pc.replace_with_mask(out, mask, part.cast(out_type))
-    return out
 
 
 def register(con: duckdb.DuckDBPyConnection) -> None:

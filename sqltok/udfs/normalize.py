@@ -10,7 +10,7 @@ import pyarrow.compute as pc
 from sqltok.normalizers._normalize import bert_normalize_arrow, normalize_arrow
 from sqltok.threads import default_threads
 
-from .encode import by_model
+from .by_model import by_model
 from .define import define
 
 

@@ -7,7 +7,8 @@ import pyarrow as pa
 
 from sqltok.named_tokenizers import named_tokenizers
 
-from .encode import IDS, by_model
+from .by_model import by_model
+from .encode import IDS
 from .define import define
 
 
