@@ -3,11 +3,14 @@ stored in its database (loaded on first use, dropped from the cache when a model
 from __future__ import annotations
 
 import weakref
+from pathlib import Path
 
 import duckdb
 
 from sqltok.bpe.tokenizer import BPETokenizer
-from sqltok.errors import ModelNotFoundError
+from sqltok.errors import ModelNotFoundError, SqltokError
+from sqltok.formats.files import file_access
+from sqltok.store import model_exists
 from sqltok.tokenizer import Tokenizer
 
 _by_connection: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, NamedTokenizers]" = weakref.WeakKeyDictionary()
@@ -22,7 +25,19 @@ class NamedTokenizers:
         self._cached: dict[str, Tokenizer] = {}   # database models, built on first use
 
     def load(self, name: str, path: str, pattern: str | None = None) -> Tokenizer:
-        tok = Tokenizer.load(path, name=name, **({} if pattern is None else {"pattern": pattern}))
+        """Load the tokenizer file `path` as `name`, reading only what DuckDB's file-access settings
+        of this connection allow (`enable_external_access`, `allowed_directories`, `allowed_paths`);
+        a name that a stored model has is refused (it would hide the model)."""
+        if not isinstance(name, str) or not name or "\0" in name:
+            raise SqltokError(f"a tokenizer needs a name without NUL bytes, not {name!r}")
+        if not isinstance(path, str) or not path:
+            raise SqltokError(f"sqltok_load({name!r}, path): the path must be a non-empty string")
+        con = self._con()
+        if name not in self._loaded and model_exists(con.cursor(), name):
+            raise SqltokError(f"a model named {name!r} is stored in this database; load the file under "
+                              "another name (or drop the model)")
+        with file_access(_duckdb_may_read(con)):
+            tok = Tokenizer.load(path, name=name, **({} if pattern is None else {"pattern": pattern}))
         self._loaded[name] = tok
         return tok
 
@@ -51,6 +66,20 @@ class NamedTokenizers:
                 f"loaded: {', '.join(known) if known else 'none'}") from None
         self._cached[name] = tok
         return tok
+
+
+def _duckdb_may_read(con: duckdb.DuckDBPyConnection):
+    """An access check that asks DuckDB whether `con` may read a file (its `read_blob` obeys the
+    connection's file-access settings)."""
+    def check(path: Path) -> None:
+        try:
+            con.cursor().execute("SELECT size FROM read_blob(?)", [str(path)]).fetchall()
+        except duckdb.PermissionException:
+            raise SqltokError(f"DuckDB's file-access settings do not allow reading {path} "
+                              "(enable_external_access, allowed_directories, allowed_paths)") from None
+        except duckdb.IOException:
+            pass  # a missing or unreadable file: the reader says so
+    return check
 
 
 def named_tokenizers(con: duckdb.DuckDBPyConnection) -> NamedTokenizers:

@@ -149,7 +149,7 @@ CORRUPTIONS = [
     ("vocabulary", 7, "5 ą 0 2", "is_super flag"),
     ("special_tokens", 2, "246", "a special token line"),
     ("special_tokens", 2, "5 <|endoftext|>", "special token id (an integer >= 246)"),
-    ("words", 0, "word", "expected 'words', got 'word'"),
+    ("words", 0, "word", "expected 'words'"),
     ("words", 1, "{not json", "invalid settings JSON"),
     ("words", 1, "[1, 2]", "expected a settings JSON object"),
     ("merges", 1, "-4", "the number of merges (an integer >= 0)"),
@@ -214,7 +214,7 @@ def test_read_reference_names_the_file(tmp_path):
         read_reference(tmp_path / "bad.model")
     lines[4] = b"2 a 0 0"
     (tmp_path / "bad.model").write_bytes(b"\n".join(lines))
-    with pytest.raises(ModelFormatError, match="bad.model: line 5: expected token id 1, got '2'"):
+    with pytest.raises(ModelFormatError, match="bad.model: line 5: expected token id 1$"):
         read_reference(tmp_path / "bad.model")
 
 

@@ -533,7 +533,7 @@ CORRUPT_HF = [
     (json.dumps(hf_json({"a": 0, "b": 1}, ["a b"])), "merge 0 ('a', 'b'): 'ab' is not in the vocabulary"),
     (json.dumps(hf_json({"a": 0, "ab": 1}, ["a x"])), "merge 0 ('a', 'x'): 'x' is not in the vocabulary"),
     (json.dumps(hf_json({"a": 0, "b": 1, "ab": 2}, ["a b", "a b c"])), "merge 1: expected 'left right'"),
-    (json.dumps(hf_json({"a": 0, "b": 0}, [])), "vocabulary tokens 'a' and 'b' have the same id 0"),
+    (json.dumps(hf_json({"a": 0, "b": 0}, [])), "vocabulary entries 0 and 1 have the same id 0"),
     (json.dumps({"vocab": {}}), "expected a JSON object with a 'model' object"),
 ]
 
@@ -564,12 +564,12 @@ def tiktoken_lines(extra: bytes) -> bytes:
 
 
 CORRUPT_TIKTOKEN = [
-    (b"YWI= 256 extra\n", "line 257: expected '<base64 token> <rank>', got 'YWI= 256 extra'"),
-    (b"YW*= 256\n", "line 257: invalid base64 token 'YW*='"),
-    (b"YWI= -3\n", "line 257: expected a rank (an integer >= 0), got '-3'"),
+    (b"YWI= 256 extra\n", "line 257: expected '<base64 token> <rank>', found 3 fields"),
+    (b"YW*= 256\n", "line 257: the token is not valid base64"),
+    (b"YWI= -3\n", "line 257: expected a rank (an integer >= 0)"),
     (b"YWI= 2x\n", "line 257: expected a rank"),
-    (b"\nYWI= 256\nYWI= 257\n", "line 259: token b'ab' is already on line 258"),
-    (b"YWI= 256\nYWM= 256\n", "line 258: rank 256 is already used on line 257"),
+    (b"\nYWI= 256\nYWI= 257\n", "line 259: the token is already on line 258"),
+    (b"YWI= 256\nYWM= 256\n", "line 258: the rank is already used on line 257"),
 ]
 
 
@@ -580,6 +580,7 @@ def test_corrupt_tiktoken(tmp_path, extra, fragment):
     with pytest.raises(ModelFormatError) as info:
         read_tiktoken(path, pattern=r"\S+")
     assert fragment in str(info.value) and str(path) in str(info.value)
+    assert extra.split()[-1].decode() not in str(info.value).removeprefix(f"{path}: ")  # no content echoed
 
 
 def test_tiktoken_missing_bytes_and_empty_file(tmp_path):

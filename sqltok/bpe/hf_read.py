@@ -30,6 +30,7 @@ from sqltok.errors import SqltokError
 from sqltok.bpe.byte_unicode import bytes_to_unicode_str, unicode_str_to_bytes
 from sqltok.bpe.encoder_spec import EncoderSpec
 from sqltok.formats.errors import ModelFormatError, UnsupportedTokenizerError
+from sqltok.formats.files import read_utf8
 from sqltok.formats.json_file import load_json
 from sqltok.pretokenizer import patterns
 
@@ -96,10 +97,7 @@ def read_hf_vocab_merges(vocab_path: str | os.PathLike, merges_path: str | os.Pa
     "#version" are skipped, every other line is "a b" (HF refuses anything else)."""
     vocab_path, merges_path = Path(vocab_path), Path(merges_path)
     vocab_doc = load_json(vocab_path)
-    try:
-        text = merges_path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise ModelFormatError(f"{merges_path}: invalid UTF-8 ({e.reason})") from None
+    text = read_utf8(merges_path)
     merges, line_numbers = [], []
     for number, line in enumerate(text.split("\n"), 1):
         line = line.removesuffix("\r")
@@ -107,7 +105,7 @@ def read_hf_vocab_merges(vocab_path: str | os.PathLike, merges_path: str | os.Pa
             continue  # the header, and the "line" after the final newline
         if len(line.split(" ")) != 2:
             raise ModelFormatError(
-                f"{merges_path}: line {number}: expected a merge 'left right', got {line[:80]!r}")
+                f"{merges_path}: line {number}: expected a merge 'left right'")
         merges.append(line)
         line_numbers.append(number)
     if name is None:
@@ -229,7 +227,7 @@ def _added_tokens(entries: object, vocab: dict[str, int], normalizer: str | None
     for n, entry in enumerate(entries):
         if not (isinstance(entry, dict) and isinstance(entry.get("content"), str) and entry["content"]):
             raise ModelFormatError(
-                f"added_tokens[{n}]: expected an object with a non-empty content string, got {entry!r}")
+                f"added_tokens[{n}]: expected an object with a non-empty content string")
         content = entry["content"]
         if content in special or content in added:
             raise ModelFormatError(f"added_tokens[{n}]: {content!r} is listed twice")
@@ -261,13 +259,13 @@ def _vocab(vocab: object) -> dict[str, int]:
     if not isinstance(vocab, dict):
         raise ModelFormatError(
             f"the vocabulary must be a JSON object token -> id, got {type(vocab).__name__}")
-    owner: dict[int, str] = {}
-    for token, i in vocab.items():
+    owner: dict[int, int] = {}
+    for n, i in enumerate(vocab.values()):
         if not isinstance(i, int) or isinstance(i, bool) or i < 0:
-            raise ModelFormatError(f"vocabulary token {token!r}: id {i!r} is not an integer >= 0")
+            raise ModelFormatError(f"vocabulary entry {n}: its id is not an integer >= 0")
         if i in owner:
-            raise ModelFormatError(f"vocabulary tokens {owner[i]!r} and {token!r} have the same id {i}")
-        owner[i] = token
+            raise ModelFormatError(f"vocabulary entries {owner[i]} and {n} have the same id {i}")
+        owner[i] = n
     return vocab
 
 
@@ -286,7 +284,7 @@ def _pairs(merges: object, vocab: dict[str, int],
         else:
             parts = []
         if len(parts) != 2:
-            raise ModelFormatError(f"{label(rank)}: expected 'left right' or [left, right], got {merge!r}")
+            raise ModelFormatError(f"{label(rank)}: expected 'left right' or [left, right]")
         a, b = parts
         for token in (a, b, a + b):
             if token not in vocab:

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 
 from sqltok.bpe.byte_unicode import bytes_to_unicode_str, unicode_str_to_bytes
 from sqltok.formats.errors import ModelFormatError
+from sqltok.formats.files import read_utf8
 from sqltok.bpe.model import METHODS, Merge, Model
 
 MAGIC = "BoundlessBPE"
@@ -83,13 +84,7 @@ def _section_lines(settings: dict, merges: list[Merge], names: list[str]) -> Ite
 
 def read_reference(path: str | os.PathLike) -> Model:
     """Read a reference `.model` file; ModelFormatError (with the line number) if it is invalid."""
-    with open(path, "rb") as f:
-        data = f.read()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        raise ModelFormatError(f"{path}: line {line}: invalid UTF-8 ({e.reason})") from None
+    text = read_utf8(path)
     try:
         return loads(text)
     except ModelFormatError as e:
@@ -136,19 +131,19 @@ class _Lines:
     def expect(self, keyword: str) -> None:
         line = self.take(repr(keyword))
         if line != keyword:
-            raise self.error(f"expected {keyword!r}, got {line!r}")
+            raise self.error(f"expected {keyword!r}")
 
     def expect_end(self) -> None:
         if self.number < len(self._lines):
             self.number += 1
-            raise self.error(f"unexpected content after the last section: {self._lines[self.number - 1]!r}")
+            raise self.error("unexpected content after the last section")
 
     def fields(self, n: int, what: str) -> list[str]:
         """The next line split on single spaces into exactly `n` fields."""
         line = self.take(what)
         parts = line.split(" ")
         if len(parts) != n:
-            raise self.error(f"expected {what} ({n} space-separated fields), got {line!r}")
+            raise self.error(f"expected {what} ({n} space-separated fields)")
         return parts
 
     def integer(self, field: str, what: str, minimum: int | None = None) -> int:
@@ -156,7 +151,7 @@ class _Lines:
         stripped = field[1:] if field.startswith("-") else field
         if not (stripped.isascii() and stripped.isdigit()) or (minimum is not None and int(field) < minimum):
             bound = f" >= {minimum}" if minimum is not None else ""
-            raise self.error(f"expected {what} (an integer{bound}), got {field!r}")
+            raise self.error(f"expected {what} (an integer{bound})")
         return int(field)
 
     def count(self, what: str) -> int:
@@ -165,7 +160,7 @@ class _Lines:
 
     def flag(self, field: str, what: str) -> int:
         if field not in ("0", "1"):
-            raise self.error(f"expected {what} (0 or 1), got {field!r}")
+            raise self.error(f"expected {what} (0 or 1)")
         return int(field)
 
     def token(self, field: str) -> bytes:
@@ -179,7 +174,7 @@ def _read_header(lines: _Lines) -> str:
     line = lines.take("the header line")
     parts = line.split(" ")
     if len(parts) != 3 or parts[0] != MAGIC:
-        raise lines.error(f"not a reference model file: expected '{MAGIC} {VERSION} <method>', got {line!r}")
+        raise lines.error(f"not a reference model file: expected '{MAGIC} {VERSION} <method>'")
     if parts[1] != VERSION:
         raise lines.error(f"unsupported format version {parts[1]!r}; only {VERSION} is supported")
     if parts[2] not in METHODS:
@@ -198,7 +193,7 @@ def _read_vocabulary(lines: _Lines) -> tuple[list[bytes], list[int], list[bool],
     for i in range(n):
         id_, name, count, sup = lines.fields(4, "a vocabulary line '<id> <token> <count> <is_super>'")
         if lines.integer(id_, "a token id") != i:
-            raise lines.error(f"expected token id {i}, got {id_!r}")
+            raise lines.error(f"expected token id {i}")
         if name in ids:
             raise lines.error(f"token {name!r} is already in the vocabulary with id {ids[name]}")
         tokens.append(lines.token(name))
@@ -215,7 +210,7 @@ def _read_special_tokens(lines: _Lines, vocab_size: int) -> dict[str, int]:
     for _ in range(m):
         line = lines.take("a special token line '<id> <string>'")
         if " " not in line:
-            raise lines.error(f"expected a special token line '<id> <string>', got {line!r}")
+            raise lines.error(f"expected a special token line '<id> <string>'")
         id_, text = line.split(" ", 1)
         special[text] = lines.integer(id_, "a special token id", vocab_size)
     if len(set(special.values())) != m or len(special) != m:
@@ -242,14 +237,14 @@ def _read_settings(lines: _Lines) -> dict:
     except json.JSONDecodeError as e:
         raise lines.error(f"invalid settings JSON ({e.msg} at column {e.colno})") from None
     if not isinstance(settings, dict):
-        raise lines.error(f"expected a settings JSON object, got {line[:80]!r}")
+        raise lines.error(f"expected a settings JSON object")
     return settings
 
 
 def _read_merge(lines: _Lines, i: int, ids: dict[str, int]) -> Merge:
     index, left, right, count, flag = lines.fields(5, "a merge line '<index> <left> <right> <count> <flag>'")
     if lines.integer(index, "a merge index") != i:
-        raise lines.error(f"expected merge index {i}, got {index!r}")
+        raise lines.error(f"expected merge index {i}")
     # Look tokens up by content: a merge whose result already existed adds no token, so merge i
     # does not in general create token 243 + i.
     for name in (left, right, left + right):

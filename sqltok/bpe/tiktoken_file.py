@@ -21,6 +21,7 @@ from sqltok.errors import SqltokError
 from sqltok.pretokenizer import patterns
 from sqltok.bpe.encoder_spec import EncoderSpec
 from sqltok.formats.errors import ModelFormatError, UnsupportedTokenizerError
+from sqltok.formats.files import read_bytes
 
 # ----------------------------------------------------------------------------- the known files
 
@@ -111,15 +112,14 @@ def read_tiktoken(path: str | os.PathLike, pattern: str | None = None,
     as a whole). Any other file needs `pattern` (tiktoken's `pat_str`); its name defaults to the file
     name without `.tiktoken`. ModelFormatError with the line number for a corrupt line.
     """
-    with open(path, "rb") as f:
-        data = f.read()
+    data = read_bytes(path)
     known = identify_tiktoken(data)
     if pattern is None:
         if known is None:
             raise SqltokError(
-                f"{path}: not one of the standard tiktoken files (sha256 "
-                f"{hashlib.sha256(data).hexdigest()[:16]}...), so its pre-tokenization pattern is not "
-                "known: pass pattern= (the encoding's pat_str) and special_tokens= if it has any")
+                f"{path}: not one of the standard tiktoken files, so its pre-tokenization pattern is "
+                "not known: pass pattern= (the encoding's pat_str; in SQL sqltok_load(name, path, "
+                "pattern)) and special_tokens= if it has any")
         pattern = known.pattern
     if special_tokens is None:
         special_tokens = dict(known.special_tokens) if known else {}
@@ -150,22 +150,20 @@ def parse_tiktoken(data: bytes) -> dict[bytes, int]:
             continue
         parts = line.split()
         if len(parts) != 2:
-            raise ModelFormatError(f"line {number}: expected '<base64 token> <rank>', got {_show(line)}")
+            raise ModelFormatError(f"line {number}: expected '<base64 token> <rank>', found {len(parts)} fields")
         encoded, rank_text = parts
         try:
             # "=" is how Whisper's multilingual.tiktoken writes its empty token (lenient base64).
             token = b"" if encoded == b"=" else base64.b64decode(encoded, validate=True)
         except binascii.Error as e:
-            raise ModelFormatError(f"line {number}: invalid base64 token {_show(encoded)} ({e})") from None
+            raise ModelFormatError(f"line {number}: the token is not valid base64 ({e})") from None
         if not rank_text.isdigit():
-            raise ModelFormatError(
-                f"line {number}: expected a rank (an integer >= 0), got {_show(rank_text)}")
+            raise ModelFormatError(f"line {number}: expected a rank (an integer >= 0)")
         rank = int(rank_text)
         if token in line_of_token:
-            raise ModelFormatError(
-                f"line {number}: token {token!r} is already on line {line_of_token[token]}")
+            raise ModelFormatError(f"line {number}: the token is already on line {line_of_token[token]}")
         if rank in line_of_rank:
-            raise ModelFormatError(f"line {number}: rank {rank} is already used on line {line_of_rank[rank]}")
+            raise ModelFormatError(f"line {number}: the rank is already used on line {line_of_rank[rank]}")
         ranks[token] = rank
         line_of_token[token] = line_of_rank[rank] = number
     if not ranks:
@@ -217,8 +215,3 @@ def concatenation_pairs(tokens: list[bytes | None], ids: dict[bytes, int]) -> li
                 if right is not None:
                     pairs.append((left, right, i, i))
     return pairs
-
-
-def _show(field: bytes) -> str:
-    text = repr(field.decode("utf-8", "backslashreplace"))
-    return text if len(text) <= 80 else text[:77] + "..."

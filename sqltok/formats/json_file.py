@@ -5,12 +5,13 @@ import json
 from pathlib import Path
 
 from sqltok.formats.errors import ModelFormatError
+from sqltok.formats.files import read_bytes
 
 
 def load_json(path: Path, data: bytes | None = None) -> object:
     """The parsed JSON of `path` (or of `data`, its bytes, when the caller read them already)."""
     if data is None:
-        data = path.read_bytes()
+        data = read_bytes(path)
     try:
         return json.loads(data)
     except UnicodeDecodeError as e:

@@ -8,8 +8,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqltok.errors import SqltokError
 from sqltok.formats.errors import ModelFormatError, UnsupportedTokenizerError
+from sqltok.formats.files import exists, read_head
 from sqltok.formats.json_file import load_json
 
 #: Every kind sniff() tells apart, and how messages name it.
@@ -45,10 +45,7 @@ class TokenizerFile:
 def sniff(path: str | os.PathLike) -> TokenizerFile:
     """The kind of tokenizer file at `path`; a clear error when it is none sqltok reads."""
     p = Path(path)
-    if not p.is_file():
-        raise SqltokError(f"no such tokenizer file: {p}")
-    with open(p, "rb") as f:
-        head = f.read(SNIFF_BYTES)
+    head = read_head(p, SNIFF_BYTES)
     if not head.strip():
         raise ModelFormatError(f"{p}: the file is empty")
     if head.startswith(b"BoundlessBPE "):
@@ -83,7 +80,7 @@ def _json_kind(p: Path) -> TokenizerFile:
 def _companion(p: Path, wanted: str, own: str) -> Path:
     """The other file of a GPT-2 pair: `wanted` beside `p` (or `p`'s name with `own` replaced)."""
     for candidate in (p.with_name(p.name.replace(own, wanted)), p.with_name(wanted)):
-        if candidate != p and candidate.is_file():
+        if candidate != p and exists(candidate):
             return candidate
     raise ModelFormatError(f"{p} looks like GPT-2's {own}; its {wanted} must be beside it (as HF's "
                            "ByteLevelBPETokenizer.from_file takes both)")

@@ -43,3 +43,7 @@ CREATE OR REPLACE TEMP MACRO pretokenize(text, simple := false) AS
 -- Token ids in narrower or unsigned lists, for storage (an id that does not fit is an error).
 CREATE OR REPLACE TEMP MACRO encode_usmallint(m, text) AS CAST(encode(m, text) AS USMALLINT[]);
 CREATE OR REPLACE TEMP MACRO encode_uinteger(m, text) AS CAST(encode(m, text) AS UINTEGER[]);
+
+-- sqltok_load(name, path [, pattern := NULL]): load a tokenizer file as `name` (`pattern`: the
+-- pre-tokenization pattern of a .tiktoken file that is not a standard one).
+CREATE OR REPLACE TEMP MACRO sqltok_load(name, path, pattern := NULL) AS sqltok_load_file(name, path, pattern);

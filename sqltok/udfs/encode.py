@@ -1,4 +1,4 @@
-"""`encode`, `decode`, `token_count`, `tokens` and `sqltok_load` in SQL, over Arrow batches.
+"""`encode`, `decode`, `token_count`, `tokens` and `sqltok_load` (the macro over `sqltok_load_file`) in SQL, over Arrow batches.
 
 The first argument names a tokenizer (one loaded with `sqltok_load` or a model in the database).
 Special-token text is ordinary text in `encode` and `token_count`; `encode_special` matches every
@@ -55,10 +55,13 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
         return by_model(names, texts, lambda n, t: reg.get(n).tokens_arrow(t).cast(pa.list_(pa.string())),
                          pa.list_(pa.string()))
 
-    def load(names, paths):
+    def load(names, paths, patterns):
         out = []
-        for name, path in zip(names.to_pylist(), paths.to_pylist()):
-            tok = reg.load(name, path)
+        for name, path, pattern in zip(names.to_pylist(), paths.to_pylist(), patterns.to_pylist()):
+            if name is None or path is None:
+                out.append(None)
+                continue
+            tok = reg.load(name, path, pattern)
             out.append(f"{name}: {tok.n_vocab} tokens")
         return pa.array(out, pa.string())
 
@@ -68,4 +71,4 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
     define(con, "token_count", token_count, [varchar, varchar], duckdb.sqltype("BIGINT"))
     define(con, "decode", decode, [varchar, ids_type], varchar)
     define(con, "tokens", tokens, [varchar, varchar], duckdb.list_type(varchar))
-    define(con, "sqltok_load", load, [varchar, varchar], varchar, side_effects=True)
+    define(con, "sqltok_load_file", load, [varchar, varchar, varchar], varchar, side_effects=True)

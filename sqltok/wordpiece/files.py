@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sqltok.formats.errors import ModelFormatError, UnsupportedTokenizerError
+from sqltok.formats.files import exists, read_utf8
 from sqltok.formats.json_file import load_json
 from sqltok.normalizers.bert import bert_switches
 
@@ -54,9 +55,9 @@ def read_vocab_txt(path: str | os.PathLike, name: str | None = None, **options) 
     a tokenizer_config.json beside the file (do_lower_case, strip_accents, tokenize_chinese_chars,
     the special tokens), then from bert-base-uncased's."""
     path = Path(path)
-    tokens = [line.rstrip() for line in path.read_text(encoding="utf-8").splitlines()]
+    tokens = [line.rstrip() for line in read_utf8(path).splitlines()]
     config_path = path.parent / "tokenizer_config.json"
-    config = load_json(config_path) if config_path.exists() else {}
+    config = load_json(config_path) if exists(config_path) else {}
     unknown = set(options) - {"clean_text", "handle_chinese_chars", "strip_accents", "lowercase", "unk_token",
                               "cls_token", "sep_token", "wordpieces_prefix", "max_input_chars_per_word"}
     if unknown:
