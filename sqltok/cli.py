@@ -4,19 +4,21 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from pathlib import Path
 from importlib.resources import files
 
 import duckdb
 
 from . import __version__
-from sqltok.corpus.sources import Source, quote_ident, quote_literal
+from sqltok.corpus.sources import Source
+from sqltok.encode_files import encode_file
 from sqltok.errors import SqltokError
 from sqltok.evaluate import compression, holdout_split
 from sqltok.named_tokenizers import named_tokenizers
 from sqltok.model_files import FORMATS, export_model, import_model
 from sqltok.register import register
-from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS
+from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS, check_special_tokens
 from sqltok.store import drop_model, model_names
 from sqltok.bpe.superword import train_superword
 from sqltok.bpe.train import train_bpe
@@ -55,8 +57,8 @@ def _train(con, args) -> None:
     src = None if reuse else _source(args)
     if args.holdout:
         src, held = holdout_split(src, args.holdout)
-    specials = tuple(s for s in args.special_tokens.split(",") if s) if args.special_tokens is not None \
-        else DEFAULT_SPECIAL_TOKENS
+    specials = check_special_tokens(s for s in args.special_tokens.split(",") if s) \
+        if args.special_tokens is not None else DEFAULT_SPECIAL_TOKENS
     if args.memory_limit:
         con.execute("SET memory_limit = ?", [args.memory_limit])
     progress = sys.stderr.isatty() if args.progress is None else args.progress
@@ -87,6 +89,9 @@ def _train(con, args) -> None:
         if report.unique_candidates == 0:
             print("note: the corpus has no supermerge candidates (runs of two or more pretokens with letters); "
                   "BoundlessBPE stops when no supermerge pair is left, as the reference does")
+    if report.vocab_size < args.vocab_size:
+        print(f"note: the corpus gives only {report.vocab_size:,} tokens, not the {args.vocab_size:,} asked for "
+              "(no pair is left to merge)")
     print("seconds: " + ", ".join(f"{k} {v:.2f}" for k, v in report.seconds.items()))
     print("first merges:")
     for idx, left, right, count in con.execute(
@@ -116,35 +121,36 @@ def _supermerges(args) -> int | str | None:
 
 
 def _cmd_encode(args) -> None:
-    """Encode a column into token ids: every input column plus `ids` (or `n_tokens` with --count)."""
-    with duckdb.connect(args.db) as con:
-        _encode(con, args)
+    """Encode a column into token ids (or counts): the columns of --keep-columns plus `ids` or `n_tokens`."""
+    with _read_only(args.db, required=not os.path.exists(args.model)) as con:
+        register(con)
+        model = args.model
+        if os.path.exists(model):
+            model = named_tokenizers(con).load(Path(model).stem, model).name
+        mode = "line" if args.lines else "file" if args.whole_file else None
+        src = Source(path=args.input, text_key=args.text_key, text_mode=mode)
+        keep = tuple(c for c in (args.keep_columns or "").split(",") if c)
+        summary = encode_file(con, model, src, args.output, count=args.count, allow_special=args.allow_special,
+                              keep_columns=keep)
+    print(f"wrote {summary.output}: {summary.rows} rows, {summary.tokens:,} tokens ({model})")
 
 
-def _encode(con, args) -> None:
-    register(con)
-    model = args.model
-    if os.path.exists(model):
-        tok = named_tokenizers(con).load(Path(model).stem, model)
-        model = tok.name
-    src = Source(path=args.input, text_key=args.text_key, text_mode="line" if args.lines else None)
-    fn = "token_count" if args.count else "encode_special" if args.allow_special else "encode"
-    column = "n_tokens" if args.count else "ids"
-    key = "text" if src.rows_query() == src.query() else args.text_key
-    out = args.output.lower()
-    fmt = "parquet" if out.endswith(".parquet") else "json" if out.endswith((".jsonl", ".json")) else "csv"
-    con.execute(f"COPY (SELECT *, {fn}({quote_literal(model)}, {quote_ident(key)}) AS {column} "
-                f"FROM ({src.rows_query()})) TO {quote_literal(args.output)} (FORMAT {fmt})")
-    rows, tokens = con.execute(f"SELECT count(*), sum(len({column})) FROM read_{fmt}({quote_literal(args.output)})"
-                               if not args.count else
-                               f"SELECT count(*), sum({column}) FROM read_{fmt}({quote_literal(args.output)})"
-                               ).fetchall()[0]
-    print(f"wrote {args.output}: {rows} rows, {tokens or 0:,} tokens ({model})")
+def _read_only(db: str, required: bool = True) -> duckdb.DuckDBPyConnection:
+    """A read-only connection to `db` (so that reading never collides with a running training); a
+    missing file is an error when `required`, else an in-memory database stands in."""
+    if not os.path.exists(db):
+        if required:
+            raise SqltokError(f"no such database: {db}")
+        return duckdb.connect()
+    return duckdb.connect(db, read_only=True)
 
 
 def _cmd_export(args) -> None:
-    with duckdb.connect(args.db, read_only=True) as con:
+    with _read_only(args.db) as con, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         export_model(con, args.model, args.output, format=args.format, lossy=args.lossy)
+    for w in caught:
+        print(f"sqltok: warning: {w.message}", file=sys.stderr)
     print(f"wrote {args.output}")
 
 
@@ -155,10 +161,9 @@ def _cmd_import(args) -> None:
 
 
 def _cmd_models(args) -> None:
-    with duckdb.connect(args.db) as con:
-        register(con)
+    with _read_only(args.db) as con:
         rows = con.execute("SELECT model, method, vocab_size, script_aware, documents, source "
-                           "FROM sqltok_models()").fetchall()
+                           "FROM sqltok_store.models ORDER BY model").fetchall() if model_names(con) else []
     for row in rows:
         print("\t".join("" if x is None else str(x) for x in row))
 
@@ -213,9 +218,13 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--model", required=True,
                    help="a model in the database, or a tokenizer file (.tiktoken, tokenizer.json, .model)")
     c.add_argument("--input", required=True, help="Parquet, JSONL or text file (--lines)")
-    c.add_argument("--output", required=True, help="Parquet, JSONL or CSV file to write")
+    c.add_argument("--output", required=True, help="Parquet or JSONL file to write (.jsonl.gz, .jsonl.zst too)")
     c.add_argument("--text-key", default="text")
-    c.add_argument("--lines", action="store_true", help="plain text input: one document per line")
+    c.add_argument("--keep-columns", metavar="A,B", help="input columns to write before the ids ('*': all; "
+                   "default: none)")
+    g = c.add_mutually_exclusive_group()
+    g.add_argument("--lines", action="store_true", help="plain text input: one document per line")
+    g.add_argument("--whole-file", action="store_true", help="plain text input: one document per file")
     c.add_argument("--count", action="store_true", help="write token counts instead of ids")
     c.add_argument("--allow-special", action="store_true", help="match special tokens in the text")
     db(c)
@@ -254,13 +263,28 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         args.func(args)
-    except (SqltokError, duckdb.Error, OSError) as e:
+    except BrokenPipeError:  # `sqltok ... | head`: what was asked for is done; the reader left early
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        return _interrupted()
+    except (SqltokError, duckdb.Error, OSError, RuntimeError) as e:
+        if _is_interrupt(e):
+            return _interrupted()
         print(f"sqltok: error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("sqltok: interrupted; the database is as it was", file=sys.stderr)
-        return 130
     return 0
+
+
+def _is_interrupt(e: BaseException) -> bool:
+    """Ctrl-C as DuckDB reports it: an interrupted query, or a KeyboardInterrupt inside a UDF."""
+    return isinstance(e, duckdb.InterruptException) or "KeyboardInterrupt" in str(e) or \
+        str(e).strip().endswith("Query interrupted")
+
+
+def _interrupted() -> int:
+    print("sqltok: interrupted; the database is as it was", file=sys.stderr)
+    return 130
 
 
 if __name__ == "__main__":

@@ -11,10 +11,24 @@ from sqltok.udfs import register_udfs
 def register(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     """Install the UDFs (`pretokenize`, ...) and the table macros (`sqltok_merges`, ...) on `con`.
 
-    Idempotent. Macros are TEMP: they live with the connection, the model tables in the database.
+    Idempotent. Macros are TEMP: they live with the connection, the model tables in the database (a
+    read-only database is used as it is: its models can be read, none written).
     """
     register_udfs(con)
-    ensure_schema(con)
+    if not _read_only(con):
+        ensure_schema(con)
+    if _has_store(con):  # table macros over the store (a read-only database may have none)
+        run_script(con, "store_macros")
     run_script(con, "macros")
     run_script(con, "normalize")
     return con
+
+
+def _read_only(con: duckdb.DuckDBPyConnection) -> bool:
+    return con.execute("SELECT readonly FROM duckdb_databases() WHERE database_name = current_database()"
+                       ).fetchall()[0][0]
+
+
+def _has_store(con: duckdb.DuckDBPyConnection) -> bool:
+    return con.execute("SELECT count(*) FROM duckdb_schemas() WHERE schema_name = 'sqltok_store' "
+                       "AND database_name = current_database()").fetchall()[0][0] > 0

@@ -7,6 +7,7 @@ A family (byte-level BPE, WordPiece, ...) subclasses `Tokenizer`, names the file
 """
 from __future__ import annotations
 
+import operator
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -149,7 +150,11 @@ class Tokenizer(ABC):
 
     def _encode_lists(self, texts: Sequence[str], allowed_special: AllowedSpecial,
                       threads: int | None) -> list[list[int]]:
-        return self.encode_arrow(text_array(texts), allowed_special, threads).to_pylist()
+        return self.encode_arrow(self._text_array(texts), allowed_special, threads).to_pylist()
+
+    def _text_array(self, texts: Sequence[str]) -> pa.Array:
+        """Python strings as the family's encoder takes them (see `text_array`)."""
+        return text_array(texts)
 
     # -- tiktoken-style Python API -----------------------------------------------------------------
     def encode(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
@@ -167,6 +172,7 @@ class Tokenizer(ABC):
                      allowed_special: AllowedSpecial = frozenset(),
                      disallowed_special: AllowedSpecial = "all") -> list[list[int]]:
         """`encode` of every text, on `num_threads` threads (default: up to 2)."""
+        texts = require_str(texts)
         self._check_disallowed(texts, allowed_special, disallowed_special)
         return self._encode_lists(texts, allowed_special, num_threads)
 
@@ -176,11 +182,11 @@ class Tokenizer(ABC):
 
     def token_count(self, text: str) -> int:
         """How many tokens `encode_ordinary(text)` gives."""
-        return self.encode_arrow(text_array([text]), (), 1, counts_only=True)[0].as_py()
+        return self.encode_arrow(self._text_array([text]), (), 1, counts_only=True)[0].as_py()
 
     def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
         """The text of `ids`; bytes that are not UTF-8 become U+FFFD unless errors="strict"."""
-        return self.decode_arrow(pa.array([list(ids)], pa.large_list(pa.int32())), errors)[0].as_py()
+        return self.decode_arrow(id_array(ids), errors)[0].as_py()
 
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         """The bytes of `ids`."""
@@ -194,9 +200,33 @@ class Tokenizer(ABC):
         return f"<{type(self).__name__} {self.name!r} n_vocab={self.n_vocab}>"
 
 
-def text_array(texts: Sequence[str]) -> pa.Array:
-    """A large_string array of Python strings; a lone surrogate is a clear error."""
+def require_str(texts: Sequence[str]) -> list[str]:
+    """`texts` as a list, TypeError naming the first that is not a str (tiktoken takes str only)."""
+    if isinstance(texts, (str, bytes)):
+        raise TypeError(f"expected a list of str, not {type(texts).__name__}")
+    texts = list(texts)
+    for i, t in enumerate(texts):
+        if not isinstance(t, str):
+            raise TypeError(f"text {i} is {type(t).__name__}, not str" if len(texts) > 1 else
+                            f"text must be str, not {type(t).__name__}")
+    return texts
+
+
+def text_array(texts: Sequence[str], fix_surrogates: bool = False) -> pa.Array:
+    """A large_string array of Python strings (TypeError for anything else). Surrogates, which UTF-8
+    cannot hold, are a clear error, or with `fix_surrogates` become what tiktoken makes of them: a
+    pair the character it encodes, a lone one U+FFFD."""
+    texts = require_str(texts)
     try:
         return pa.array(texts, pa.large_string())
     except (UnicodeEncodeError, pa.ArrowInvalid) as e:
-        raise SqltokError(f"text is not valid Unicode (a lone surrogate?): {e}") from None
+        if not fix_surrogates:
+            raise SqltokError(f"text is not valid Unicode (a lone surrogate?): {e}") from None
+    return pa.array([t.encode("utf-16", "surrogatepass").decode("utf-16", "replace") for t in texts],
+                    pa.large_string())
+
+
+def id_array(ids: Sequence[int]) -> pa.Array:
+    """One row of token ids (large_list<int32>); TypeError for anything that is not an integer, as
+    tiktoken gives."""
+    return pa.array([[operator.index(i) for i in ids]], pa.large_list(pa.int32()))

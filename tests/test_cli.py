@@ -105,7 +105,7 @@ def test_encode_command_writes_ids(tmp_path, corpus, capsys):
                  "--db", db, "--no-progress"]) == 0
     out, counts = tmp_path / "ids.parquet", tmp_path / "n.parquet"
     assert main(["encode", "--model", "m", "--input", str(corpus), "--text-key", "body", "--output", str(out),
-                 "--db", db]) == 0
+                 "--keep-columns", "body", "--db", db]) == 0
     assert "60 rows" in capsys.readouterr().out
     assert main(["encode", "--model", "m", "--input", str(corpus), "--text-key", "body", "--output",
                  str(counts), "--count", "--db", db]) == 0

@@ -168,3 +168,47 @@ def test_long_pretoken_cache_equals_tiktoken(bundled):
     expected = ref.encode_ordinary_batch(texts + thai)
     assert tok.encode_ordinary_batch(texts + thai, num_threads=1) == expected
     assert tok.encode_ordinary_batch(texts + thai, num_threads=1) == expected
+
+
+SURROGATE_TEXT = st.lists(st.one_of(FRAGMENTS, st.sampled_from(["\ud800", "\udfff", "\ud83d\ude00", "\ud83d", "\ude00"])),
+                          max_size=12).map("".join)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=SURROGATE_TEXT)
+def test_surrogates_as_tiktoken(pair, text):
+    """A surrogate pair in a Python str is its character, a lone surrogate U+FFFD, as in tiktoken."""
+    tok, ref = pair
+    assert tok.encode_ordinary(text) == ref.encode_ordinary(text)
+    assert tok.encode(text, allowed_special="all") == ref.encode(text, allowed_special="all")
+    assert tok.encode_ordinary_batch([text, "x"]) == [ref.encode_ordinary(text), ref.encode_ordinary("x")]
+    assert tok.token_count(text) == len(ref.encode_ordinary(text))
+
+
+@pytest.mark.parametrize("call", ["encode", "encode_ordinary", "token_count"])
+@pytest.mark.parametrize("bad", [None, 5, b"bytes", ["a"]])
+def test_non_text_is_a_type_error_as_in_tiktoken(pair, call, bad):
+    tok, ref = pair
+    with pytest.raises(TypeError):
+        getattr(ref, call if call != "token_count" else "encode_ordinary")(bad)
+    with pytest.raises(TypeError):
+        getattr(tok, call)(bad)
+
+
+@pytest.mark.parametrize("ids", [[1.9999], ["1"], [None], [1, 2.5]])
+def test_non_integer_ids_are_a_type_error_as_in_tiktoken(pair, ids):
+    tok, ref = pair
+    with pytest.raises(TypeError):
+        ref.decode(ids)
+    with pytest.raises(TypeError):
+        tok.decode(ids)
+    with pytest.raises(TypeError):
+        tok.decode_bytes(ids)
+
+
+def test_batch_of_non_text_names_the_item(pair):
+    tok, _ = pair
+    with pytest.raises(TypeError, match="text 1 is NoneType"):
+        tok.encode_batch(["a", None])
+    with pytest.raises(TypeError, match="a list of str"):
+        tok.encode_ordinary_batch("not a list")

@@ -37,3 +37,20 @@ def check_vocab_size(vocab_size: int) -> None:
         raise SqltokError(f"vocab_size must be at least {MIN_VOCAB_SIZE} (the byte tokens), not {vocab_size}")
     if vocab_size > MAX_VOCAB_SIZE:
         raise SqltokError(f"vocab_size {vocab_size} is absurdly large (at most {MAX_VOCAB_SIZE})")
+
+
+def check_special_tokens(special_tokens) -> tuple[str, ...]:
+    """The special tokens as a tuple: non-empty strings, each given once (a duplicate would leave its
+    id unassigned)."""
+    if isinstance(special_tokens, str):
+        raise SqltokError("special_tokens is a list of strings, not one string")
+    tokens = tuple(special_tokens)
+    for s in tokens:
+        if not isinstance(s, str) or not s or "\0" in s:
+            raise SqltokError(f"a special token must be a non-empty string without NUL bytes, not {s!r}")
+    seen = set()
+    for s in tokens:
+        if s in seen:
+            raise SqltokError(f"special token {s!r} is given twice")
+        seen.add(s)
+    return tokens

@@ -22,7 +22,7 @@ from sqltok.pretokenizer import patterns
 from sqltok.pretokenizer._pretokenize import PATTERN_IDS, pattern_id
 from sqltok.store import load_model
 from sqltok.threads import default_threads
-from sqltok.tokenizer import AllowedSpecial, Tokenizer, text_array
+from sqltok.tokenizer import AllowedSpecial, Tokenizer, id_array, text_array
 
 #: Pattern id meaning "each piece is already one pretoken" (used after a Python `regex` split).
 PAT_NONE = -1
@@ -126,11 +126,15 @@ class BPETokenizer(Tokenizer):
     def _encode_lists(self, texts: Sequence[str], allowed_special: AllowedSpecial,
                       threads: int | None) -> list[list[int]]:
         threads = threads or default_threads()
-        arr = self._prepare(text_array(texts), threads)
+        arr = self._prepare(self._text_array(texts), threads)
         allowed = self._allowed_ids(allowed_special)
         if self._fallback is None:
             return self._encoder.encode_arrow(arr, allowed, threads, as_lists=True)
         return self._encode_fallback(arr, allowed, threads, False).to_pylist()
+
+    def _text_array(self, texts: Sequence[str]) -> pa.Array:
+        """As tiktoken: surrogate pairs become their character, lone surrogates U+FFFD."""
+        return text_array(texts, fix_surrogates=True)
 
     def _encode_fallback(self, texts: pa.Array, allowed, threads: int, counts_only: bool) -> pa.Array:
         """Unknown pattern: pretokens from Python `regex`, merged in Cython (slow but exact)."""
@@ -162,7 +166,7 @@ class BPETokenizer(Tokenizer):
 
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         """The bytes of `ids`."""
-        return self._encoder.decode_arrow(pa.array([list(ids)], pa.large_list(pa.int32())))[0].as_py()
+        return self._encoder.decode_arrow(id_array(ids))[0].as_py()
 
     def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
         """The text of `ids`; bytes that are not UTF-8 become U+FFFD unless errors="strict"."""

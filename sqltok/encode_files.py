@@ -1,0 +1,74 @@
+"""`sqltok encode`: a file's text column to token ids (or counts) in a Parquet or JSONL file.
+
+The output is written under a temporary name beside it and renamed when complete, so a failed or
+interrupted run leaves no partial file; the input is never overwritten.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from glob import glob, has_magic
+from pathlib import Path
+
+import duckdb
+
+from sqltok.corpus.sources import Source, quote_ident, quote_literal
+from sqltok.errors import SqltokError
+
+#: Output suffixes and the COPY options they mean.
+_FORMATS = {".parquet": "FORMAT parquet", ".jsonl": "FORMAT json", ".ndjson": "FORMAT json",
+            ".json": "FORMAT json"}
+_COMPRESSION = {".gz": "gzip", ".zst": "zstd"}
+
+
+@dataclass(frozen=True)
+class EncodeSummary:
+    """What `encode_file` wrote."""
+
+    output: str
+    rows: int
+    tokens: int
+
+
+def output_options(path: str) -> str:
+    """The COPY options for an output path, by its suffix: Parquet or JSONL, optionally .gz/.zst."""
+    p = Path(path.lower())
+    compression = _COMPRESSION.get(p.suffix)
+    stem = p.with_suffix("") if compression else p
+    fmt = _FORMATS.get(stem.suffix)
+    if fmt is None or (compression and fmt == "FORMAT parquet"):
+        raise SqltokError(f"cannot tell the output format of {path}: use .parquet, or .jsonl (.ndjson, .json) "
+                          "optionally compressed as .gz or .zst")
+    return fmt + (f", COMPRESSION {compression}" if compression else "")
+
+
+def _inputs(path: str) -> set[Path]:
+    return {Path(p).resolve() for p in (glob(path) if has_magic(path) else [path])}
+
+
+def encode_file(con: duckdb.DuckDBPyConnection, tokenizer: str, src: Source, output: str, *,
+                count: bool = False, allow_special: bool = False, keep_columns: tuple[str, ...] = ()) -> EncodeSummary:
+    """Write the ids (`ids`, INTEGER[]) or token counts (`n_tokens`) of each document of `src` to
+    `output`, after the columns of `keep_columns` ("*" for all), in document order."""
+    options = output_options(output)
+    if src.path is not None and Path(output).resolve() in _inputs(src.path):
+        raise SqltokError(f"the output {output} is the input: choose another output file")
+    fn = "token_count" if count else "encode_special" if allow_special else "encode"
+    column = "n_tokens" if count else "ids"
+    rows_query = src.rows_query()
+    key = "text" if rows_query == src.query() else src.text_key
+    kept = "*, " if keep_columns == ("*",) else "".join(f"{quote_ident(c)}, " for c in keep_columns)
+    out = Path(output)
+    tmp = out.with_name(f".sqltok-partial-{out.name}")  # the same suffixes: DuckDB reads it back alike
+    try:
+        con.execute(f"COPY (SELECT {kept}{fn}({quote_literal(tokenizer)}, {quote_ident(key)}) AS {column} "
+                    f"FROM ({rows_query})) TO {quote_literal(str(tmp))} ({options})")
+        measure = f"sum({column})" if count else f"sum(len({column}))"
+        reader = "read_parquet" if "parquet" in options else "read_json_auto"
+        rows, tokens = con.execute(f"SELECT count(*), coalesce({measure}, 0) FROM {reader}({quote_literal(str(tmp))})"
+                                   ).fetchall()[0]
+        os.replace(tmp, out)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return EncodeSummary(output, rows, int(tokens))

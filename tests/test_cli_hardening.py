@@ -1,0 +1,171 @@
+"""The command line under misuse: output formats and files, read-only databases, interrupts, pipes,
+special tokens, and notes where a run did less than asked."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+import sqltok
+from sqltok.cli import main
+
+
+@pytest.fixture()
+def trained(tmp_path):
+    corpus = tmp_path / "docs.jsonl"
+    docs = ["The quick brown fox jumps over the lazy dog.", "It's 2026; the fox isn't lazy!", "Ünïcödé wörds"]
+    corpus.write_text("".join(json.dumps({"body": d, "n": i}) + "\n" for i, d in enumerate(docs * 20)),
+                      encoding="utf-8")
+    db = tmp_path / "w.duckdb"
+    assert main(["train", str(corpus), "--text-key", "body", "--vocab-size", "300", "--model", "m",
+                 "--db", str(db), "--no-progress"]) == 0
+    return corpus, db
+
+
+def _tokens(db: Path, texts: list[str]) -> int:
+    with duckdb.connect(str(db), read_only=True) as con:
+        sqltok.register(con)
+        return sum(con.execute("SELECT token_count('m', ?)", [t]).fetchall()[0][0] for t in texts)
+
+
+@pytest.mark.parametrize("name", ["ids.parquet", "ids.jsonl", "ids.jsonl.gz", "ids.ndjson.zst"])
+def test_encode_outputs_and_counts(trained, tmp_path, capsys, name):
+    corpus, db = trained
+    out = tmp_path / name
+    assert main(["encode", "--model", "m", "--input", str(corpus), "--text-key", "body", "--output", str(out),
+                 "--db", str(db)]) == 0
+    texts = [json.loads(line)["body"] for line in corpus.read_text(encoding="utf-8").splitlines()]
+    assert f"60 rows, {_tokens(db, texts):,} tokens" in capsys.readouterr().out
+    with duckdb.connect() as con:
+        reader = "read_parquet" if name.endswith(".parquet") else "read_json_auto"
+        cols = [d[0] for d in con.execute(f"SELECT * FROM {reader}('{out}')").description]
+    assert cols == ["ids"]  # only what was asked for
+    assert not list(tmp_path.glob(".sqltok-partial*"))
+
+
+def test_encode_keep_columns_and_counts(trained, tmp_path, capsys):
+    corpus, db = trained
+    out = tmp_path / "n.parquet"
+    assert main(["encode", "--model", "m", "--input", str(corpus), "--text-key", "body", "--output", str(out),
+                 "--keep-columns", "n", "--count", "--db", str(db)]) == 0
+    with duckdb.connect() as con:
+        rows = con.execute(f"SELECT n, n_tokens FROM '{out}'").fetchall()
+    assert [r[0] for r in rows] == list(range(60)) and all(r[1] > 0 for r in rows)
+    total = sum(r[1] for r in rows)
+    assert f"{total:,} tokens" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("output, message", [
+    ("ids.csv", "cannot tell the output format"),
+    ("ids.parquet.gz", "cannot tell the output format"),
+    ("ids.txt", "cannot tell the output format"),
+])
+def test_encode_refuses_unknown_outputs(trained, tmp_path, capsys, output, message):
+    corpus, db = trained
+    assert main(["encode", "--model", "m", "--input", str(corpus), "--text-key", "body",
+                 "--output", str(tmp_path / output), "--db", str(db)]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / output).exists()
+
+
+def test_encode_never_overwrites_its_input(trained, capsys):
+    corpus, db = trained
+    before = corpus.read_bytes()
+    assert main(["encode", "--model", "m", "--input", str(corpus), "--text-key", "body", "--output", str(corpus),
+                 "--db", str(db)]) == 2
+    assert "is the input" in capsys.readouterr().err and corpus.read_bytes() == before
+
+
+def test_failed_encode_leaves_no_file(trained, tmp_path, capsys):
+    corpus, db = trained
+    out = tmp_path / "ids.parquet"
+    assert main(["encode", "--model", "ghost", "--input", str(corpus), "--text-key", "body", "--output", str(out),
+                 "--db", str(db)]) == 2
+    assert "no tokenizer named 'ghost'" in capsys.readouterr().err
+    assert list(tmp_path.glob("*ids*")) == []
+
+
+def test_encode_whole_file_text(tmp_path, bundled, capsys):
+    doc = tmp_path / "book.txt"
+    doc.write_text("one book\nin two lines\n", encoding="utf-8")
+    out = tmp_path / "ids.parquet"
+    assert main(["encode", "--model", str(bundled("r50k_base.tiktoken")), "--input", str(doc), "--whole-file",
+                 "--output", str(out), "--db", str(tmp_path / "none.duckdb")]) == 0
+    assert "1 rows" in capsys.readouterr().out and not (tmp_path / "none.duckdb").exists()
+
+
+def test_reading_commands_need_an_existing_database_and_open_it_read_only(trained, tmp_path, capsys):
+    _, db = trained
+    missing = tmp_path / "typo.duckdb"
+    assert main(["models", "--db", str(missing)]) == 2
+    assert "no such database" in capsys.readouterr().err and not missing.exists()
+    other = duckdb.connect(str(db), read_only=True)  # another reader at the same time
+    try:
+        assert main(["models", "--db", str(db)]) == 0
+        assert capsys.readouterr().out.startswith("m\t")
+    finally:
+        other.close()
+    empty = tmp_path / "empty.duckdb"
+    duckdb.connect(str(empty)).close()
+    assert main(["models", "--db", str(empty)]) == 0 and capsys.readouterr().out == ""
+
+
+def test_register_on_a_read_only_connection(trained):
+    _, db = trained
+    with duckdb.connect(str(db), read_only=True) as con:
+        sqltok.register(con)
+        assert con.execute("SELECT token_count('m', 'the lazy fox')").fetchall()[0][0] > 0
+        assert con.execute("SELECT count(*) FROM sqltok_merges('m')").fetchall()[0][0] == 300 - 243
+
+
+@pytest.mark.parametrize("failure", [
+    KeyboardInterrupt(), duckdb.InterruptException("INTERRUPT Error: Interrupted!"),
+    duckdb.InvalidInputException("Python exception occurred while executing the UDF: KeyboardInterrupt"),
+    RuntimeError("Query interrupted"),
+])
+def test_ctrl_c_ends_one_way(trained, tmp_path, monkeypatch, capsys, failure):
+    corpus, db = trained
+
+    def interrupted(*args, **kwargs):
+        raise failure
+
+    monkeypatch.setattr(sqltok.cli, "train_bpe", interrupted)
+    assert main(["train", str(corpus), "--text-key", "body", "--vocab-size", "300", "--model", "m2",
+                 "--db", str(db), "--no-progress"]) == 130
+    assert capsys.readouterr().err == "sqltok: interrupted; the database is as it was\n"
+    assert sqltok.model_names(duckdb.connect(str(db), read_only=True)) == ["m"]
+
+
+def test_a_closed_pipe_is_not_an_error(trained, tmp_path):
+    _, db = trained
+    code = ("import sys, sqltok.cli as c\n"
+            "c._cmd_models = lambda args: [print('line', i) for i in range(200000)]\n"
+            "sys.exit(c.main(['models', '--db', sys.argv[1]]))\n")
+    out = subprocess.run(f'set -o pipefail; "{sys.executable}" -c "$CODE" "{db}" | head -1', shell=True,
+                         executable="/bin/bash", capture_output=True, text=True, env={"CODE": code, "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0 and out.stdout == "line 0\n" and "Broken pipe" not in out.stderr
+
+
+def test_duplicate_special_tokens_are_refused(trained, capsys):
+    corpus, db = trained
+    assert main(["train", str(corpus), "--text-key", "body", "--vocab-size", "300", "--model", "dup",
+                 "--special-tokens", "<|a|>,<|a|>", "--db", str(db), "--no-progress"]) == 2
+    assert "'<|a|>' is given twice" in capsys.readouterr().err
+
+
+def test_unreachable_vocab_size_is_reported(trained, capsys):
+    corpus, db = trained
+    assert main(["train", str(corpus), "--text-key", "body", "--vocab-size", "100000", "--model", "big",
+                 "--db", str(db), "--no-progress"]) == 0
+    assert "note: the corpus gives only" in capsys.readouterr().out
+
+
+def test_lossy_export_warning_is_a_clean_line(trained, tmp_path, capsys):
+    _, db = trained
+    assert main(["export", "m", "--db", str(db), "--format", "hf", "--lossy", "-o", str(tmp_path / "t.json")]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("sqltok: warning: lossy HF export") and "UserWarning" not in err
