@@ -2,13 +2,19 @@
 module per family of SQL functions."""
 import duckdb
 
+from sqltok.named_tokenizers import instance_key, named_tokenizers
 from sqltok.udfs import candidates, encode, normalize, pairs, pretokenize
+from sqltok.udfs.define import define_instance_key
 
 
 def register_udfs(con: duckdb.DuckDBPyConnection) -> None:
-    """Every sqltok UDF on `con`."""
+    """Every sqltok UDF on `con`'s database instance, unless another connection defined them."""
+    reg = named_tokenizers(con)
+    if instance_key(con) is not None:
+        return
     pretokenize.register(con)
     encode.register(con)
     candidates.register(con)
     normalize.register(con)
     pairs.register(con)
+    define_instance_key(con, reg.key)

@@ -1,33 +1,34 @@
-"""Defining an Arrow UDF on a DuckDB connection, once."""
+"""Defining sqltok's Arrow UDFs on a DuckDB database instance, once.
+
+DuckDB keeps a Python function in the instance's catalog, where every connection to the instance
+sees it, but lets go of the Python object when the connection that defined it closes: another
+connection calling it then would crash the process. sqltok keeps every function it defines alive
+for the life of the process instead, so the functions serve all connections to the instance.
+"""
 from __future__ import annotations
 
-import weakref
 from typing import Callable
 
 import duckdb
 
-from sqltok.errors import SqltokError
-
-# The functions each connection got from us. They are defined once: remove_function would also take
-# away a DuckDB built-in of the same name (decode, encode), so nothing is ever redefined.
-_defined: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, set[str]]" = weakref.WeakKeyDictionary()
+_alive: list[Callable] = []
 
 
 def define(con: duckdb.DuckDBPyConnection, name: str, fn: Callable, params: list, returns,
            side_effects: bool = False) -> None:
-    """Define `name` as an Arrow UDF on `con` unless it is there already; NULL handling is the
-    function's own."""
-    mine = _defined.setdefault(con, set())
-    if name in mine:
-        return
+    """Define `name` as an Arrow UDF of `con`'s instance (NULL handling is the function's own)."""
+    _alive.append(fn)
     try:
         con.create_function(name, fn, params, returns, type="arrow", null_handling="special",
                             side_effects=side_effects)
     except duckdb.CatalogException as e:
-        if "already exists" not in str(e):
+        if "already exists" not in str(e):  # an earlier register() that stopped half-way defined it
             raise
-        # DuckDB keeps Python functions per database instance but ties them to the connection that
-        # made them: borrowing them from another connection would crash once that one closes.
-        raise SqltokError("sqltok's functions are registered on another open connection to this database "
-                          "in this process: use that connection (or close it first)") from None
-    mine.add(name)
+
+
+def define_instance_key(con: duckdb.DuckDBPyConnection, key: str) -> None:
+    """`sqltok_instance()`: which named tokenizers the instance's functions use (defined last, so that
+    it is there only when the others are)."""
+    fn = lambda: key  # noqa: E731
+    _alive.append(fn)
+    con.create_function("sqltok_instance", fn, [], duckdb.sqltype("VARCHAR"))

@@ -1,0 +1,97 @@
+"""One database instance, many connections: cursors (DuckDB's way to use threads) and other
+connections to the same file share sqltok's functions and named tokenizers, safely."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+
+import duckdb
+import pytest
+
+import sqltok
+
+DOCS = ["the quick brown fox jumps over the lazy dog", "it is one of the best ways to be sure",
+        "Grüße aus Köln, 2026!"] * 30
+
+
+def _docs(con) -> None:
+    con.execute("CREATE OR REPLACE TABLE docs AS SELECT unnest(?) AS text", [DOCS])
+
+
+def test_cursors_share_functions_and_tokenizers(bundled):
+    con = duckdb.connect()
+    sqltok.register(con)
+    cur = con.cursor()
+    sqltok.register(cur)  # no error: the functions are the instance's
+    cur.execute("SELECT sqltok_load('r50k', ?)", [str(bundled("r50k_base.tiktoken"))]).fetchall()
+    assert con.execute("SELECT token_count('r50k', 'hello world')").fetchall() == [(2,)]
+    assert cur.execute("SELECT encode_usmallint('r50k', 'hello')").fetchall() == [([31373],)]  # macros too
+    assert sqltok.named_tokenizers.named_tokenizers(cur) is sqltok.named_tokenizers.named_tokenizers(con)
+
+
+def test_threads_train_and_encode_at_once_on_cursors():
+    con = duckdb.connect()
+    sqltok.register(con)
+    _docs(con)
+    errors = []
+
+    def train(name: str, size: int) -> None:
+        try:
+            cur = con.cursor()
+            sqltok.train_bpe(cur, "SELECT text FROM docs", size, name)
+            cur.execute("SELECT sum(token_count(?, text)) FROM docs", [name]).fetchall()
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=train, args=(f"m{i}", 260 + 10 * i)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    alone = duckdb.connect()
+    sqltok.register(alone)
+    _docs(alone)
+    for i in range(3):
+        sqltok.train_bpe(alone, "SELECT text FROM docs", 260 + 10 * i, f"m{i}")
+        assert sqltok.load_model(con, f"m{i}") == sqltok.load_model(alone, f"m{i}")
+
+
+def _run(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+
+
+def test_a_second_connection_outlives_the_first(tmp_path):
+    """Closing the connection that defined the functions leaves another connection's use intact (DuckDB
+    alone would crash the process here)."""
+    db = tmp_path / "w.duckdb"
+    out = _run(f"""
+import duckdb, sqltok
+a = duckdb.connect({str(db)!r}); sqltok.register(a)
+sqltok.train_bpe(a, "SELECT 'hello world hello there' AS text", 260, "m")
+b = duckdb.connect({str(db)!r}); sqltok.register(b)
+a.close(); del a
+import gc; gc.collect()
+print(b.execute("SELECT token_count('m', 'hello world')").fetchall()[0][0])
+""")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().isdigit()
+
+
+def test_functions_without_a_registered_connection_fail_clearly(tmp_path):
+    db = tmp_path / "w.duckdb"
+    out = _run(f"""
+import duckdb, sqltok
+a = duckdb.connect({str(db)!r}); sqltok.register(a)
+sqltok.train_bpe(a, "SELECT 'hello world hello there' AS text", 260, "m")
+b = duckdb.connect({str(db)!r})
+a.close(); del a
+import gc; gc.collect()
+try:
+    b.execute("SELECT token_count('m', 'hello world')").fetchall()
+except duckdb.Error as e:
+    print("error:", e)
+""")
+    assert out.returncode == 0, out.stderr
+    assert "call sqltok.register(con)" in out.stdout
