@@ -8,6 +8,7 @@ import duckdb
 
 from sqltok.errors import ModelNotFoundError
 from sqltok.bpe.tokenizer import Tokenizer
+from sqltok.store import on_model_change
 
 _registries: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, NamedTokenizers]" = weakref.WeakKeyDictionary()
 
@@ -58,3 +59,6 @@ def named_tokenizers(con: duckdb.DuckDBPyConnection) -> NamedTokenizers:
     if reg is None:
         reg = _registries[con] = NamedTokenizers(con)
     return reg
+
+
+on_model_change(lambda con, name: named_tokenizers(con).forget(name))  # a rewritten model is not served stale
