@@ -5,7 +5,6 @@ import duckdb
 
 from sqltok.sql_files import run_script
 from sqltok.store import ensure_schema
-from sqltok.udfs import register_udfs
 
 
 def register(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
@@ -13,6 +12,8 @@ def register(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
 
     Idempotent. Macros are TEMP: they live with the connection, the model tables in the database.
     """
+    from sqltok.udfs import register_udfs
+
     register_udfs(con)
     ensure_schema(con)
     run_script(con, "macros")

@@ -122,9 +122,8 @@ def save_model(con, name: str, model: Model, info: dict | None = None) -> None:
         "count": pa.array(model.token_counts, pa.int64()),
         "is_super": pa.array(model.is_super, pa.bool_()),
     }))
-    insert_arrow(con, "sqltok_store.merges", name, _merge_rows(model.merges, False, model.new_ids(model.merges)))
-    if model.supermerges:
-        insert_arrow(con, "sqltok_store.merges", name, _merge_rows(model.supermerges, True, model.new_ids(model.supermerges)))
+    for is_super, merges in ((False, model.merges), (True, model.supermerges)):
+        insert_arrow(con, "sqltok_store.merges", name, _merge_rows(merges, is_super, model.new_ids(merges)))
     if model.special_tokens:
         insert_arrow(con, "sqltok_store.special_tokens", name, pa.table({
             "id": pa.array(list(model.special_tokens.values()), pa.int32()),

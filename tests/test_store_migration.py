@@ -93,8 +93,8 @@ def test_migration_gives_the_current_store(old_store, tmp_path):
         assert _candidate_type(c) == "VARCHAR[]"
         sqltok.register(c)
         assert _candidate_type(c) == "INTEGER[]"
-        without_unsized = {t: [r for r in current[t] if r[0] != "unsized"] for t in ("candidate_counts", "phase1_tokens")}
-        assert {t: _rows(c, t) for t in without_unsized} == without_unsized
+        kept = {t: [r for r in current[t] if r[0] != "unsized"] for t in ("candidate_counts", "phase1_tokens")}
+        assert {t: _rows(c, t) for t in kept} == kept
         assert {m: _text(c, m) for m in ("bl", "sb")} == current["text"]
         assert _text(c, "unsized") == []
         sqltok.train_superword(c, None, 1200, "again", method="superbpe", supermerges="match", phase1="bl")

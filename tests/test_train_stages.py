@@ -109,7 +109,7 @@ def test_candidates_are_stored_as_phase1_ids(con, docs):
     sqltok.train_superword(con, docs, 290, "bl")
     tokens = dict(con.execute("SELECT id, token FROM sqltok_store.phase1_tokens WHERE model = 'bl'").fetchall())
     assert 243 < len(tokens) <= con.execute("SELECT phase1_vocab_size FROM sqltok_store.models").fetchall()[0][0]
-    ids = con.execute("SELECT candidate, n FROM sqltok_store.candidate_counts WHERE model = 'bl' ORDER BY ALL").fetchall()
+    ids = con.execute("SELECT candidate, n FROM sqltok_store.candidate_counts WHERE model = 'bl'").fetchall()
     text = con.execute("SELECT candidate, n FROM sqltok_candidate_counts('bl')").fetchall()
     assert sorted(([tokens[u].decode() for u in c], n) for c, n in ids) == sorted(text)
     assert (["the", " cat", " sat", " on", " the", " mat"], 10) in text

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import duckdb
 
-from sqltok.bpe.candidates import resplit_candidates
+from sqltok.bpe.candidate_counts import resplit_candidates
 from sqltok.bpe.model import Model
 from sqltok.errors import SqltokError
 from sqltok.store import load_phase1_tokens, require_model

@@ -1,12 +1,12 @@
 """Superword training inside DuckDB: BoundlessBPE and SuperBPE with aggregated supermerge candidates.
 
 The stages (paper sections 2-3, Appendix B): pretoken counts (`training.counting`, or a stored
-model's with `phase1=`); the phase-1 BPE merges (Cython); the supermerge candidates of every document
-as phase-1 token ids (`bpe.candidates`, counted like pretokens, or the stored model's, cut for this
-phase 1: `bpe.phase1_reuse`); optionally the greedy split (`bpe.greedy_split`); phase 2 in Cython
-(`bpe.phase2`), on its own thread while DuckDB writes the counts; the model, its pretoken and
-candidate counts in one transaction. SuperBPE "match" takes r and s from a BoundlessBPE phase 2 on
-the same candidates first, so one corpus pass serves both.
+model's with `phase1=`); the phase-1 BPE merges (Cython); the supermerge candidates of every
+document as phase-1 token ids (`bpe.candidate_counts`, counted like pretokens, or the stored
+model's, cut for this phase 1: `bpe.phase1_reuse`); optionally the greedy split
+(`bpe.greedy_split`); phase 2 in Cython (`bpe.phase2`), on its own thread while DuckDB writes the
+counts; the model, its pretoken and candidate counts in one transaction. SuperBPE "match" takes r
+and s from a BoundlessBPE phase 2 on the same candidates first, so one corpus pass serves both.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from typing import Literal
 import duckdb
 import pyarrow as pa
 
-from sqltok.bpe.candidates import count_candidates, resplit_candidates
+from sqltok.bpe.candidate_counts import count_candidates, resplit_candidates
 from sqltok.bpe.greedy_split import greedy_split as split_candidates
 from sqltok.bpe.model import Model
 from sqltok.bpe.phase1_reuse import reuse_candidates, reuse_pretoken_counts

@@ -1,18 +1,4 @@
 """DuckDB functions over Arrow batches: thin wrappers that hand Arrow buffers to the Cython code."""
-from __future__ import annotations
-
-import duckdb
-
-from . import candidates, encode, normalize, pairs, pretokenize
-
-
-def register_udfs(con: duckdb.DuckDBPyConnection) -> None:
-    """Every sqltok UDF on `con`."""
-    pretokenize.register(con)
-    encode.register(con)
-    candidates.register(con)
-    normalize.register(con)
-    pairs.register(con)
-
+from .define import register_udfs
 
 __all__ = ["register_udfs"]

@@ -6,8 +6,6 @@ from typing import Callable
 
 import duckdb
 
-from sqltok.errors import SqltokError
-
 # The functions each connection got from us. They are defined once: remove_function would also take
 # away a DuckDB built-in of the same name (decode, encode), so nothing is ever redefined.
 _defined: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, set[str]]" = weakref.WeakKeyDictionary()
@@ -26,9 +24,21 @@ def define(con: duckdb.DuckDBPyConnection, name: str, fn: Callable, params: list
     except duckdb.CatalogException as e:
         if "already exists" not in str(e):
             raise
+        from sqltok.errors import SqltokError
+
         # DuckDB keeps Python functions per database instance but ties them to the connection that
         # made them: borrowing them from another connection would crash once that one closes.
         raise SqltokError("sqltok's functions are registered on another open connection to this database "
                           "in this process: use that connection (or close it first)") from None
     mine.add(name)
 
+
+def register_udfs(con: duckdb.DuckDBPyConnection) -> None:
+    """Every sqltok UDF on `con`."""
+    from . import candidates, encode, normalize, pairs, pretokenize
+
+    pretokenize.register(con)
+    encode.register(con)
+    candidates.register(con)
+    normalize.register(con)
+    pairs.register(con)
