@@ -51,7 +51,9 @@ def test_work_tables_are_dropped_however_the_block_ends(con, failure):
 
 
 # Each stage of a superword run, made to fail after it ran (so that its work tables exist).
-SUPERWORD_STAGES = [("count_units", {}), ("learn_merges", {}), ("count_candidates", {}),
+REUSE = {"phase1": "kept", "method": "superbpe", "supermerges": 30}
+SUPERWORD_STAGES = [("count_corpus", {}), ("reuse_pretoken_counts", REUSE), ("reuse_candidates", REUSE),
+                    ("learn_merges", {}), ("count_candidates", {}),
                     ("run_phase2", {"method": "superbpe", "supermerges": "match"}),
                     ("resplit_candidates", {"method": "superbpe", "supermerges": "match"}),
                     ("split_candidates", {"greedy_split": True}), ("save_candidates", {}), ("save_model", {})]
@@ -77,7 +79,7 @@ def test_a_failing_superword_stage_leaves_no_work_table(con, docs, monkeypatch, 
         named_tokenizers(con).get("__sqltok_phase1")  # the phase-1 tokenizer is gone too
 
 
-@pytest.mark.parametrize("stage", ["count_units", "learn_merges", "save_pretoken_counts"])
+@pytest.mark.parametrize("stage", ["count_corpus", "learn_merges", "save_pretoken_counts"])
 def test_a_failing_bpe_stage_leaves_no_work_table(con, docs, monkeypatch, stage):
     sqltok.train_bpe(con, docs, 260, "kept")
     before = _store(con)

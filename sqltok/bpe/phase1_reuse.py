@@ -4,8 +4,6 @@ model trained again on the same pretoken counts to no more tokens begins with th
 the ids hold as they are and only units that are no longer eligible cut the candidates."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import duckdb
 
 from sqltok.bpe.candidate_counts import resplit_candidates
@@ -13,21 +11,11 @@ from sqltok.bpe.model import Model
 from sqltok.errors import SqltokError
 from sqltok.store import load_phase1_tokens, require_model
 from sqltok.training.corpus import CorpusStats
-from sqltok.training.counting import Counts, counted
+from sqltok.training.counting import CorpusCounts, Counts, counted
 from sqltok.training.work_tables import WorkTables
 
 
-@dataclass(frozen=True)
-class StoredCounts:
-    """What a stored model's training run counted: its corpus, pretokens and phase-1 size."""
-
-    stats: CorpusStats
-    script_aware: bool
-    pretokens: Counts
-    phase1_vocab_size: int
-
-
-def reuse_pretoken_counts(con: duckdb.DuckDBPyConnection, name: str, target: int, work: WorkTables) -> StoredCounts:
+def reuse_pretoken_counts(con: duckdb.DuckDBPyConnection, name: str, target: int, work: WorkTables) -> CorpusCounts:
     """Copy the pretoken counts of stored model `name` into a work table, for a phase 1 of `target`
     tokens (at most the phase-1 size its candidates were extracted with)."""
     require_model(con, name)
@@ -41,7 +29,7 @@ def reuse_pretoken_counts(con: duckdb.DuckDBPyConnection, name: str, target: int
     table = work.table("pretoken_counts")
     con.execute(f"CREATE TEMP TABLE {table} AS "
                 "SELECT pretoken, n FROM sqltok_store.pretoken_counts WHERE model = ?", [name])
-    return StoredCounts(CorpusStats(*row[:5]), row[5], counted(con, table, "pretoken"), row[6])
+    return CorpusCounts(CorpusStats(*row[:5]), row[5], counted(con, table, "pretoken"), None)
 
 
 def reuse_candidates(con: duckdb.DuckDBPyConnection, name: str, p1: Model, work: WorkTables) -> Counts:

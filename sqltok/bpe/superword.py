@@ -20,7 +20,7 @@ from sqltok.bpe.candidate_counts import count_candidates, resplit_candidates
 from sqltok.bpe.greedy_split import greedy_split as split_candidates
 from sqltok.bpe.model import Model
 from sqltok.bpe.phase1_reuse import reuse_candidates, reuse_pretoken_counts
-from sqltok.bpe.phase2 import Background, assemble, prefix, prune_below, run_phase2
+from sqltok.bpe.phase2 import Background, Phase2Result, assemble, prefix, prune_below, run_phase2
 from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS, MIN_VOCAB_SIZE, check_vocab_size
 from sqltok.bpe.train import learn_merges
 from sqltok.corpus.sources import Source
@@ -28,8 +28,7 @@ from sqltok.errors import SqltokError
 from sqltok.register import register
 from sqltok.store import (check_new_name, delete_rows, ensure_schema, save_candidates, save_model,
                           save_pretoken_counts, transaction)
-from sqltok.training.corpus import prepare_corpus
-from sqltok.training.counting import Counts, count_units, pretoken_units
+from sqltok.training.counting import Counts, count_corpus
 from sqltok.training.stopwatch import Stopwatch
 from sqltok.training.work_tables import WorkTables
 
@@ -88,51 +87,70 @@ def train_superword(con: duckdb.DuckDBPyConnection, source: Source | str | None,
     target = vocab_size - supermerges if isinstance(supermerges, int) else vocab_size  # phase-1 size
     watch = Stopwatch()
     with WorkTables(con) as work:
-        # Counting: the corpus's pretokens, or those a stored model kept.
-        with watch("pretokenize_and_count"):
-            if phase1 is None:
-                corpus = prepare_corpus(con, source)
-                stats, script_aware = corpus.stats, not simple
-                pretokens = count_units(con, corpus.query, pretoken_units(script_aware), work.table("pretoken_counts"))
-            else:
-                stored = reuse_pretoken_counts(con, phase1, target, work)
-                stats, script_aware, pretokens = stored.stats, stored.script_aware, stored.pretokens
+        with watch("pretokenize_and_count"):  # the corpus's pretokens, or those a stored model kept
+            counts = count_corpus(con, source, not simple, work) if phase1 is None else \
+                reuse_pretoken_counts(con, phase1, target, work)
         with watch("phase1"):
-            p1 = learn_merges(pretokens.arrow(con), target, script_aware, special_tokens, progress, "phase 1")
+            p1 = learn_merges(counts.pretokens.arrow(con), target, counts.script_aware, special_tokens, progress,
+                              "phase 1")
         with watch("candidates"):
-            candidates = count_candidates(con, corpus.query, p1, work) if phase1 is None else \
+            candidates = count_candidates(con, counts.query, p1, work) if phase1 is None else \
                 reuse_candidates(con, phase1, p1, work)
-
-        # Phase 2's plan: on which phase-1 model, which candidates, how many supermerges, pruned how.
-        base, units_of, s, prune, matched = p1, candidates, supermerges or 0, prune_below(p1, target), None
-        if supermerges == "match":  # r and s from BoundlessBPE on the same candidates, then SuperBPE
-            with watch("phase2_boundless"):
-                units, _ = _phase2_units(con, candidates, p1, greedy_split, work, watch)
-                matched = run_phase2(units, p1, vocab_size, "boundless", 0, prune, progress)
-            base = prefix(p1, matched.regular)
-            units_of, s = resplit_candidates(con, candidates.table, base, work, "resplit"), len(matched.supermerges)
-        elif method == "superbpe":
-            prune = None  # s supermerges may go below any phase-1 count
-        units, pieces = _phase2_units(con, units_of, base, greedy_split, work, watch)
-
+        plan = _plan_phase2(con, p1, candidates, target, vocab_size, method, supermerges, greedy_split, progress,
+                            work, watch)
         # Phase 2 (Cython, GIL released) runs on one core while DuckDB writes the counts on the other.
-        with transaction(con), Background(run_phase2, units, base, vocab_size, method, s, prune, progress) as job:
+        with transaction(con), Background(run_phase2, plan.units, plan.base, vocab_size, method, plan.supermerges,
+                                          plan.prune, progress) as job:
             with watch("store"):
                 delete_rows(con, model)
-                save_pretoken_counts(con, model, pretokens.table)
+                save_pretoken_counts(con, model, counts.pretokens.table)
                 save_candidates(con, model, candidates.table, p1.tokens)
             out = job.result()
-            if matched is not None and out.supermerge_bytes() != matched.supermerge_bytes():
+            if plan.matched is not None and out.supermerge_bytes() != plan.matched.supermerge_bytes():
                 # Pruned SuperBPE equals BoundlessBPE only if the unpruned one does (paper section 3.1);
                 # when not, the cuts may have mattered: run it again without them.
-                out = run_phase2(units, base, vocab_size, method, s, None, progress)
+                out = run_phase2(plan.units, plan.base, vocab_size, method, plan.supermerges, None, progress)
             watch.seconds["phase2"] = job.seconds
-            result = assemble(base, out, method, special_tokens)
-            save_model(con, model, result, stats.model_info(phase1_vocab_size=target))
-    return SuperwordReport(model, method, stats.documents, stats.bytes, pretokens.total, pretokens.unique,
-                           candidates.total, candidates.unique, None if pieces is None else pieces.total,
-                           None if pieces is None else pieces.unique, len(result.merges), len(result.supermerges),
-                           result.vocab_size, watch.seconds)
+            result = assemble(plan.base, out, method, special_tokens)
+            save_model(con, model, result, counts.stats.model_info(phase1_vocab_size=target))
+    pieces = plan.pieces
+    return SuperwordReport(model, method, counts.stats.documents, counts.stats.bytes, counts.pretokens.total,
+                           counts.pretokens.unique, candidates.total, candidates.unique,
+                           None if pieces is None else pieces.total, None if pieces is None else pieces.unique,
+                           len(result.merges), len(result.supermerges), result.vocab_size, watch.seconds)
+
+
+@dataclass(frozen=True)
+class _Phase2Plan:
+    """What phase 2 runs on: phase-1 model `base`, the weighted sequences `units` (the candidates, or
+    their greedy-split `pieces`), how many supermerges (SuperBPE), the pruning count, and the
+    BoundlessBPE result a "match" run took r and s from."""
+
+    base: Model
+    units: pa.Table
+    pieces: Counts | None
+    supermerges: int
+    prune: int | None
+    matched: Phase2Result | None
+
+
+def _plan_phase2(con, p1: Model, candidates: Counts, target: int, vocab_size: int, method: str, supermerges,
+                 greedy_split: bool, progress: bool, work: WorkTables, watch: Stopwatch) -> _Phase2Plan:
+    """BoundlessBPE and SuperBPE with s given run on `p1` and its candidates; SuperBPE "match" first
+    runs BoundlessBPE's phase 2 on them for r and s, then goes on from `p1`'s first r merges with the
+    candidates cut where a unit is no longer one token."""
+    prune = prune_below(p1, target)
+    if supermerges == "match":
+        with watch("phase2_boundless"):
+            units, _ = _phase2_units(con, candidates, p1, greedy_split, work, watch)
+            matched = run_phase2(units, p1, vocab_size, "boundless", 0, prune, progress)
+        base = prefix(p1, matched.regular)
+        units, pieces = _phase2_units(con, resplit_candidates(con, candidates.table, base, work, "resplit"), base,
+                                      greedy_split, work, watch)
+        return _Phase2Plan(base, units, pieces, len(matched.supermerges), prune, matched)
+    units, pieces = _phase2_units(con, candidates, p1, greedy_split, work, watch)
+    # SuperBPE's s supermerges may go below any phase-1 count: no pruning.
+    return _Phase2Plan(p1, units, pieces, supermerges or 0, None if method == "superbpe" else prune, None)
 
 
 def _check_arguments(vocab_size: int, method: str, supermerges) -> None:

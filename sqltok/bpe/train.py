@@ -18,8 +18,7 @@ from sqltok.duck import column
 from sqltok.progress import Progress
 from sqltok.register import register
 from sqltok.store import check_new_name, delete_rows, ensure_schema, save_model, save_pretoken_counts, transaction
-from sqltok.training.corpus import prepare_corpus
-from sqltok.training.counting import count_units, pretoken_units
+from sqltok.training.counting import count_corpus
 from sqltok.training.stopwatch import Stopwatch
 from sqltok.training.work_tables import WorkTables
 
@@ -75,14 +74,13 @@ def train_bpe(con: duckdb.DuckDBPyConnection, source: Source | str, vocab_size: 
     watch = Stopwatch()
     with WorkTables(con) as work:
         with watch("pretokenize_and_count"):
-            corpus = prepare_corpus(con, source)
-            pretokens = count_units(con, corpus.query, pretoken_units(not simple), work.table("pretoken_counts"))
+            counts = count_corpus(con, source, not simple, work)
         with watch("merge"):
-            result = learn_merges(pretokens.arrow(con), vocab_size, not simple, special_tokens, progress)
+            result = learn_merges(counts.pretokens.arrow(con), vocab_size, not simple, special_tokens, progress)
         with watch("store"), transaction(con):
             delete_rows(con, model)
-            save_model(con, model, result, corpus.stats.model_info())
-            save_pretoken_counts(con, model, pretokens.table)
-    stats = corpus.stats
+            save_model(con, model, result, counts.stats.model_info())
+            save_pretoken_counts(con, model, counts.pretokens.table)
+    stats = counts.stats
     return TrainReport(model, stats.documents, stats.null_documents, stats.empty_documents, stats.bytes,
-                       pretokens.unique, len(result.merges), result.vocab_size, watch.seconds)
+                       counts.pretokens.unique, len(result.merges), result.vocab_size, watch.seconds)

@@ -12,8 +12,11 @@ from dataclasses import dataclass
 import duckdb
 import pyarrow as pa
 
+from sqltok.corpus.sources import Source
 from sqltok.duck import arrow_table
 from sqltok.sql_files import sql_text
+from sqltok.training.corpus import CorpusStats, prepare_corpus
+from sqltok.training.work_tables import WorkTables
 
 
 @dataclass(frozen=True)
@@ -57,3 +60,22 @@ def count_units(con: duckdb.DuckDBPyConnection, query: str, units: Units, target
     con.execute(sql_text("count_units").format(target=target, column=units.column, split=units.split,
                                                source=query))
     return counted(con, target, units.column)
+
+
+@dataclass(frozen=True)
+class CorpusCounts:
+    """A corpus's pretoken counts and what it held; `query` reads its documents again (None when the
+    counts come from a stored model)."""
+
+    stats: CorpusStats
+    script_aware: bool
+    pretokens: Counts
+    query: str | None
+
+
+def count_corpus(con: duckdb.DuckDBPyConnection, source: Source | str, script_aware: bool,
+                 work: WorkTables) -> CorpusCounts:
+    """Prepare `source` and count its pretokens into the run's work table `pretoken_counts`."""
+    corpus = prepare_corpus(con, source)
+    pretokens = count_units(con, corpus.query, pretoken_units(script_aware), work.table("pretoken_counts"))
+    return CorpusCounts(corpus.stats, script_aware, pretokens, corpus.query)
