@@ -157,15 +157,14 @@ def load_model(con, name: str) -> Model:
     tok = arrow_table(con, "SELECT token, count, is_super FROM sqltok_store.tokens WHERE model = ? ORDER BY id", [name])
     mg = arrow_table(con, "SELECT is_super, left_id, right_id, new_id, count, flag FROM sqltok_store.merges "
                           "WHERE model = ? ORDER BY is_super, idx", [name])
-    regular = len(mg) - pc.sum(mg.column("is_super").cast(pa.int64())).as_py() if len(mg) else 0
     special = arrow_table(con, "SELECT token, id FROM sqltok_store.special_tokens WHERE model = ? ORDER BY id", [name])
     return Model(
         method=method,
         tokens=tok.column("token").to_pylist(),
         token_counts=tok.column("count").to_pylist(),
         is_super=tok.column("is_super").to_pylist(),
-        merges=_merges(mg.slice(0, regular)),
-        supermerges=_merges(mg.slice(regular)),
+        merges=_merges(mg.filter(pc.invert(mg.column("is_super")))),
+        supermerges=_merges(mg.filter(mg.column("is_super"))),
         settings=json.loads(settings),
         super_settings=None if super_settings is None else json.loads(super_settings),
         special_tokens=dict(zip(special.column("token").to_pylist(), special.column("id").to_pylist())),

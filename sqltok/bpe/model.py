@@ -56,13 +56,10 @@ class Model:
 
     def new_ids(self, merges: Sequence[Merge]) -> list[int]:
         """The token id each of `merges` yields: its `new_id`, or else the id of its bytes."""
-        ids = None
-        out = []
-        for m in merges:
-            if m.new_id is None and ids is None:
-                ids = {t: i for i, t in enumerate(self.tokens)}
-            out.append(m.new_id if m.new_id is not None else ids[self.tokens[m.left] + self.tokens[m.right]])
-        return out
+        if all(m.new_id is not None for m in merges):
+            return [m.new_id for m in merges]
+        ids = {t: i for i, t in enumerate(self.tokens)}
+        return [ids[self.tokens[m.left] + self.tokens[m.right]] if m.new_id is None else m.new_id for m in merges]
 
     @property
     def script_aware(self) -> bool:
