@@ -151,6 +151,8 @@ def test_load_model_takes_the_stored_new_ids(con, docs):
                             is_super=model.is_super, settings=model.settings,
                             merges=[sqltok.Merge(m.left, m.right, m.count, m.flag) for m in model.merges])
     assert by_bytes.new_ids(by_bytes.merges) == model.new_ids(model.merges)
+    mixed = [by_bytes.merges[0]] + model.merges[1:]
+    assert by_bytes.new_ids(mixed) == model.new_ids(model.merges)
     assert by_bytes.merges == model.merges  # merges compare without new_id, which the tokens determine
 
 
