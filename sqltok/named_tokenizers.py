@@ -18,7 +18,7 @@ import duckdb
 from sqltok.bpe.tokenizer import BPETokenizer
 from sqltok.errors import ModelNotFoundError, SqltokError
 from sqltok.formats.files import file_access
-from sqltok.store import model_exists
+from sqltok.store import model_exists, on_model_change
 from sqltok.tokenizer import Tokenizer
 
 _by_connection: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, NamedTokenizers]" = weakref.WeakKeyDictionary()
@@ -137,3 +137,6 @@ def instance_key(con: duckdb.DuckDBPyConnection) -> str | None:
                        ).fetchall()[0][0]:
         return None
     return con.execute("SELECT sqltok_instance()").fetchall()[0][0]
+
+
+on_model_change(lambda con, name: named_tokenizers(con).forget(name))  # a rewritten model is not served stale

@@ -1,36 +1,41 @@
-"""Models as tables: write a `Model` into the `sqltok` schema, read it back, list and drop models.
+"""Models as tables: write a `Model` into the `sqltok_store` schema, read it back, list and drop models.
 
-Callers wrap writes in one transaction (see `transaction`), so a failed run leaves no half model.
+The lowest layer: it knows the tables and nothing above them. Callers wrap writes in one transaction
+(see `transaction`), so a failed run leaves no half model. What a layer above keeps derived from a
+model (the connection's cache of database tokenizers) subscribes with `on_model_change` and is told
+whenever a model's rows are deleted, before it is written again or when it is dropped: every writer
+goes through `delete_rows`, so no writer can forget to tell, and the store imports none of them.
 """
 from __future__ import annotations
 
 import json
-from contextlib import contextmanager
-from typing import Iterator
+from typing import Callable
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from sqltok.duck import arrow_table
-from sqltok.errors import ModelExistsError, ModelNotFoundError, SqltokError
 from sqltok.bpe.model import Merge, Model
+from sqltok.duck import arrow_table, insert_arrow, transaction
+from sqltok.errors import ModelExistsError, ModelNotFoundError, SqltokError
 from sqltok.sql_files import run_script
+from sqltok.store_migration import migrate
+
+_MODEL_TABLES = ("models", "tokens", "merges", "special_tokens", "pretoken_counts", "candidate_counts",
+                 "phase1_tokens")
+_listeners: list[Callable[[object, str], None]] = []
 
 
 def ensure_schema(con) -> None:
-    """Create the `sqltok` schema and its tables when they are missing."""
+    """Create the `sqltok_store` schema and its tables when they are missing, and bring a store an
+    earlier sqltok wrote up to date (see `store_migration`)."""
     run_script(con, "schema")
+    migrate(con)
 
 
-@contextmanager
-def transaction(con) -> Iterator[None]:
-    """BEGIN ... COMMIT, or ROLLBACK when the block raises (KeyboardInterrupt included)."""
-    con.execute("BEGIN TRANSACTION")
-    try:
-        yield
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
-    con.execute("COMMIT")
+def on_model_change(listener: Callable[[object, str], None]) -> None:
+    """Call `listener(con, name)` whenever the rows of model `name` are deleted from `con`'s database
+    (it is about to be written again, replaced or dropped)."""
+    _listeners.append(listener)
 
 
 def _has_store(con) -> bool:
@@ -69,15 +74,10 @@ def check_new_name(con, name: str, replace: bool) -> None:
                                "(replace=True, --replace)")
 
 
-_MODEL_TABLES = ("models", "tokens", "merges", "special_tokens", "pretoken_counts", "candidate_counts")
-
-
 def delete_rows(con, name: str) -> None:
-    """Delete every row of model `name` (the caller holds the transaction); a tokenizer cached for
-    it is forgotten."""
-    from sqltok.named_tokenizers import named_tokenizers
-
-    named_tokenizers(con).forget(name)
+    """Delete every row of model `name` (the caller holds the transaction) and tell the listeners."""
+    for listener in _listeners:
+        listener(con, name)
     for t in _MODEL_TABLES:
         con.execute(f"DELETE FROM sqltok_store.{t} WHERE model = ?", [name])
 
@@ -89,22 +89,13 @@ def drop_model(con, name: str) -> None:
         delete_rows(con, name)
 
 
-def _insert_arrow(con, table: str, name: str, data: pa.Table) -> None:
-    con.register("__sqltok_rows", data)
-    try:
-        cols = ", ".join(data.column_names)
-        con.execute(f"INSERT INTO sqltok_store.{table} (model, {cols}) SELECT ?, {cols} FROM __sqltok_rows", [name])
-    finally:
-        con.unregister("__sqltok_rows")
-
-
-def _merge_rows(merges: list[Merge], is_super: bool, tokens: list[bytes], ids: dict[bytes, int]) -> pa.Table:
+def _merge_rows(merges: list[Merge], is_super: bool, new_ids: list[int]) -> pa.Table:
     return pa.table({
         "is_super": pa.array([is_super] * len(merges), pa.bool_()),
         "idx": pa.array(range(len(merges)), pa.int32()),
         "left_id": pa.array([m.left for m in merges], pa.int32()),
         "right_id": pa.array([m.right for m in merges], pa.int32()),
-        "new_id": pa.array([ids[tokens[m.left] + tokens[m.right]] for m in merges], pa.int32()),
+        "new_id": pa.array(new_ids, pa.int32()),
         "count": pa.array([m.count for m in merges], pa.int64()),
         "flag": pa.array([m.flag for m in merges], pa.int8()),
     })
@@ -125,41 +116,62 @@ def save_model(con, name: str, model: Model, info: dict | None = None) -> None:
          None if model.super_settings is None else json.dumps(model.super_settings),
          info.get("source"), info.get("documents"), info.get("null_documents"),
          info.get("empty_documents"), info.get("bytes"), info.get("phase1_vocab_size")])
-    _insert_arrow(con, "tokens", name, pa.table({
+    insert_arrow(con, "sqltok_store.tokens", name, pa.table({
         "id": pa.array(range(model.vocab_size), pa.int32()),
         "token": pa.array(model.tokens, pa.binary()),
         "count": pa.array(model.token_counts, pa.int64()),
         "is_super": pa.array(model.is_super, pa.bool_()),
     }))
-    ids = {t: i for i, t in enumerate(model.tokens)}
-    _insert_arrow(con, "merges", name, _merge_rows(model.merges, False, model.tokens, ids))
-    if model.supermerges:
-        _insert_arrow(con, "merges", name, _merge_rows(model.supermerges, True, model.tokens, ids))
+    for is_super, merges in ((False, model.merges), (True, model.supermerges)):
+        insert_arrow(con, "sqltok_store.merges", name, _merge_rows(merges, is_super, model.new_ids(merges)))
     if model.special_tokens:
-        _insert_arrow(con, "special_tokens", name, pa.table({
+        insert_arrow(con, "sqltok_store.special_tokens", name, pa.table({
             "id": pa.array(list(model.special_tokens.values()), pa.int32()),
             "token": pa.array(list(model.special_tokens.keys()), pa.string()),
         }))
 
 
+def save_pretoken_counts(con, name: str, table: str) -> None:
+    """Insert the pretoken counts of work table `table(pretoken, n)` as model `name`'s."""
+    con.execute(f"INSERT INTO sqltok_store.pretoken_counts SELECT ?, pretoken, n FROM {table}", [name])
+
+
+def save_candidates(con, name: str, table: str, phase1_tokens: list[bytes]) -> None:
+    """Insert the supermerge candidates of work table `table(candidate, n)` (lists of ids of the
+    phase-1 vocabulary `phase1_tokens`) and that vocabulary as model `name`'s."""
+    con.execute(f"INSERT INTO sqltok_store.candidate_counts SELECT ?, candidate, n FROM {table}", [name])
+    insert_arrow(con, "sqltok_store.phase1_tokens", name, pa.table({
+        "id": pa.array(range(len(phase1_tokens)), pa.int32()), "token": pa.array(phase1_tokens, pa.binary())}))
+
+
+def _merges(rows: pa.Table) -> list[Merge]:
+    cols = [rows.column(c).to_pylist() for c in ("left_id", "right_id", "count", "flag", "new_id")]
+    return [Merge(*m) for m in zip(*cols)]
+
+
 def load_model(con, name: str) -> Model:
-    """Read model `name` back from its tables."""
+    """Read model `name` back from its tables (each merge with the `new_id` its row holds)."""
     require_model(con, name)
     method, settings, super_settings = con.execute(
         "SELECT method, settings, super_settings FROM sqltok_store.models WHERE model = ?", [name]).fetchall()[0]
     tok = arrow_table(con, "SELECT token, count, is_super FROM sqltok_store.tokens WHERE model = ? ORDER BY id", [name])
-    mg = con.execute("SELECT is_super, left_id, right_id, count, flag FROM sqltok_store.merges WHERE model = ? "
-                     "ORDER BY is_super, idx", [name]).fetchall()
-    special = con.execute("SELECT token, id FROM sqltok_store.special_tokens WHERE model = ? ORDER BY id",
-                          [name]).fetchall()
+    mg = arrow_table(con, "SELECT is_super, left_id, right_id, new_id, count, flag FROM sqltok_store.merges "
+                          "WHERE model = ? ORDER BY is_super, idx", [name])
+    special = arrow_table(con, "SELECT token, id FROM sqltok_store.special_tokens WHERE model = ? ORDER BY id", [name])
     return Model(
         method=method,
         tokens=tok.column("token").to_pylist(),
         token_counts=tok.column("count").to_pylist(),
         is_super=tok.column("is_super").to_pylist(),
-        merges=[Merge(l, r, c, f) for s, l, r, c, f in mg if not s],
-        supermerges=[Merge(l, r, c, f) for s, l, r, c, f in mg if s],
+        merges=_merges(mg.filter(pc.invert(mg.column("is_super")))),
+        supermerges=_merges(mg.filter(mg.column("is_super"))),
         settings=json.loads(settings),
         super_settings=None if super_settings is None else json.loads(super_settings),
-        special_tokens=dict(special),
+        special_tokens=dict(zip(special.column("token").to_pylist(), special.column("id").to_pylist())),
     )
+
+
+def load_phase1_tokens(con, name: str) -> list[bytes]:
+    """The phase-1 vocabulary the stored candidates of model `name` are ids of (by id)."""
+    return arrow_table(con, "SELECT token FROM sqltok_store.phase1_tokens WHERE model = ? ORDER BY id",
+                       [name]).column("token").to_pylist()

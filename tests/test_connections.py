@@ -95,3 +95,41 @@ except duckdb.Error as e:
 """)
     assert out.returncode == 0, out.stderr
     assert "call sqltok.register(con)" in out.stdout
+
+
+def test_superword_trainings_at_once_on_cursors(monkeypatch):
+    """Two BoundlessBPE runs on cursors of one connection, counting candidates at the same moment
+    (a barrier holds each until both have their phase-1 model registered): each has its own."""
+    import sqltok.bpe.candidate_counts as counts
+
+    barrier, real = threading.Barrier(2, timeout=60), counts.count_units
+
+    def together(*args, **kwargs):
+        barrier.wait()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(counts, "count_units", together)
+    con = duckdb.connect()
+    sqltok.register(con)
+    _docs(con)
+    errors = []
+
+    def train(name: str, size: int) -> None:
+        try:
+            sqltok.train_superword(con.cursor(), "SELECT text FROM docs", size, name, method="boundless")
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=train, args=(f"b{i}", 280 + 20 * i)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    monkeypatch.setattr(counts, "count_units", real)
+    alone = duckdb.connect()
+    sqltok.register(alone)
+    _docs(alone)
+    for i in range(2):
+        sqltok.train_superword(alone, "SELECT text FROM docs", 280 + 20 * i, f"b{i}", method="boundless")
+        assert sqltok.load_model(con, f"b{i}") == sqltok.load_model(alone, f"b{i}")

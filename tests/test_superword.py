@@ -296,19 +296,19 @@ def _phase2(candidates, counts, tokens, supermerges, prune_below):
 def test_pruning_gives_the_same_model(con, train_dir, monkeypatch, options):
     """Cutting candidates where two units stand side by side at most c_min times changes nothing:
     BoundlessBPE and the matching SuperBPE with and without the cuts, on our own run."""
-    import sqltok.bpe.superword as sw
+    import sqltok.bpe.phase2 as phase2
 
     rep = sqltok.train_superword(con, _source(train_dir, "en_train"), 4000, "pruned", **options)
     assert rep.supermerges > 0
     pruned = dumps(sqltok.load_model(con, "pruned"))
     thresholds = []
-    real = sw.train_phase2
+    real = phase2.train_phase2
 
     def unpruned(*args, **kwargs):
         thresholds.append(args[8])
         return real(*args[:8], -1, **kwargs)
 
-    monkeypatch.setattr(sw, "train_phase2", unpruned)
+    monkeypatch.setattr(phase2, "train_phase2", unpruned)
     sqltok.train_superword(con, _source(train_dir, "en_train"), 4000, "full", **options)
     assert all(t > 0 for t in thresholds)  # the runs above were pruned
     assert dumps(sqltok.load_model(con, "full")) == pruned

@@ -6,6 +6,7 @@ A two-phase model (BoundlessBPE, SuperBPE) also carries `supermerges` and a seco
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Sequence
 
 #: The 243 byte values that can occur in UTF-8, in the order of the initial vocabulary (ids 0..242).
 BYTE_ALPHABET: tuple[int, ...] = tuple(list(range(0x00, 0xC0)) + list(range(0xC2, 0xF5)))
@@ -16,13 +17,16 @@ METHODS = ("word", "boundless", "superbpe")
 
 @dataclass(frozen=True)
 class Merge:
-    """One merge: `left` and `right` token ids, the pair count when it was chosen, and the flag
-    (1 when the merge turned at least one multi-token unit into a single token)."""
+    """One merge: `left` and `right` token ids, the pair count when it was chosen, the flag (1 when
+    the merge turned at least one multi-token unit into a single token) and, when its source knows
+    it, `new_id`: the token it yields (the token of left's and right's bytes; see `Model.new_ids`).
+    Merges compare without `new_id`, which the tokens determine."""
 
     left: int
     right: int
     count: int
     flag: int
+    new_id: int | None = field(default=None, compare=False)
 
 
 @dataclass
@@ -49,6 +53,13 @@ class Model:
     def vocab_size(self) -> int:
         """Number of tokens, special tokens not included."""
         return len(self.tokens)
+
+    def new_ids(self, merges: Sequence[Merge]) -> list[int]:
+        """The token id each of `merges` yields: its `new_id`, or else the id of its bytes."""
+        if all(m.new_id is not None for m in merges):
+            return [m.new_id for m in merges]
+        ids = {t: i for i, t in enumerate(self.tokens)}
+        return [ids[self.tokens[m.left] + self.tokens[m.right]] if m.new_id is None else m.new_id for m in merges]
 
     @property
     def script_aware(self) -> bool:

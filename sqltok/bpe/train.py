@@ -1,26 +1,26 @@
-"""Byte-level BPE training inside DuckDB: count pretokens with SQL, merge in Cython, store the model.
-
-The stages: (1) corpus statistics and pretoken counts, `GROUP BY` over the Cython pretokenizer's
-output (`sql/count_pretokens.sql`); (2) the Cython merge loop over the unique pretokens; (3) the model's
-rows written in one transaction, so a failed or interrupted run leaves the database as it was.
+"""Byte-level BPE training inside DuckDB, as stages: prepare the corpus, count its pretokens
+(`GROUP BY` over the Cython pretokenizer's output), merge (the Cython merge loop over the unique
+pretokens), store (the model's rows in one transaction, so a failed or interrupted run leaves the
+database as it was). The run's work tables are dropped however it ends.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import duckdb
+import pyarrow as pa
 
 from sqltok.bpe._train import train_bpe as _merge_loop
-from sqltok.duck import arrow_table, column
-from sqltok.corpus.sources import Source
-from sqltok.errors import CorpusError
 from sqltok.bpe.model import Merge, Model
+from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS, check_vocab_size, reference_settings
+from sqltok.corpus.sources import Source
+from sqltok.duck import column
 from sqltok.progress import Progress
 from sqltok.register import register
-from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS, check_vocab_size, reference_settings
-from sqltok.sql_files import sql_text
-from sqltok.store import check_new_name, delete_rows, ensure_schema, save_model, transaction
+from sqltok.store import check_new_name, delete_rows, ensure_schema, save_model, save_pretoken_counts, transaction
+from sqltok.training.counting import count_corpus
+from sqltok.training.stopwatch import Stopwatch
+from sqltok.training.work_tables import WorkTables
 
 
 @dataclass
@@ -38,52 +38,7 @@ class TrainReport:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
-def as_source(source) -> Source:
-    if isinstance(source, Source):
-        return source
-    if isinstance(source, str):
-        return Source(sql=source)
-    raise TypeError("source must be a SQL query string or a sqltok.Source")
-
-
-def _text_query(con, src: Source) -> str:
-    """The source's query with `text` as VARCHAR; BLOB text must be valid UTF-8."""
-    query = src.query()
-    try:
-        types = {row[0]: row[1] for row in con.execute(f"DESCRIBE {query}").fetchall()}
-    except duckdb.Error as e:
-        raise CorpusError(f"cannot read the training source {src.describe()!r}: {e}") from None
-    kind = types.get("text")
-    if kind == "BLOB":
-        bad = con.execute(sql_text("first_invalid_utf8").format(source=query)).fetchall()[0][0]
-        if bad is not None:
-            raise CorpusError(f"document {bad} of {src.describe()!r} is not valid UTF-8 "
-                              "(clean or decode it before training)")
-        return f"SELECT decode(text) AS text FROM ({query})"
-    if kind != "VARCHAR":
-        raise CorpusError(f"the text column of {src.describe()!r} is {kind}, not VARCHAR or BLOB")
-    return query
-
-
-def count_pretokens(con, query: str, script_aware: bool, target: str) -> None:
-    """Create TEMP table `target(pretoken, n)` with the pretoken counts of `query`'s documents."""
-    fn = "sqltok_pretokenize_script" if script_aware else "sqltok_pretokenize_simple"
-    con.execute(f"DROP TABLE IF EXISTS {target}")
-    con.execute(sql_text("count_pretokens").format(target=target, pretokenize=fn, source=query))
-
-
-def prepare_corpus(con, src: Source) -> tuple[str, dict]:
-    """The source's text query and its statistics (`documents`, `null_documents`, `empty_documents`,
-    `bytes`, `source`); a source without text is an error."""
-    query = _text_query(con, src)
-    docs, nulls, empties, nbytes = con.execute(sql_text("corpus_stats").format(source=query)).fetchall()[0]
-    if docs == 0:
-        raise CorpusError(f"the training source {src.describe()!r} has no non-empty documents")
-    return query, {"source": src.describe(), "documents": docs, "null_documents": nulls,
-                   "empty_documents": empties, "bytes": nbytes}
-
-
-def learn_merges(counts, vocab_size: int, script_aware: bool, special_tokens=DEFAULT_SPECIAL_TOKENS,
+def learn_merges(counts: pa.Table, vocab_size: int, script_aware: bool, special_tokens=DEFAULT_SPECIAL_TOKENS,
                  progress: bool = False, label: str = "merging") -> Model:
     """Phase 1: the byte-level BPE model of `counts` (an Arrow table of pretoken, n) with `vocab_size`
     tokens, by the Cython merge loop."""
@@ -98,14 +53,13 @@ def learn_merges(counts, vocab_size: int, script_aware: bool, special_tokens=DEF
         tokens=tokens,
         token_counts=out["token_counts"].to_pylist(),
         is_super=[False] * len(tokens),
-        merges=[Merge(*m) for m in zip(out["left"].to_pylist(), out["right"].to_pylist(),
-                                       out["count"].to_pylist(), out["flag"].to_pylist())],
+        merges=[Merge(*m) for m in zip(*(out[k].to_pylist() for k in ("left", "right", "count", "flag", "new_id")))],
         settings=reference_settings(script_aware=script_aware),
         special_tokens={s: len(tokens) + i for i, s in enumerate(special_tokens)},
     )
 
 
-def train_bpe(con: duckdb.DuckDBPyConnection, source, vocab_size: int, model: str, *,
+def train_bpe(con: duckdb.DuckDBPyConnection, source: Source | str, vocab_size: int, model: str, *,
               simple: bool = False, special_tokens=DEFAULT_SPECIAL_TOKENS, replace: bool = False,
               progress: bool = False) -> TrainReport:
     """Train a byte-level BPE model named `model` on `source` (a SQL query with a `text` column, or a
@@ -114,29 +68,19 @@ def train_bpe(con: duckdb.DuckDBPyConnection, source, vocab_size: int, model: st
     Identical to the reference implementation: same merges, counts, flags and token ids.
     """
     check_vocab_size(vocab_size)
-    src = as_source(source)
     register(con)
     ensure_schema(con)
     check_new_name(con, model, replace)
-    seconds: dict[str, float] = {}
-    tmp = "__sqltok_pretoken_counts"
-
-    t0 = time.perf_counter()
-    query, info = prepare_corpus(con, src)
-    count_pretokens(con, query, not simple, tmp)
-    counts = arrow_table(con, f"SELECT pretoken, n FROM {tmp}")
-    seconds["pretokenize_and_count"] = time.perf_counter() - t0
-
-    t0 = time.perf_counter()
-    result = learn_merges(counts, vocab_size, not simple, special_tokens, progress)
-    seconds["merge"] = time.perf_counter() - t0
-
-    t0 = time.perf_counter()
-    with transaction(con):
-        delete_rows(con, model)
-        save_model(con, model, result, info)
-        con.execute(f"INSERT INTO sqltok_store.pretoken_counts SELECT ?, pretoken, n FROM {tmp}", [model])
-    con.execute(f"DROP TABLE IF EXISTS {tmp}")
-    seconds["store"] = time.perf_counter() - t0
-    return TrainReport(model, info["documents"], info["null_documents"], info["empty_documents"], info["bytes"],
-                       len(counts), len(result.merges), result.vocab_size, seconds)
+    watch = Stopwatch()
+    with WorkTables(con) as work:
+        with watch("pretokenize_and_count"):
+            counts = count_corpus(con, source, not simple, work)
+        with watch("merge"):
+            result = learn_merges(counts.pretokens.arrow(con), vocab_size, not simple, special_tokens, progress)
+        with watch("store"), transaction(con):
+            delete_rows(con, model)
+            save_model(con, model, result, counts.stats.model_info())
+            save_pretoken_counts(con, model, counts.pretokens.table)
+    stats = counts.stats
+    return TrainReport(model, stats.documents, stats.null_documents, stats.empty_documents, stats.bytes,
+                       counts.pretokens.unique, len(result.merges), result.vocab_size, watch.seconds)

@@ -6,13 +6,13 @@ WITH RECURSIVE longest AS (
 ),
 walk(cid, i, size) AS (
     SELECT r.cid, 1, coalesce(l.size, 1)
-    FROM __sqltok_runs r LEFT JOIN longest l ON l.cid = r.cid AND l.i = 1
+    FROM {runs} r LEFT JOIN longest l ON l.cid = r.cid AND l.i = 1
     UNION ALL
     SELECT w.cid, w.i + w.size, coalesce(l.size, 1)
     FROM walk w
-    JOIN __sqltok_runs r ON r.cid = w.cid AND w.i + w.size <= len(r.candidate)
+    JOIN {runs} r ON r.cid = w.cid AND w.i + w.size <= len(r.candidate)
     LEFT JOIN longest l ON l.cid = w.cid AND l.i = w.i + w.size
 )
 SELECT r.candidate[w.i : w.i + w.size - 1] AS candidate, sum(r.n)::BIGINT AS n
-FROM walk w JOIN __sqltok_runs r USING (cid)
+FROM walk w JOIN {runs} r USING (cid)
 GROUP BY ALL;

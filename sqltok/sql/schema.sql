@@ -47,10 +47,20 @@ CREATE TABLE IF NOT EXISTS sqltok_store.pretoken_counts (
     n        BIGINT NOT NULL
 );
 
+-- Two-phase models: the supermerge candidates of the corpus (runs of pretokens the phase-1 model
+-- made single tokens) as ids of the phase-1 vocabulary they were extracted with, which phase1_tokens
+-- holds (BoundlessBPE keeps only its first merges, so the model's own tokens may lack some). Stores
+-- written before kept the pretokens' text instead; `store_migration` converts them.
 CREATE TABLE IF NOT EXISTS sqltok_store.candidate_counts (
-    model     VARCHAR NOT NULL,       -- two-phase models: the supermerge candidates of the corpus
-    candidate VARCHAR[] NOT NULL,     -- a run of pretokens the phase-1 model made single tokens
+    model     VARCHAR NOT NULL,
+    candidate INTEGER[] NOT NULL,
     n         BIGINT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS sqltok_store.phase1_tokens (
+    model VARCHAR NOT NULL,
+    id    INTEGER NOT NULL,
+    token BLOB NOT NULL
 );
 
 -- Two-phase models: the phase-1 vocabulary size their candidates were extracted with.

@@ -16,8 +16,13 @@ CREATE OR REPLACE TEMP MACRO sqltok_merges(m) AS TABLE
 CREATE OR REPLACE TEMP MACRO sqltok_pretoken_counts(m) AS TABLE
     SELECT pretoken, n FROM sqltok_store.pretoken_counts WHERE model = m;
 
+-- A two-phase model's supermerge candidates as the text of their pretokens (they are stored as ids
+-- of its phase-1 vocabulary).
 CREATE OR REPLACE TEMP MACRO sqltok_candidate_counts(m) AS TABLE
-    SELECT candidate, n FROM sqltok_store.candidate_counts WHERE model = m;
+    SELECT list_transform(c.candidate, lambda u: v.texts[u + 1]) AS candidate, c.n
+    FROM sqltok_store.candidate_counts c,
+         (SELECT list(try(decode(token)) ORDER BY id) AS texts FROM sqltok_store.phase1_tokens WHERE model = m) v
+    WHERE c.model = m;
 
 -- What aggregating by count saves (the paper's Figures 2 and 9): unique and total pretokens and
 -- supermerge candidates of a model's training corpus, and their type-token ratios.

@@ -1,0 +1,56 @@
+"""Supermerge candidates (paper section 2): each document's maximal runs of two or more pretokens
+that the phase-1 model encodes to one token holding a letter, as lists of phase-1 token ids, counted
+from the corpus (`training.counting`), and cut again for a smaller phase-1 model."""
+from __future__ import annotations
+
+import uuid
+
+import duckdb
+import pyarrow as pa
+
+from sqltok.bpe.model import Model
+from sqltok.bpe.candidates import letter_mask
+from sqltok.bpe.tokenizer import BPETokenizer
+from sqltok.named_tokenizers import named_tokenizers
+from sqltok.sql_files import sql_text
+from sqltok.training.counting import Counts, Units, count_units, counted
+from sqltok.training.work_tables import WorkTables
+
+PHASE1_TOKENIZER = "__sqltok_phase1"   # the prefix of the names the SQL extractor knows phase-1 models by
+
+
+def candidate_units(tokenizer: str) -> Units:
+    """Candidates as `sqltok_candidates` finds them with the named phase-1 tokenizer."""
+    return Units("candidate", f"sqltok_candidates('{tokenizer}', text)")
+
+
+def count_candidates(con: duckdb.DuckDBPyConnection, query: str, p1: Model, work: WorkTables) -> Counts:
+    """Count the candidates of `query`'s documents under phase-1 model `p1`."""
+    tokenizers = named_tokenizers(con)
+    name = f"{PHASE1_TOKENIZER}_{uuid.uuid4().hex}"  # runs on other cursors of the instance count at once
+    tokenizers.put(name, BPETokenizer.from_model(p1, name))
+    try:
+        return count_units(con, query, candidate_units(name), work.table("candidate_counts"))
+    finally:
+        tokenizers.remove(name)
+
+
+def eligible_ids(p1: Model) -> pa.Array:
+    """The token ids of `p1` a candidate unit may be: text holding a letter that `p1` encodes to
+    exactly that one token."""
+    tok = BPETokenizer.from_model(p1, PHASE1_TOKENIZER)
+    texts = pa.array([t.decode("utf-8", "replace") for t in p1.tokens], pa.large_string())
+    letters = letter_mask(tok)
+    encoded = tok.encode_arrow(texts).to_pylist()
+    return pa.array([t for t, ids in enumerate(encoded) if letters[t] and ids == [t]], pa.int32())
+
+
+def resplit_candidates(con: duckdb.DuckDBPyConnection, source: str, p1: Model, work: WorkTables,
+                       role: str) -> Counts:
+    """The candidates of table `source`, found with a phase-1 model whose tokens begin with `p1`'s,
+    cut where a unit is not eligible under `p1` (its eligible units are a subset), into the work
+    table for `role`."""
+    target = work.table(role)
+    eligible = work.view("eligible_units", pa.table({"unit": eligible_ids(p1)}))
+    con.execute(sql_text("resplit_candidates").format(source=source, target=target, eligible=eligible))
+    return counted(con, target, "candidate")

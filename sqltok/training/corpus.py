@@ -1,0 +1,71 @@
+"""Corpus preparation: a training source as a query with a VARCHAR `text` column, and what it holds."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import duckdb
+
+from sqltok.corpus.sources import Source
+from sqltok.errors import CorpusError
+from sqltok.sql_files import sql_text
+
+
+@dataclass(frozen=True)
+class CorpusStats:
+    """What a training source held: documents used, NULL and empty ones skipped, UTF-8 bytes."""
+
+    source: str
+    documents: int
+    null_documents: int
+    empty_documents: int
+    bytes: int
+
+    def model_info(self, **more) -> dict:
+        """The model row's corpus fields (see `store.save_model`), with `more`."""
+        return {**asdict(self), **more}
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """A prepared source: `query` gives its documents as VARCHAR `text`."""
+
+    query: str
+    stats: CorpusStats
+
+
+def as_source(source: Source | str) -> Source:
+    """A `Source`, or a SQL query string with a `text` column as one."""
+    if isinstance(source, Source):
+        return source
+    if isinstance(source, str):
+        return Source(sql=source)
+    raise TypeError("source must be a SQL query string or a sqltok.Source")
+
+
+def prepare_corpus(con: duckdb.DuckDBPyConnection, source: Source | str) -> Corpus:
+    """The source's text query and statistics; a source without non-empty documents is an error."""
+    src = as_source(source)
+    query = _text_query(con, src)
+    docs, nulls, empties, nbytes = con.execute(sql_text("corpus_stats").format(source=query)).fetchall()[0]
+    if docs == 0:
+        raise CorpusError(f"the training source {src.describe()!r} has no non-empty documents")
+    return Corpus(query, CorpusStats(src.describe(), docs, nulls, empties, nbytes))
+
+
+def _text_query(con, src: Source) -> str:
+    """The source's query with `text` as VARCHAR; BLOB text must be valid UTF-8."""
+    query = src.query()
+    try:
+        types = {row[0]: row[1] for row in con.execute(f"DESCRIBE {query}").fetchall()}
+    except duckdb.Error as e:
+        raise CorpusError(f"cannot read the training source {src.describe()!r}: {e}") from None
+    kind = types.get("text")
+    if kind == "BLOB":
+        bad = con.execute(sql_text("first_invalid_utf8").format(source=query)).fetchall()[0][0]
+        if bad is not None:
+            raise CorpusError(f"document {bad} of {src.describe()!r} is not valid UTF-8 "
+                              "(clean or decode it before training)")
+        return f"SELECT decode(text) AS text FROM ({query})"
+    if kind != "VARCHAR":
+        raise CorpusError(f"the text column of {src.describe()!r} is {kind}, not VARCHAR or BLOB")
+    return query

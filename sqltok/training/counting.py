@@ -1,0 +1,81 @@
+"""Counting: every distinct unit of a corpus's documents (pretokens, supermerge candidates) with its
+count, in a table.
+
+`count_units` is the one entry point: a query in, a `Counts` out. Nothing downstream depends on how
+the table was filled, so counting can run as map/reduce elsewhere (each worker splits and groups a
+shard, a reduce sums) and hand back the same table; the sums are exact, so the models are the same.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import duckdb
+import pyarrow as pa
+
+from sqltok.corpus.sources import Source
+from sqltok.duck import arrow_table
+from sqltok.sql_files import sql_text
+from sqltok.training.corpus import CorpusStats, prepare_corpus
+from sqltok.training.work_tables import WorkTables
+
+
+@dataclass(frozen=True)
+class Units:
+    """What counting splits a document into: `split`, a SQL expression of its `text` giving a list,
+    and the `column` the units are counted in."""
+
+    column: str
+    split: str
+
+
+def pretoken_units(script_aware: bool) -> Units:
+    """Pretokens of the GPT-4o pattern, in runs of one script first unless not `script_aware`."""
+    fn = "sqltok_pretokenize_script" if script_aware else "sqltok_pretokenize_simple"
+    return Units("pretoken", f"{fn}(text)")
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Work table `table(<column>, n)`: each distinct unit once; `unique` rows, `total` the sum of n."""
+
+    table: str
+    column: str
+    unique: int
+    total: int
+
+    def arrow(self, con: duckdb.DuckDBPyConnection) -> pa.Table:
+        """The counts as an Arrow table (unit, n)."""
+        return arrow_table(con, f"SELECT {self.column}, n FROM {self.table}")
+
+
+def counted(con: duckdb.DuckDBPyConnection, table: str, column: str) -> Counts:
+    """The `Counts` of a table of unit counts filled in any way."""
+    unique, total = con.execute(f"SELECT count(*), coalesce(sum(n), 0)::BIGINT FROM {table}").fetchall()[0]
+    return Counts(table, column, unique, total)
+
+
+def count_units(con: duckdb.DuckDBPyConnection, query: str, units: Units, target: str) -> Counts:
+    """Count the `units` of the non-empty documents of `query` (a `text` column) into new TEMP
+    table `target`."""
+    con.execute(sql_text("count_units").format(target=target, column=units.column, split=units.split,
+                                               source=query))
+    return counted(con, target, units.column)
+
+
+@dataclass(frozen=True)
+class CorpusCounts:
+    """A corpus's pretoken counts and what it held; `query` reads its documents again (None when the
+    counts come from a stored model)."""
+
+    stats: CorpusStats
+    script_aware: bool
+    pretokens: Counts
+    query: str | None
+
+
+def count_corpus(con: duckdb.DuckDBPyConnection, source: Source | str, script_aware: bool,
+                 work: WorkTables) -> CorpusCounts:
+    """Prepare `source` and count its pretokens into the run's work table `pretoken_counts`."""
+    corpus = prepare_corpus(con, source)
+    pretokens = count_units(con, corpus.query, pretoken_units(script_aware), work.table("pretoken_counts"))
+    return CorpusCounts(corpus.stats, script_aware, pretokens, corpus.query)
