@@ -73,11 +73,10 @@ class BPETokenizer(Tokenizer):
     def from_model(cls, model: Model, name: str) -> "BPETokenizer":
         """From a reference-format model (trained by sqltok or read from a `.model` file): BPE, or a
         two-phase BoundlessBPE/SuperBPE model whose supermerges apply after the regular merges."""
-        ids = {t: i for i, t in enumerate(model.tokens)}
-        pairs = [(m.left, m.right, rank, ids[model.tokens[m.left] + model.tokens[m.right]])
-                 for rank, m in enumerate(model.merges)]
-        supers = [(m.left, m.right, rank, ids[model.tokens[m.left] + model.tokens[m.right]])
-                  for rank, m in enumerate(model.supermerges)]
+        pairs = [(m.left, m.right, rank, new) for rank, (m, new) in
+                 enumerate(zip(model.merges, model.new_ids(model.merges)))]
+        supers = [(m.left, m.right, rank, new) for rank, (m, new) in
+                  enumerate(zip(model.supermerges, model.new_ids(model.supermerges)))]
         byte_ids = [-1] * 256
         for i, b in enumerate(BYTE_ALPHABET):
             byte_ids[b] = i
