@@ -18,4 +18,5 @@ def register(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     ensure_schema(con)
     run_script(con, "macros")
     run_script(con, "normalize")
+    run_script(con, "judge_macros")
     return con

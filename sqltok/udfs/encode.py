@@ -27,12 +27,16 @@ def by_model(names: pa.Array, values: pa.Array, fn, out_type: pa.DataType) -> pa
     distinct = pc.unique(names.drop_null()).to_pylist()
     if len(distinct) == 1 and names.null_count == 0:
         return fn(distinct[0], values)
-    out = pa.nulls(len(values), out_type)
+    # Each name's rows in turn, then the NULL-named ones; put back in row order by the inverse of
+    # that permutation (replace_with_mask has no kernel for list types).
+    parts, rows = [], []
     for name in distinct:
         mask = pc.equal(names, name).fill_null(False)
-        part = fn(name, values.filter(mask))
-        out = pc.replace_with_mask(out, mask, part.cast(out_type))
-    return out
+        parts.append(fn(name, values.filter(mask)).cast(out_type))
+        rows.append(pc.indices_nonzero(mask))
+    rows.append(pc.indices_nonzero(names.is_null()))
+    parts.append(pa.nulls(len(rows[-1]), out_type))
+    return pa.concat_arrays(parts).take(pc.sort_indices(pa.concat_arrays(rows)))
 
 
 def register(con: duckdb.DuckDBPyConnection) -> None:

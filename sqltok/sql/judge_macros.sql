@@ -1,0 +1,164 @@
+-- Judging tokenizers over a corpus: every metric is SQL over the token ids, encoded once per
+-- tokenizer. `q` is a query with a VARCHAR column `text` (NULL texts are skipped); `by` names one of
+-- its columns to group by (default: each document's dominant Unicode script).
+
+-- The words of a text: what Python's str.split() splits it into (runs of non-whitespace).
+CREATE OR REPLACE TEMP MACRO sqltok_words(text) AS
+    regexp_extract_all(text, '[^\t-\r\x{1c}-\x{20}\x{85}\p{Z}]+');
+
+-- One row per tokenizer and group, and one per tokenizer over all groups ("group" NULL).
+-- vocab_size counts every id with a token, special tokens included; the Shannon and Rényi
+-- efficiencies divide by log2(vocab_size), not by the log of the number of tokens seen.
+-- premium: the group's tokens per byte over the reference group's (same tokenizer).
+CREATE OR REPLACE TEMP MACRO sqltok_evaluate(toks, q, "by" := NULL, alpha := 2.5, reference := NULL) AS TABLE
+WITH tokenizers AS (
+    SELECT tokenizer, position, vocab_size
+    FROM (SELECT unnest(toks) AS tokenizer, generate_subscripts(toks, 1) AS position)
+    CROSS JOIN LATERAL (SELECT len(sqltok_vocabulary(tokenizer)) AS vocab_size)
+),
+docs AS MATERIALIZED (
+    SELECT row_number() OVER () AS doc, d.text,
+           coalesce(CASE WHEN "by" IS NULL THEN dominant_script(d.text)
+                         ELSE CAST(struct_extract(d, "by") AS VARCHAR) END, '(null)') AS grp,
+           strlen(d.text) AS bytes, length(d.text) AS characters,
+           len(pretokenize(d.text, simple := true)) AS pretokens
+    FROM query(q) AS d
+    WHERE d.text IS NOT NULL
+),
+encoded AS MATERIALIZED (
+    SELECT t.tokenizer, d.doc, d.grp, encode(t.tokenizer, d.text) AS ids
+    FROM docs AS d CROSS JOIN tokenizers AS t
+),
+per_document AS (
+    SELECT e.tokenizer, d.grp, grouping(d.grp) = 1 AS overall,
+           count(*) AS documents, sum(d.bytes)::BIGINT AS bytes, sum(d.characters)::BIGINT AS characters,
+           sum(d.pretokens)::BIGINT AS pretokens, sum(len(e.ids))::BIGINT AS tokens,
+           avg(len(e.ids)) AS tokens_per_document_mean,
+           quantile_cont(len(e.ids), [0.5, 0.95, 0.99]) AS q,
+           max(len(e.ids)) AS tokens_per_document_max
+    FROM encoded AS e JOIN docs AS d USING (doc)
+    GROUP BY GROUPING SETS ((e.tokenizer, d.grp), (e.tokenizer))
+),
+frequencies AS (
+    SELECT tokenizer, grp, grouping(grp) = 1 AS overall, id, count(*) AS n
+    FROM (SELECT tokenizer, grp, unnest(ids) AS id FROM encoded)
+    GROUP BY GROUPING SETS ((tokenizer, grp, id), (tokenizer, id))
+),
+distribution AS (
+    SELECT tokenizer, grp, overall, count(*) AS distinct_tokens,
+           -sum(p * log2(p)) AS shannon_entropy,
+           CASE WHEN alpha = 1 THEN -sum(p * log2(p)) ELSE log2(sum(pow(p, alpha))) / (1 - alpha) END
+               AS renyi_entropy
+    FROM (SELECT *, n / sum(n) OVER (PARTITION BY tokenizer, grp, overall) AS p FROM frequencies)
+    GROUP BY tokenizer, grp, overall
+),
+words AS MATERIALIZED (
+    SELECT grp, word, count(*) AS n
+    FROM (SELECT grp, unnest(sqltok_words(text)) AS word FROM docs)
+    GROUP BY grp, word
+),
+word_pieces AS (  -- each distinct word encoded alone; what the tokenizer adds to any text ([CLS]...) not counted
+    SELECT t.tokenizer, w.word, token_count(t.tokenizer, w.word) - token_count(t.tokenizer, '') AS pieces
+    FROM (SELECT DISTINCT word FROM words) AS w CROSS JOIN tokenizers AS t
+),
+split_words AS (
+    SELECT p.tokenizer, w.grp, grouping(w.grp) = 1 AS overall, sum(w.n)::BIGINT AS words,
+           coalesce(sum(w.n) FILTER (WHERE p.pieces >= 2), 0)::BIGINT AS split
+    FROM words AS w JOIN word_pieces AS p USING (word)
+    GROUP BY GROUPING SETS ((p.tokenizer, w.grp), (p.tokenizer))
+),
+metrics AS (
+    SELECT c.tokenizer, CASE WHEN c.overall THEN NULL ELSE c.grp END AS "group", c.overall,
+           c.documents, c.bytes, c.characters, coalesce(s.words, 0) AS words, c.pretokens, c.tokens,
+           c.bytes / c.tokens AS bytes_per_token, c.characters / c.tokens AS characters_per_token,
+           c.tokens / s.words AS fertility, s.split / s.words AS split_word_share,
+           c.tokens_per_document_mean, c.q[1] AS tokens_per_document_p50, c.q[2] AS tokens_per_document_p95,
+           c.q[3] AS tokens_per_document_p99, c.tokens_per_document_max,
+           t.vocab_size, coalesce(f.distinct_tokens, 0) AS distinct_tokens,
+           coalesce(f.distinct_tokens, 0) / t.vocab_size AS vocab_utilization,
+           f.shannon_entropy, f.shannon_entropy / log2(t.vocab_size) AS shannon_efficiency,
+           f.renyi_entropy, f.renyi_entropy / log2(t.vocab_size) AS renyi_efficiency, alpha::DOUBLE AS renyi_alpha,
+           f.distinct_tokens / c.tokens AS type_token_ratio,
+           c.tokens / c.bytes AS tokens_per_byte, t.position
+    FROM per_document AS c
+    JOIN tokenizers AS t USING (tokenizer)
+    LEFT JOIN distribution AS f ON f.tokenizer = c.tokenizer AND f.overall = c.overall
+        AND (c.overall OR f.grp = c.grp)
+    LEFT JOIN split_words AS s ON s.tokenizer = c.tokenizer AND s.overall = c.overall
+        AND (c.overall OR s.grp = c.grp)
+)
+SELECT m.* EXCLUDE (overall, position, tokens_per_byte),
+       m.tokens_per_byte / r.tokens_per_byte AS premium
+FROM metrics AS m
+LEFT JOIN metrics AS r ON r.tokenizer = m.tokenizer AND NOT r.overall AND r."group" = reference
+ORDER BY m.position, m.overall DESC, m.bytes DESC, m."group";
+
+-- The token distribution of tokenizer `tok` over the texts of `q`: every token used, with its
+-- count, share of all tokens and rank (1 = most frequent; ties by id).
+CREATE OR REPLACE TEMP MACRO sqltok_token_frequencies(tok, q) AS TABLE
+WITH counts AS (
+    SELECT id, count(*) AS n
+    FROM (SELECT unnest(encode(tok, d.text)) AS id FROM query(q) AS d)
+    GROUP BY id
+),
+vocabulary AS (SELECT unnest(sqltok_vocabulary(tok), recursive := true))
+SELECT c.id, v.token, v.text, c.n, c.n / sum(c.n) OVER () AS share,
+       row_number() OVER (ORDER BY c.n DESC, c.id) AS rank
+FROM counts AS c JOIN vocabulary AS v USING (id)
+ORDER BY rank;
+
+-- Candidates for under-trained ("glitch") tokens of `tok` over `q` (Land and Bartolo 2024): tokens
+-- that never occur, and, for models in the store, tokens seen fewer than 1/factor of the times their
+-- final training count promises (expected = trained_count / all trained counts * tokens of `q`).
+-- merge_count is the pair count when the merge that made the token was chosen. Special tokens left out.
+CREATE OR REPLACE TEMP MACRO sqltok_unused_tokens(tok, q, factor := 10) AS TABLE
+WITH counts AS (
+    SELECT id, count(*) AS n
+    FROM (SELECT unnest(encode(tok, d.text)) AS id FROM query(q) AS d)
+    GROUP BY id
+),
+vocabulary AS (SELECT unnest(sqltok_vocabulary(tok), recursive := true)),
+trained AS (SELECT id, count AS trained_count FROM sqltok_store.tokens WHERE model = tok),
+merged AS (SELECT new_id AS id, max(count) AS merge_count FROM sqltok_store.merges WHERE model = tok GROUP BY new_id),
+seen AS (
+    SELECT v.id, v.token, v.text, coalesce(c.n, 0) AS n, t.trained_count, m.merge_count,
+           t.trained_count / sum(t.trained_count) OVER () * sum(coalesce(c.n, 0)) OVER () AS expected
+    FROM vocabulary AS v
+    LEFT JOIN counts AS c USING (id) LEFT JOIN trained AS t USING (id) LEFT JOIN merged AS m USING (id)
+    WHERE NOT v.special
+)
+SELECT id, token, text, n, trained_count, merge_count, expected, n / expected AS observed_over_expected
+FROM seen
+WHERE n = 0 OR n * factor < expected
+ORDER BY n / expected NULLS FIRST, expected DESC NULLS LAST, id;
+
+-- Fragmentation of a list of terms (column `term` of `q`) by each tokenizer of `toks`.
+CREATE OR REPLACE TEMP MACRO sqltok_fragmentation(toks, q) AS TABLE
+SELECT t.tokenizer, d.term, token_count(t.tokenizer, d.term) AS n_tokens, tokens(t.tokenizer, d.term) AS pieces
+FROM query(q) AS d CROSS JOIN (SELECT unnest(toks) AS tokenizer, generate_subscripts(toks, 1) AS position) AS t
+ORDER BY t.position, n_tokens DESC, d.term;
+
+-- The paper's Figure 10: each merge's pair count against its index in its phase's list, regular
+-- merges and supermerges apart.
+CREATE OR REPLACE TEMP MACRO sqltok_merge_curve(m) AS TABLE
+SELECT CASE WHEN is_super THEN 'super' ELSE 'regular' END AS kind, idx, count, token
+FROM sqltok_merges(m)
+ORDER BY is_super, idx;
+
+-- The paper's Figures 2 and 9 by group: unique and total pretokens of `q`'s texts per group (column
+-- `by`, default the dominant script), and, with a phase-1 model `model`, its supermerge candidates.
+CREATE OR REPLACE TEMP MACRO sqltok_group_type_token_ratios(q, "by" := NULL, model := NULL) AS TABLE
+WITH docs AS MATERIALIZED (
+    SELECT d.text, coalesce(CASE WHEN "by" IS NULL THEN dominant_script(d.text)
+                                 ELSE CAST(struct_extract(d, "by") AS VARCHAR) END, '(null)') AS grp
+    FROM query(q) AS d WHERE d.text IS NOT NULL
+),
+units AS (
+    SELECT grp, 'pretokens' AS unit, unnest(pretokenize(text)) AS u FROM docs
+    UNION ALL  -- a candidate is a list of token ids; its text form is its identity
+    SELECT grp, 'candidates', CAST(unnest(sqltok_candidates(model, text)) AS VARCHAR) FROM docs
+    WHERE model IS NOT NULL
+)
+SELECT grp AS "group", unit, count(DISTINCT u) AS unique_count, count(*) AS total,
+       count(DISTINCT u) / count(*) AS type_token_ratio
+FROM units GROUP BY grp, unit ORDER BY grp, unit;
