@@ -13,6 +13,7 @@ from . import __version__
 from sqltok.corpus.sources import Source
 from sqltok.errors import SqltokError
 from sqltok.evaluate import holdout_split
+from sqltok.judge.commands import add_commands
 from sqltok.model_files import FORMATS, export_model, import_model
 from sqltok.register import register
 from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS
@@ -251,6 +252,7 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("sample", help="print the path of the bundled sample corpus")
     s.set_defaults(func=lambda args: print(sample_path()))
+    add_commands(sub)
     return p
 
 

@@ -1,7 +1,7 @@
 # cython: language_level=3
 """The dominant Unicode script of each text: the Script property value (Unicode 17.0) that the most
 code points have, Common, Inherited and Unknown not counted; a text with none of another script is
-`Common`. Ties go to the script met first. One pass over the UTF-8 bytes, GIL released."""
+`Common`. Ties go to the script that reached the count first. One pass over the UTF-8 bytes, GIL released."""
 from libc.stdint cimport int32_t, int64_t, uint32_t
 from libc.string cimport memset
 from libcpp.vector cimport vector

@@ -1,0 +1,1 @@
+"""Judging tokenizers: metrics over corpora, token frequencies, training curves, reports, a viewer."""
