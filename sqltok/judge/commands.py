@@ -17,6 +17,7 @@ import duckdb
 from sqltok.corpus.sources import Source
 from sqltok.errors import SqltokError
 from sqltok.judge.metrics import evaluate, records
+from sqltok.judge.viewer import MAX_BYTES, view_html
 
 DEFAULT_DB = "sqltok.duckdb"
 #: The columns `sqltok evaluate` shows in the terminal (the JSON lines carry every column).
@@ -79,6 +80,31 @@ def _cmd_evaluate(args) -> None:
         print(format_table(rows))
 
 
+def _view_texts(con, args) -> list[str]:
+    texts = list(args.text or [])
+    for path in args.file or []:
+        with open(path, encoding="utf-8") as f:
+            texts.append(f.read())
+    if any(x is not None for x in (args.on, args.sql, args.table)):
+        q = corpus(args).query()
+        texts += [t for (t,) in con.execute(f"SELECT text FROM ({q}) WHERE text IS NOT NULL LIMIT ?",
+                                            [args.limit]).fetchall()]
+    if not texts:
+        raise SqltokError("nothing to show: give --text TEXT, --file FILE or a corpus (--on, --sql, --table)")
+    return texts
+
+
+def _cmd_view(args) -> None:
+    if not args.output.endswith((".html", ".htm")):
+        raise SqltokError(f"the viewer writes an HTML page: -o must end in .html, not {args.output!r}")
+    with connect(args.db) as con:
+        texts = _view_texts(con, args)
+        page = view_html(con, args.tokenizers, texts, max_bytes=args.max_bytes)
+    with open(args.output, "w", encoding="utf-8") as f:
+        f.write(page)
+    print(f"wrote {args.output}: {len(texts)} text(s) x {len(args.tokenizers)} tokenizer(s)")
+
+
 def _corpus_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--on", metavar="FILE", help="Parquet, JSONL (.gz/.zst) or text file(s) (--lines); globs allowed")
     p.add_argument("--sql", help="a SQL query whose column `text` (see --text-key) holds the documents")
@@ -103,3 +129,14 @@ def add_commands(sub) -> None:
     _metric_flags(e)
     e.add_argument("--json", action="store_true", help="one JSON object per line per (tokenizer, group)")
     e.set_defaults(func=_cmd_evaluate)
+
+    v = sub.add_parser("view", help="write an HTML page showing texts as each tokenizer splits them")
+    v.add_argument("tokenizers", nargs="+", metavar="TOKENIZER", help="stored model names or tokenizer files")
+    v.add_argument("--text", action="append", help="a text to show (repeatable)")
+    v.add_argument("--file", action="append", help="a UTF-8 file shown as one text (repeatable)")
+    _corpus_flags(v)
+    v.add_argument("--limit", type=int, default=10, help="corpus: show the first N documents (default 10)")
+    v.add_argument("--max-bytes", type=int, default=MAX_BYTES,
+                   help=f"show at most this many bytes of each text (default {MAX_BYTES:,})")
+    v.add_argument("-o", "--output", required=True, help="the HTML file to write")
+    v.set_defaults(func=_cmd_view)
