@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import math
 import os
 from typing import Iterator
 
@@ -16,19 +15,12 @@ import duckdb
 
 from sqltok.corpus.sources import Source
 from sqltok.errors import SqltokError
+from sqltok.judge.formatting import format_table
 from sqltok.judge.metrics import evaluate, records
+from sqltok.judge.report import write_report
 from sqltok.judge.viewer import MAX_BYTES, view_html
 
 DEFAULT_DB = "sqltok.duckdb"
-#: The columns `sqltok evaluate` shows in the terminal (the JSON lines carry every column).
-SHOWN = (("tokenizer", "tokenizer"), ("group", "group"), ("documents", "docs"), ("bytes", "bytes"),
-         ("tokens", "tokens"), ("bytes_per_token", "bytes/tok"), ("characters_per_token", "chars/tok"),
-         ("fertility", "tok/word"), ("split_word_share", "split"), ("tokens_per_document_p50", "doc p50"),
-         ("tokens_per_document_p95", "doc p95"), ("tokens_per_document_max", "doc max"),
-         ("vocab_utilization", "vocab use"), ("shannon_efficiency", "shannon"), ("renyi_efficiency", "renyi"),
-         ("premium", "premium"))
-
-
 @contextlib.contextmanager
 def connect(db: str | None) -> Iterator[duckdb.DuckDBPyConnection]:
     """The database named by --db (it must exist), else ./sqltok.duckdb when there is one, else an
@@ -48,27 +40,6 @@ def corpus(args) -> Source:
                   text_mode="line" if args.lines else None, max_documents=args.max_documents)
 
 
-def _cell(value) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "NaN"
-    if isinstance(value, float):
-        return f"{value:.3f}" if abs(value) < 1000 else f"{value:,.0f}"
-    return f"{value:,}" if isinstance(value, int) else str(value)
-
-
-def format_table(rows: list[dict]) -> str:
-    """The metrics as an aligned text table; the over-all-groups row of a tokenizer says `(all)`."""
-    cells = [[label for _, label in SHOWN]]
-    for row in rows:
-        cells.append([("(all)" if row["group"] is None else row["group"]) if key == "group" else _cell(row[key])
-                      for key, _ in SHOWN])
-    widths = [max(len(r[i]) for r in cells) for i in range(len(SHOWN))]
-    lines = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
-             for r in cells]
-    notes = sorted({f"{r['tokenizer']} / {r['group']}: {r['note']}" for r in rows if "note" in r})
-    return "\n".join(lines + notes)
-
-
 def _cmd_evaluate(args) -> None:
     with connect(args.db) as con:
         rows = records(evaluate(con, args.tokenizers, corpus(args), by=args.by, alpha=args.alpha,
@@ -78,6 +49,13 @@ def _cmd_evaluate(args) -> None:
             print(json.dumps(row, ensure_ascii=False))
     else:
         print(format_table(rows))
+
+
+def _cmd_report(args) -> None:
+    with connect(args.db) as con:
+        index = write_report(con, args.tokenizers, corpus(args), args.output, by=args.by, alpha=args.alpha,
+                             reference=args.reference)
+    print(f"wrote {index} (plots as PNG and SVG, tables as CSV and Parquet beside it)")
 
 
 def _view_texts(con, args) -> list[str]:
@@ -129,6 +107,11 @@ def add_commands(sub) -> None:
     _metric_flags(e)
     e.add_argument("--json", action="store_true", help="one JSON object per line per (tokenizer, group)")
     e.set_defaults(func=_cmd_evaluate)
+
+    r = sub.add_parser("report", help="write a folder with index.html, plots and tables comparing tokenizers")
+    _metric_flags(r)
+    r.add_argument("-o", "--output", required=True, help="the folder to write (created if needed)")
+    r.set_defaults(func=_cmd_report)
 
     v = sub.add_parser("view", help="write an HTML page showing texts as each tokenizer splits them")
     v.add_argument("tokenizers", nargs="+", metavar="TOKENIZER", help="stored model names or tokenizer files")
