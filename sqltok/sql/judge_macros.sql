@@ -1,96 +1,89 @@
 -- Judging tokenizers over a corpus: every metric is SQL over the token ids, encoded once per
 -- tokenizer. `q` is a query with a VARCHAR column `text` (NULL texts are skipped); `by` names one of
--- its columns to group by (default: each document's dominant Unicode script).
-
--- The words of a text: what Python's str.split() splits it into (runs of non-whitespace).
-CREATE OR REPLACE TEMP MACRO sqltok_words(text) AS
-    regexp_extract_all(text, '[^\t-\r\x{1c}-\x{20}\x{85}\p{Z}]+');
+-- its columns to group by (default: each document's dominant Unicode script). Words are what Python's
+-- str.split() gives; a word is split when two or more of the document's tokens overlap it.
 
 -- One row per tokenizer and group, and one per tokenizer over all groups ("group" NULL).
 -- vocab_size counts every id with a token, special tokens included; the Shannon and Rényi
 -- efficiencies divide by log2(vocab_size), not by the log of the number of tokens seen.
--- premium: the group's tokens per byte over the reference group's (same tokenizer).
+-- premium: the group's tokens per byte over the reference group's (same tokenizer). A ratio over
+-- nothing (no tokens, no words) is NULL.
 CREATE OR REPLACE TEMP MACRO sqltok_evaluate(toks, q, "by" := NULL, alpha := 2.5, reference := NULL) AS TABLE
 WITH tokenizers AS (
     SELECT tokenizer, position, vocab_size
     FROM (SELECT unnest(toks) AS tokenizer, generate_subscripts(toks, 1) AS position)
     CROSS JOIN LATERAL (SELECT len(sqltok_vocabulary(tokenizer)) AS vocab_size)
 ),
-docs AS MATERIALIZED (
-    SELECT row_number() OVER () AS doc, d.text,
+texts AS (
+    SELECT d.text,
            coalesce(CASE WHEN "by" IS NULL THEN dominant_script(d.text)
-                         ELSE CAST(struct_extract(d, "by") AS VARCHAR) END, '(null)') AS grp,
-           strlen(d.text) AS bytes, length(d.text) AS characters,
-           len(pretokenize(d.text, simple := true)) AS pretokens
+                         ELSE CAST(struct_extract(d, "by") AS VARCHAR) END, '(null)') AS grp
     FROM query(q) AS d
     WHERE d.text IS NOT NULL
 ),
+docs AS MATERIALIZED (  -- g: the group as a number, which groups and joins faster than its name
+    SELECT text, grp, dense_rank() OVER (ORDER BY grp) AS g, strlen(text) AS bytes,
+           length(text) AS characters, len(pretokenize(text, simple := true)) AS pretokens
+    FROM texts
+),
 encoded AS MATERIALIZED (
-    SELECT t.tokenizer, d.doc, d.grp, encode(t.tokenizer, d.text) AS ids
-    FROM docs AS d CROSS JOIN tokenizers AS t
+    SELECT position, g, bytes, characters, pretokens, ids, len(ids) AS tokens,
+           sqltok_word_splits(tokenizer, text, ids) AS words
+    FROM (SELECT t.position, t.tokenizer, d.g, d.text, d.bytes, d.characters, d.pretokens,
+                 encode(t.tokenizer, d.text) AS ids
+          FROM docs AS d CROSS JOIN tokenizers AS t)
 ),
 per_document AS (
-    SELECT e.tokenizer, d.grp, grouping(d.grp) = 1 AS overall,
-           count(*) AS documents, sum(d.bytes)::BIGINT AS bytes, sum(d.characters)::BIGINT AS characters,
-           sum(d.pretokens)::BIGINT AS pretokens, sum(len(e.ids))::BIGINT AS tokens,
-           avg(len(e.ids)) AS tokens_per_document_mean,
-           quantile_cont(len(e.ids), [0.5, 0.95, 0.99]) AS q,
-           max(len(e.ids)) AS tokens_per_document_max
-    FROM encoded AS e JOIN docs AS d USING (doc)
-    GROUP BY GROUPING SETS ((e.tokenizer, d.grp), (e.tokenizer))
+    SELECT position, g, grouping(g) = 1 AS overall,
+           count(*) AS documents, sum(bytes)::BIGINT AS bytes, sum(characters)::BIGINT AS characters,
+           sum(pretokens)::BIGINT AS pretokens, sum(tokens)::BIGINT AS tokens,
+           sum(words.words)::BIGINT AS words, sum(words.split)::BIGINT AS split_words,
+           avg(tokens) AS tokens_per_document_mean, quantile_cont(tokens, [0.5, 0.95, 0.99]) AS q,
+           max(tokens) AS tokens_per_document_max
+    FROM encoded
+    GROUP BY GROUPING SETS ((position, g), (position))
+),
+group_frequencies AS MATERIALIZED (
+    SELECT position, g, id, count(*) AS n
+    FROM (SELECT position, g, unnest(ids) AS id FROM encoded)
+    GROUP BY position, g, id
 ),
 frequencies AS (
-    SELECT tokenizer, grp, grouping(grp) = 1 AS overall, id, count(*) AS n
-    FROM (SELECT tokenizer, grp, unnest(ids) AS id FROM encoded)
-    GROUP BY GROUPING SETS ((tokenizer, grp, id), (tokenizer, id))
+    SELECT position, g, false AS overall, id, n FROM group_frequencies
+    UNION ALL
+    SELECT position, NULL, true, id, sum(n) FROM group_frequencies GROUP BY position, id
 ),
 distribution AS (
-    SELECT tokenizer, grp, overall, count(*) AS distinct_tokens,
+    SELECT position, g, overall, count(*) AS distinct_tokens,
            -sum(p * log2(p)) AS shannon_entropy,
            CASE WHEN alpha = 1 THEN -sum(p * log2(p)) ELSE log2(sum(pow(p, alpha))) / (1 - alpha) END
                AS renyi_entropy
-    FROM (SELECT *, n / sum(n) OVER (PARTITION BY tokenizer, grp, overall) AS p FROM frequencies)
-    GROUP BY tokenizer, grp, overall
-),
-words AS MATERIALIZED (
-    SELECT grp, word, count(*) AS n
-    FROM (SELECT grp, unnest(sqltok_words(text)) AS word FROM docs)
-    GROUP BY grp, word
-),
-word_pieces AS (  -- each distinct word encoded alone; what the tokenizer adds to any text ([CLS]...) not counted
-    SELECT t.tokenizer, w.word, token_count(t.tokenizer, w.word) - token_count(t.tokenizer, '') AS pieces
-    FROM (SELECT DISTINCT word FROM words) AS w CROSS JOIN tokenizers AS t
-),
-split_words AS (
-    SELECT p.tokenizer, w.grp, grouping(w.grp) = 1 AS overall, sum(w.n)::BIGINT AS words,
-           coalesce(sum(w.n) FILTER (WHERE p.pieces >= 2), 0)::BIGINT AS split
-    FROM words AS w JOIN word_pieces AS p USING (word)
-    GROUP BY GROUPING SETS ((p.tokenizer, w.grp), (p.tokenizer))
+    FROM (SELECT *, n / sum(n) OVER (PARTITION BY position, g, overall) AS p FROM frequencies)
+    GROUP BY position, g, overall
 ),
 metrics AS (
-    SELECT c.tokenizer, CASE WHEN c.overall THEN NULL ELSE c.grp END AS "group", c.overall,
-           c.documents, c.bytes, c.characters, coalesce(s.words, 0) AS words, c.pretokens, c.tokens,
-           c.bytes / c.tokens AS bytes_per_token, c.characters / c.tokens AS characters_per_token,
-           c.tokens / s.words AS fertility, s.split / s.words AS split_word_share,
+    SELECT t.tokenizer, CASE WHEN c.overall THEN NULL ELSE n.grp END AS "group", c.overall,
+           c.documents, c.bytes, c.characters, c.words, c.pretokens, c.tokens,
+           c.bytes / nullif(c.tokens, 0) AS bytes_per_token, c.characters / nullif(c.tokens, 0) AS characters_per_token,
+           c.tokens / nullif(c.words, 0) AS fertility, c.split_words / nullif(c.words, 0) AS split_word_share,
            c.tokens_per_document_mean, c.q[1] AS tokens_per_document_p50, c.q[2] AS tokens_per_document_p95,
            c.q[3] AS tokens_per_document_p99, c.tokens_per_document_max,
            t.vocab_size, coalesce(f.distinct_tokens, 0) AS distinct_tokens,
            coalesce(f.distinct_tokens, 0) / t.vocab_size AS vocab_utilization,
            f.shannon_entropy, f.shannon_entropy / log2(t.vocab_size) AS shannon_efficiency,
            f.renyi_entropy, f.renyi_entropy / log2(t.vocab_size) AS renyi_efficiency, alpha::DOUBLE AS renyi_alpha,
-           f.distinct_tokens / c.tokens AS type_token_ratio,
-           c.tokens / c.bytes AS tokens_per_byte, t.position
+           f.distinct_tokens / nullif(c.tokens, 0) AS type_token_ratio,
+           c.tokens / nullif(c.bytes, 0) AS tokens_per_byte, t.position
     FROM per_document AS c
-    JOIN tokenizers AS t USING (tokenizer)
-    LEFT JOIN distribution AS f ON f.tokenizer = c.tokenizer AND f.overall = c.overall
-        AND (c.overall OR f.grp = c.grp)
-    LEFT JOIN split_words AS s ON s.tokenizer = c.tokenizer AND s.overall = c.overall
-        AND (c.overall OR s.grp = c.grp)
+    JOIN tokenizers AS t USING (position)
+    LEFT JOIN (SELECT DISTINCT g, grp FROM docs) AS n ON n.g = c.g
+    LEFT JOIN distribution AS f ON f.position = c.position AND f.overall = c.overall
+        AND (c.overall OR f.g = c.g)
 )
 SELECT m.* EXCLUDE (overall, position, tokens_per_byte),
-       m.tokens_per_byte / r.tokens_per_byte AS premium
+       m.tokens_per_byte / nullif(r.tokens_per_byte, 0) AS premium
 FROM metrics AS m
-LEFT JOIN metrics AS r ON r.tokenizer = m.tokenizer AND NOT r.overall AND r."group" = reference
+LEFT JOIN metrics AS r ON r.position = m.position AND NOT r.overall AND r."group" = reference
 ORDER BY m.position, m.overall DESC, m.bytes DESC, m."group";
 
 -- The token distribution of tokenizer `tok` over the texts of `q`: every token used, with its
