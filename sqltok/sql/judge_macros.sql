@@ -83,7 +83,7 @@ metrics AS (
 SELECT m.* EXCLUDE (overall, position, tokens_per_byte),
        m.tokens_per_byte / nullif(r.tokens_per_byte, 0) AS premium
 FROM metrics AS m
-LEFT JOIN metrics AS r ON r.position = m.position AND NOT r.overall AND r."group" = reference
+LEFT JOIN metrics AS r ON r.position = m.position AND r."group" = reference
 ORDER BY m.position, m.overall DESC, m.bytes DESC, m."group";
 
 -- The token distribution of tokenizer `tok` over the texts of `q`: every token used, with its
