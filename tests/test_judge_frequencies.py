@@ -96,6 +96,22 @@ def test_fragmentation(store):
     assert [r["n_tokens"] for r in rows[:4]] == sorted((r["n_tokens"] for r in rows[:4]), reverse=True)
 
 
+def test_mixed_tokenizers_in_one_batch(store):
+    """fragmentation's cross join hands the UDFs batches naming several tokenizers, NULL too."""
+    rows = [("small", "hello world"), ("o200k", "naïve"), ("o200k", "x y"), ("small", "naïve"), (None, "z"),
+            ("o200k", "hello")]
+    got = store.execute("SELECT tokens(m, t), token_count(m, t) FROM (VALUES " +
+                        ", ".join("(?, ?)" for _ in rows) + ") v(m, t)", [x for r in rows for x in r]).fetchall()
+    for (name, text), (pieces, count) in zip(rows, got):
+        if name is None:
+            assert pieces is None and count is None
+            continue
+        tok = named_tokenizers(store).get(name)
+        ids = tok.encode_ordinary(text)
+        assert count == len(ids)
+        assert pieces == [tok.decode_single_token_bytes(i).decode("utf-8", "replace") for i in ids]
+
+
 def test_merge_curve(store):
     rows = merge_curve(store, "bl").to_pylist()
     merges = store.execute("SELECT is_super, idx, count FROM sqltok_store.merges WHERE model = 'bl' "

@@ -172,6 +172,15 @@ def test_dominant_script_equals_scripts_txt(text):
     assert dominant_script_arrow(pa.array([text, None], pa.large_string())).to_pylist() == [_scripts_of(text), None]
 
 
+def test_dominant_script_fixed_cases():
+    from sqltok.pretokenizer._scripts import dominant_script_arrow
+    import pyarrow as pa
+
+    cases = {"a\u0301\u0301": "Latin", "\u0301\u0301": "Common", "12 ,.": "Common", "": "Common",
+             "日本語の本": "Han", "日本語のテキスト": "Katakana", "ひらがなと漢字": "Hiragana", "Ωmega": "Latin", "ΩΩ ab": "Greek"}
+    assert dominant_script_arrow(pa.array(list(cases), pa.large_string())).to_pylist() == list(cases.values())
+
+
 def test_groups_default_to_the_dominant_script(judged):
     rows = records(evaluate(judged, ["o200k"], sqltok.Source(table="valid")))
     groups = {r["group"]: r["documents"] for r in rows[1:]}
