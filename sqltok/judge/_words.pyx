@@ -24,22 +24,25 @@ cdef inline bint is_space(uint32_t cp) noexcept nogil:
             or cp == 0x2029 or cp == 0x202F or cp == 0x205F or cp == 0x3000)
 
 
+cdef inline bint space_at(const unsigned char* s, Py_ssize_t n, Py_ssize_t i, Py_ssize_t* nx) noexcept nogil:
+    """Whether the character at byte i is whitespace; nx gets the offset of the next one."""
+    cdef uint32_t cp = s[i]
+    if cp < 0x80:  # most text: no decoding
+        nx[0] = i + 1
+        return (9 <= cp <= 13) or (28 <= cp <= 32)
+    nx[0] = next_char(s, i, n, &cp)
+    return is_space(cp)
+
+
 cdef inline bint next_word(const unsigned char* s, Py_ssize_t n, Py_ssize_t* i, Py_ssize_t* a) noexcept nogil:
     """Find the next word at or after byte i[0]: it is s[a[0]:i[0]] afterwards. False when none is left."""
     cdef Py_ssize_t nx
-    cdef uint32_t cp
-    while i[0] < n:
-        nx = next_char(s, i[0], n, &cp)
-        if not is_space(cp):
-            break
+    while i[0] < n and space_at(s, n, i[0], &nx):
         i[0] = nx
     if i[0] >= n:
         return False
     a[0] = i[0]
-    while i[0] < n:
-        nx = next_char(s, i[0], n, &cp)
-        if is_space(cp):
-            break
+    while i[0] < n and not space_at(s, n, i[0], &nx):
         i[0] = nx
     return True
 
