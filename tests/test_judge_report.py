@@ -33,9 +33,9 @@ def db(tmp_path_factory):
 
 def test_report_folder(db, bundled, tmp_path):
     out = tmp_path / "report"
-    o200k = str(bundled("o200k_base.tiktoken"))
+    r50k = str(bundled("r50k_base.tiktoken"))
     with duckdb.connect(str(db)) as con:
-        index = write_report(con, ["bl", o200k], sqltok.Source(path=str(SAMPLE)), out, by="lang", reference="en")
+        index = write_report(con, ["bl", r50k], sqltok.Source(path=str(SAMPLE)), out, by="lang", reference="en")
         page = index.read_text(encoding="utf-8")
         for banned in ("<script", "http://", "https://", "<link", "url("):
             assert banned not in page
@@ -46,7 +46,7 @@ def test_report_folder(db, bundled, tmp_path):
             assert (out / f"{stem}.png").read_bytes()[:4] == b"\x89PNG"
         for name in TABLES:
             assert (out / f"{name}.csv").stat().st_size > 0
-        want = evaluate(con, ["bl", o200k], sqltok.Source(path=str(SAMPLE)), by="lang", reference="en")
+        want = evaluate(con, ["bl", r50k], sqltok.Source(path=str(SAMPLE)), by="lang", reference="en")
         written = pq.read_table(out / "metrics.parquet").to_pylist()
         assert len(written) == want.num_rows
         for got, row in zip(written, want.to_pylist()):  # sums of floats may differ in the last bit
@@ -56,7 +56,7 @@ def test_report_folder(db, bundled, tmp_path):
         texts = [(t, lang) for t, lang in con.execute(f"SELECT text, lang FROM read_json('{SAMPLE}')").fetchall()]
         per_doc = pq.read_table(out / "tokens_per_document.parquet").to_pylist()
         lengths = pq.read_table(out / "token_lengths.parquet").to_pylist()
-        for name in ("bl", "o200k_base"):
+        for name in ("bl", "r50k_base"):
             tok = named_tokenizers(con).get(name)
             ids = [tok.encode_ordinary(t) for t, _ in texts]
             assert [(r["group"], r["tokens"]) for r in per_doc if r["tokenizer"] == name] == \
@@ -74,7 +74,7 @@ def test_report_folder(db, bundled, tmp_path):
 
 def test_cli_report_without_stored_models(bundled, tmp_path, capsys):
     out = tmp_path / "r"
-    assert main(["report", str(bundled("o200k_base.tiktoken")), "--on", str(SAMPLE), "-o", str(out)]) == 0
+    assert main(["report", str(bundled("r50k_base.tiktoken")), "--on", str(SAMPLE), "-o", str(out)]) == 0
     assert "wrote" in capsys.readouterr().out
     page = (out / "index.html").read_text(encoding="utf-8")
     assert "No merge curves" in page and not (out / "merge_curves.png").exists()

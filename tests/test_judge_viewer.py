@@ -138,13 +138,13 @@ def test_cli_view(viewer, bundled, tmp_path, capsys):
     out = tmp_path / "v.html"
     corpus = tmp_path / "c.jsonl"
     corpus.write_text('{"text": "first doc"}\n{"text": "second doc"}\n{"text": "third"}\n')
-    o200k = str(bundled("o200k_base.tiktoken"))
-    assert main(["view", o200k, "--text", TEXTS[0], "--on", str(corpus), "--limit", "2", "-o", str(out)]) == 0
+    r50k = str(bundled("r50k_base.tiktoken"))
+    assert main(["view", r50k, "--text", TEXTS[0], "--on", str(corpus), "--limit", "2", "-o", str(out)]) == 0
     assert "3 text(s) x 1 tokenizer(s)" in capsys.readouterr().out
     parser = Spans()
     parser.feed(out.read_text(encoding="utf-8"))
     assert ["".join(p["spans"]) for p in parser.panels] == [TEXTS[0], "first doc", "second doc"]
-    assert main(["view", o200k, "-o", str(out)]) == 2
+    assert main(["view", r50k, "-o", str(out)]) == 2
     assert "nothing to show" in capsys.readouterr().err
-    assert main(["view", o200k, "--text", "x", "-o", str(tmp_path / "v.png")]) == 2
+    assert main(["view", r50k, "--text", "x", "-o", str(tmp_path / "v.png")]) == 2
     assert "must end in .html" in capsys.readouterr().err
