@@ -193,7 +193,7 @@ def test_bad_input_gets_clear_errors(judged):
     con.execute("CREATE OR REPLACE TEMP TABLE nothing AS SELECT NULL::VARCHAR AS text, 'x' AS lang")
     with pytest.raises(SqltokError, match="no documents"):
         evaluate(con, ["o200k"], sqltok.Source(table="nothing"))
-    with pytest.raises(SqltokError, match="no tokenizer named 'nope'.*loaded: .*o200k"):
+    with pytest.raises(SqltokError, match="no tokenizer named 'nope'.*loaded: .*o200k.*models in the database: small"):
         evaluate(con, ["nope"], sqltok.Source(table="valid"))
     with pytest.raises(SqltokError, match="no column 'language' to group by; its columns: text, lang"):
         evaluate(con, ["o200k"], sqltok.Source(table="valid"), by="language")

@@ -105,7 +105,8 @@ def add_commands(sub) -> None:
     """Add `evaluate`, `report` and `view` to the `sqltok` command's subparsers."""
     e = sub.add_parser("evaluate", help="compare tokenizers over a corpus: compression, fertility, efficiency")
     _metric_flags(e)
-    e.add_argument("--json", action="store_true", help="one JSON object per line per (tokenizer, group)")
+    e.add_argument("--json", action="store_true", help="one JSON object per line per (tokenizer, group); "
+                   "the row over all groups has group null")
     e.set_defaults(func=_cmd_evaluate)
 
     r = sub.add_parser("report", help="write a folder with index.html, plots and tables comparing tokenizers")

@@ -13,9 +13,10 @@ import pyarrow as pa
 
 from sqltok.corpus.sources import Source, quote_ident, quote_literal
 from sqltok.duck import arrow_table
-from sqltok.errors import SqltokError
+from sqltok.errors import ModelNotFoundError, SqltokError
 from sqltok.named_tokenizers import named_tokenizers
 from sqltok.register import register
+from sqltok.store import model_names
 
 #: The keys `sqltok evaluate --json` promises on every line (scripts rely on them).
 CONTRACT_KEYS = ("tokenizer", "group", "documents", "bytes", "tokens", "bytes_per_token", "fertility",
@@ -36,7 +37,12 @@ def tokenizer_names(con: duckdb.DuckDBPyConnection, tokenizers: Sequence[str]) -
         if os.path.isfile(t):
             names.append(reg.load(_stem(t), t).name)
         else:
-            reg.get(t)
+            try:
+                reg.get(t)
+            except ModelNotFoundError as e:
+                models = model_names(con)
+                raise ModelNotFoundError(f"{e}; models in the database: {', '.join(models) if models else 'none'}; "
+                                         f"and {t!r} is no tokenizer file") from None
             names.append(t)
     if len(set(names)) != len(names):
         raise SqltokError(f"two tokenizers share a name: {names}")
