@@ -20,7 +20,9 @@ from sqltok.judge.metrics import evaluate, records
 from sqltok.judge.report import write_report
 from sqltok.judge.viewer import MAX_BYTES, view_html
 
-DEFAULT_DB = "sqltok.duckdb"
+DEFAULT_DB = "sqltok.duckdb"  # the database `sqltok train` writes when given no --db
+
+
 @contextlib.contextmanager
 def connect(db: str | None) -> Iterator[duckdb.DuckDBPyConnection]:
     """The database named by --db (it must exist), else ./sqltok.duckdb when there is one, else an

@@ -15,7 +15,7 @@ import pyarrow as pa
 matplotlib.use("Agg")
 from matplotlib import pyplot as plt  # noqa: E402 (the backend is chosen first)
 
-from sqltok.corpus.sources import Source, quote_ident, quote_literal  # noqa: E402
+from sqltok.corpus.sources import Source, quote_literal  # noqa: E402
 from sqltok.duck import arrow_table  # noqa: E402
 from sqltok.judge.formatting import SHOWN, cell, notes  # noqa: E402
 from sqltok.judge.metrics import documents_query, evaluate, records  # noqa: E402
@@ -35,10 +35,10 @@ def _tables(con: duckdb.DuckDBPyConnection, names: list[str], source: Source, by
     """The tables behind the plots: tokens per document, token frequencies, the share of tokens of
     each length in bytes, and the merge curves of the stored models among `names`."""
     q = quote_literal(documents_query(con, source, by))
-    group = f"CAST(d.{quote_ident(by)} AS VARCHAR)" if by else "dominant_script(d.text)"
     toks = "[" + ", ".join(quote_literal(n) for n in names) + "]"
     per_doc = arrow_table(con, f"""
-        SELECT t.tokenizer, {group} AS "group", d.doc, token_count(t.tokenizer, d.text) AS tokens
+        SELECT t.tokenizer, sqltok_document_group(d, {quote_literal(by) if by else "NULL"}) AS "group", d.doc,
+               token_count(t.tokenizer, d.text) AS tokens
         FROM (SELECT row_number() OVER () AS doc, * FROM query({q}) WHERE text IS NOT NULL) AS d
         CROSS JOIN (SELECT unnest({toks}) AS tokenizer) AS t ORDER BY t.tokenizer, d.doc""")
     freqs = pa.concat_tables([arrow_table(con, f"""

@@ -3,6 +3,17 @@
 -- its columns to group by (default: each document's dominant Unicode script). Words are what Python's
 -- str.split() gives; a word is split when two or more of the document's tokens overlap it.
 
+-- The group of document `d` (a row of `q`): its column `by` as text, or its text's dominant script.
+CREATE OR REPLACE TEMP MACRO sqltok_document_group(d, "by") AS
+    coalesce(CASE WHEN "by" IS NULL THEN dominant_script(d.text) ELSE CAST(struct_extract(d, "by") AS VARCHAR) END,
+             '(null)');
+
+-- How often tokenizer `tok` uses each token id over the texts of `q`.
+CREATE OR REPLACE TEMP MACRO sqltok_token_counts(tok, q) AS TABLE
+    SELECT id, count(*) AS n
+    FROM (SELECT unnest(encode(tok, d.text)) AS id FROM query(q) AS d)
+    GROUP BY id;
+
 -- One row per tokenizer and group, and one per tokenizer over all groups ("group" NULL).
 -- vocab_size counts every id with a token, special tokens included; the Shannon and Rényi
 -- efficiencies divide by log2(vocab_size), not by the log of the number of tokens seen.
@@ -15,9 +26,7 @@ WITH tokenizers AS (
     CROSS JOIN LATERAL (SELECT len(sqltok_vocabulary(tokenizer)) AS vocab_size)
 ),
 texts AS (
-    SELECT d.text,
-           coalesce(CASE WHEN "by" IS NULL THEN dominant_script(d.text)
-                         ELSE CAST(struct_extract(d, "by") AS VARCHAR) END, '(null)') AS grp
+    SELECT d.text, sqltok_document_group(d, "by") AS grp
     FROM query(q) AS d
     WHERE d.text IS NOT NULL
 ),
@@ -89,11 +98,7 @@ ORDER BY m.position, m.overall DESC, m.bytes DESC, m."group";
 -- The token distribution of tokenizer `tok` over the texts of `q`: every token used, with its
 -- count, share of all tokens and rank (1 = most frequent; ties by id).
 CREATE OR REPLACE TEMP MACRO sqltok_token_frequencies(tok, q) AS TABLE
-WITH counts AS (
-    SELECT id, count(*) AS n
-    FROM (SELECT unnest(encode(tok, d.text)) AS id FROM query(q) AS d)
-    GROUP BY id
-),
+WITH counts AS (SELECT * FROM sqltok_token_counts(tok, q)),
 vocabulary AS (SELECT unnest(sqltok_vocabulary(tok), recursive := true))
 SELECT c.id, v.token, v.text, c.n, c.n / sum(c.n) OVER () AS share,
        row_number() OVER (ORDER BY c.n DESC, c.id) AS rank
@@ -103,13 +108,9 @@ ORDER BY rank;
 -- Candidates for under-trained ("glitch") tokens of `tok` over `q` (Land and Bartolo 2024): tokens
 -- that never occur, and, for models in the store, tokens seen fewer than 1/factor of the times their
 -- final training count promises (expected = trained_count / all trained counts * tokens of `q`).
--- merge_count is the pair count when the merge that made the token was chosen. Special tokens left out.
+-- merge_count: the largest pair count among the merges that made the token. Special tokens left out.
 CREATE OR REPLACE TEMP MACRO sqltok_unused_tokens(tok, q, factor := 10) AS TABLE
-WITH counts AS (
-    SELECT id, count(*) AS n
-    FROM (SELECT unnest(encode(tok, d.text)) AS id FROM query(q) AS d)
-    GROUP BY id
-),
+WITH counts AS (SELECT * FROM sqltok_token_counts(tok, q)),
 vocabulary AS (SELECT unnest(sqltok_vocabulary(tok), recursive := true)),
 trained AS (SELECT id, count AS trained_count FROM sqltok_store.tokens WHERE model = tok),
 merged AS (SELECT new_id AS id, max(count) AS merge_count FROM sqltok_store.merges WHERE model = tok GROUP BY new_id),
@@ -142,8 +143,7 @@ ORDER BY is_super, idx;
 -- `by`, default the dominant script), and, with a phase-1 model `model`, its supermerge candidates.
 CREATE OR REPLACE TEMP MACRO sqltok_group_type_token_ratios(q, "by" := NULL, model := NULL) AS TABLE
 WITH docs AS MATERIALIZED (
-    SELECT d.text, coalesce(CASE WHEN "by" IS NULL THEN dominant_script(d.text)
-                                 ELSE CAST(struct_extract(d, "by") AS VARCHAR) END, '(null)') AS grp
+    SELECT d.text, sqltok_document_group(d, "by") AS grp
     FROM query(q) AS d WHERE d.text IS NOT NULL
 ),
 units AS (
