@@ -4,6 +4,7 @@ the ids the tokenizer's own Python API gives."""
 from __future__ import annotations
 
 import bisect
+import functools
 import gzip
 import itertools
 import json
@@ -51,6 +52,21 @@ def _scorer(seqs: list[list[int]], metric: str, **kw) -> float:
     return tokenization_scorer.score(lines, metric=metric, **kw)
 
 
+@functools.cache
+def _vocab_size(tok) -> int:
+    """Ids that have a token (o200k has a gap below its special tokens)."""
+    if isinstance(tok, sqltok.WordPieceTokenizer):
+        return tok.n_vocab
+    has = 0
+    for i in range(tok.n_vocab):
+        try:
+            tok.decode_single_token_bytes(i)
+            has += 1
+        except ValueError:
+            pass
+    return has
+
+
 def _split_in_context(tok, text: str, ids: list[int]) -> int:
     """How many words of `text` two or more of its tokens overlap (by byte offsets)."""
     ends = list(itertools.accumulate(len(tok.decode_single_token_bytes(i)) for i in ids))
@@ -70,7 +86,7 @@ def _direct(con, tok_name: str, texts: list[str], alpha: float = 2.5) -> dict:
     lengths = [len(s) for s in seqs]
     tokens = sum(lengths)
     counts = Counter(i for s in seqs for i in s)
-    vocab = len(sqltok.udfs.judge.vocabulary(tok))
+    vocab = _vocab_size(tok)
     words = [w for t in texts for w in t.split()]
     if isinstance(tok, sqltok.WordPieceTokenizer):  # each word alone, [CLS] and [SEP] not counted
         extra = len(tok.encode_ordinary(""))

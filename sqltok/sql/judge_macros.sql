@@ -21,9 +21,8 @@ CREATE OR REPLACE TEMP MACRO sqltok_token_counts(tok, q) AS TABLE
 -- nothing (no tokens, no words) is NULL.
 CREATE OR REPLACE TEMP MACRO sqltok_evaluate(toks, q, "by" := NULL, alpha := 2.5, reference := NULL) AS TABLE
 WITH tokenizers AS (
-    SELECT tokenizer, position, vocab_size
+    SELECT tokenizer, position, sqltok_vocab_size(tokenizer) AS vocab_size
     FROM (SELECT unnest(toks) AS tokenizer, generate_subscripts(toks, 1) AS position)
-    CROSS JOIN LATERAL (SELECT len(sqltok_vocabulary(tokenizer)) AS vocab_size)
 ),
 texts AS (
     SELECT d.text, sqltok_document_group(d, "by") AS grp
