@@ -25,6 +25,7 @@ import sqltok
 from sqltok.cli import main
 from sqltok.errors import SqltokError
 from sqltok.judge.metrics import CONTRACT_KEYS, NO_TOKENS, evaluate, records
+from sqltok.named_tokenizers import named_tokenizers
 
 SAMPLE = Path(__file__).parent / "data" / "corpora_sample.jsonl"
 GOLDEN = Path(__file__).parent / "data" / "golden"
@@ -81,7 +82,7 @@ def _split_in_context(tok, text: str, ids: list[int]) -> int:
 
 def _direct(con, tok_name: str, texts: list[str], alpha: float = 2.5) -> dict:
     """Every metric of one group computed directly from the tokenizer's Python API."""
-    tok = sqltok.judge.metrics.named_tokenizers(con).get(tok_name)
+    tok = named_tokenizers(con).get(tok_name)
     seqs = [tok.encode_ordinary(t) for t in texts]
     lengths = [len(s) for s in seqs]
     tokens = sum(lengths)

@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 from sqltok.bpe.tokenizer import Tokenizer
 from sqltok.judge.metrics import tokenizer_names
 from sqltok.named_tokenizers import named_tokenizers
-from sqltok.udfs.judge import vocabulary
+from sqltok.vocabulary import vocabulary
 from sqltok.wordpiece.tokenizer import WordPieceTokenizer
 
 MAX_BYTES = 20_000  # bytes of each text shown: a page of some thousand spans per panel stays quick

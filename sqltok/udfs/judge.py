@@ -1,11 +1,9 @@
 """What judging tokenizers needs in SQL besides encoding: `dominant_script(text)`,
 `sqltok_vocabulary(name)` (a tokenizer's whole vocabulary as one list of
-STRUCT(id, token BLOB, text VARCHAR, special BOOLEAN) to `unnest`; call it on a constant name) and
-`sqltok_word_splits(name, text, ids)` (STRUCT(words, split): the text's words and how many of them
+STRUCT(id, token BLOB, text VARCHAR, special BOOLEAN) to `unnest`; call it on a constant name),
+`sqltok_vocab_size(name)` (how many ids have a token, special ones included) and `sqltok_word_splits(name, text, ids)` (STRUCT(words, split): the text's words and how many of them
 two or more of its tokens overlap)."""
 from __future__ import annotations
-
-import weakref
 
 import duckdb
 import numpy as np
@@ -13,57 +11,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sqltok.bpe.tokenizer import Tokenizer
-from sqltok.judge._words import word_splits_arrow, words_arrow
 from sqltok.named_tokenizers import named_tokenizers
 from sqltok.pretokenizer._scripts import dominant_script_arrow
+from sqltok.pretokenizer._words import word_splits_arrow, words_arrow
+from sqltok.vocabulary import ENTRY, token_lengths, vocabulary
 from sqltok.wordpiece.tokenizer import WordPieceTokenizer
 
 from .define import define
 from .encode import by_model
 
-ENTRY = pa.struct([("id", pa.int32()), ("token", pa.large_binary()), ("text", pa.large_string()),
-                   ("special", pa.bool_())])
 SPLITS = pa.struct([("words", pa.int64()), ("split", pa.int64())])
-_vocabularies: "weakref.WeakKeyDictionary[Tokenizer, pa.StructArray]" = weakref.WeakKeyDictionary()
-_lengths: "weakref.WeakKeyDictionary[Tokenizer, bytes]" = weakref.WeakKeyDictionary()
-
-
-def vocabulary(tok: Tokenizer) -> pa.StructArray:
-    """Every id of `tok` that has a token, with its bytes, its text (bytes that are not UTF-8 on their
-    own as U+FFFD; a WordPiece token as written, `##` included) and whether it is a special token.
-    Built once per tokenizer."""
-    entries = _vocabularies.get(tok)
-    if entries is None:
-        texts = tok.token_strings()
-        if isinstance(tok, WordPieceTokenizer):
-            tokens = texts.cast(pa.large_binary())
-        else:
-            tokens = pa.array([_token_bytes(tok, i) for i in range(tok.n_vocab)], pa.large_binary())
-        ids = pa.array(range(tok.n_vocab), pa.int32())
-        specials = set(tok.special_tokens.values())
-        special = pa.array([i in specials for i in range(tok.n_vocab)], pa.bool_())
-        entries = pa.StructArray.from_arrays([ids, tokens, texts, special], fields=list(ENTRY))
-        entries = entries.filter(tokens.is_valid())
-        _vocabularies[tok] = entries
-    return entries
-
-
-def _token_bytes(tok: Tokenizer, i: int) -> bytes | None:
-    try:
-        return tok.decode_single_token_bytes(i)
-    except ValueError:  # an id without a token (o200k's gap before its special tokens)
-        return None
-
-
-def token_lengths(tok: Tokenizer) -> bytes:
-    """Every id's token length in bytes, int32 native order (0 for an id without a token)."""
-    lengths = _lengths.get(tok)
-    if lengths is None:
-        vocab = vocabulary(tok)
-        by_id = np.zeros(tok.n_vocab, dtype=np.int32)
-        by_id[vocab.field("id").to_numpy()] = pc.binary_length(vocab.field("token")).to_numpy()
-        lengths = _lengths[tok] = by_id.tobytes()
-    return lengths
 
 
 def word_splits(tok: Tokenizer, texts: pa.Array, ids: pa.Array) -> pa.StructArray:
@@ -113,5 +70,8 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
 
     define(con, "dominant_script", lambda texts: dominant_script_arrow(texts), [varchar], varchar)
     define(con, "sqltok_vocabulary", vocabularies, [varchar], duckdb.list_type(entry))
+    define(con, "sqltok_vocab_size", lambda names: by_model(
+        names, names, lambda n, rows: pa.array([len(vocabulary(reg.get(n)))] * len(rows), pa.int64()), pa.int64()),
+        [varchar], bigint)
     define(con, "sqltok_word_splits", splits, [varchar, varchar, duckdb.list_type(duckdb.sqltype("INTEGER"))],
            duckdb.struct_type({"words": bigint, "split": bigint}))
