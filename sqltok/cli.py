@@ -16,6 +16,7 @@ from sqltok.encode_files import encode_file
 from sqltok.errors import SqltokError
 from sqltok.evaluate import compression, holdout_split
 from sqltok.named_tokenizers import named_tokenizers
+from sqltok.judge.commands import add_commands
 from sqltok.model_files import FORMATS, export_model, import_model
 from sqltok.register import register
 from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS, check_special_tokens
@@ -256,6 +257,7 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("sample", help="print the path of the bundled sample corpus")
     s.set_defaults(func=lambda args: print(sample_path()))
+    add_commands(sub)
     return p
 
 

@@ -17,10 +17,12 @@ def register(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     register_udfs(con)
     if not _read_only(con):
         ensure_schema(con)
-    if _has_store(con):  # table macros over the store (a read-only database may have none)
-        run_script(con, "store_macros")
     run_script(con, "macros")
     run_script(con, "normalize")
+    run_script(con, "judge_macros")
+    if _has_store(con):  # table macros over the store (a read-only database may have none)
+        run_script(con, "store_macros")
+        run_script(con, "judge_store_macros")
     return con
 
 

@@ -1,0 +1,127 @@
+# cython: language_level=3
+"""Words (and split words) of each document: from its text alone, or with a byte-level tokenizer's ids.
+
+A word is a maximal run of characters that are not whitespace in Python's `str.split` sense; it is
+split when two or more of the document's tokens overlap its bytes (a token that spans a space and the
+start of a word overlaps that word once). One pass over the bytes and ids of each row, GIL released.
+"""
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from libc.stdint cimport int32_t, int64_t, uint32_t
+from libcpp.vector cimport vector
+
+from sqltok.native.arrow_buffers cimport (BinaryView, binary_view, buffer_address, int64_array, view_end,
+                                          view_start, view_valid)
+from sqltok.pretokenizer.matcher cimport next_char
+
+import pyarrow as pa
+
+
+cdef inline bint is_space(uint32_t cp) noexcept nogil:
+    """What str.split() splits on: White_Space, plus the separators U+001C..U+001F."""
+    if cp < 0x80:
+        return (9 <= cp <= 13) or (28 <= cp <= 32)
+    return (cp == 0x85 or cp == 0xA0 or cp == 0x1680 or 0x2000 <= cp <= 0x200A or cp == 0x2028
+            or cp == 0x2029 or cp == 0x202F or cp == 0x205F or cp == 0x3000)
+
+
+cdef inline bint space_at(const unsigned char* s, Py_ssize_t n, Py_ssize_t i, Py_ssize_t* nx) noexcept nogil:
+    """Whether the character at byte i is whitespace; nx gets the offset of the next one."""
+    cdef uint32_t cp = s[i]
+    if cp < 0x80:  # most text: no decoding
+        nx[0] = i + 1
+        return (9 <= cp <= 13) or (28 <= cp <= 32)
+    nx[0] = next_char(s, i, n, &cp)
+    return is_space(cp)
+
+
+cdef inline bint next_word(const unsigned char* s, Py_ssize_t n, Py_ssize_t* i, Py_ssize_t* a) noexcept nogil:
+    """Find the next word at or after byte i[0]: it is s[a[0]:i[0]] afterwards. False when none is left."""
+    cdef Py_ssize_t nx
+    while i[0] < n and space_at(s, n, i[0], &nx):
+        i[0] = nx
+    if i[0] >= n:
+        return False
+    a[0] = i[0]
+    while i[0] < n and not space_at(s, n, i[0], &nx):
+        i[0] = nx
+    return True
+
+
+cdef void count_row(const unsigned char* s, Py_ssize_t n, const int32_t* ids, int64_t n_ids,
+                    const int32_t* lengths, int64_t* words, int64_t* split) noexcept nogil:
+    cdef Py_ssize_t i = 0, a, b
+    cdef int64_t k = 0, start = 0, end, overlap  # token k covers bytes [start, end)
+    end = lengths[ids[0]] if n_ids else 0
+    while next_word(s, n, &i, &a):
+        b = i
+        words[0] += 1
+        while k < n_ids and end <= a:
+            k += 1
+            start = end
+            if k < n_ids:
+                end = start + lengths[ids[k]]
+        overlap = 0
+        while k < n_ids and start < b:
+            overlap += 1
+            if end > b:
+                break  # the token reaches into what follows: it may overlap the next word too
+            k += 1
+            start = end
+            if k < n_ids:
+                end = start + lengths[ids[k]]
+        if overlap >= 2:
+            split[0] += 1
+
+
+def word_splits_arrow(texts: "pa.Array", ids: "pa.LargeListArray", lengths: bytes) -> "tuple[pa.Array, pa.Array]":
+    """(words, split words) of every row (int64; 0 for a NULL row): `texts` the (large_)string array the
+    tokenizer encoded, `ids` its large_list<int32> ids, `lengths` every token's length in bytes
+    (int32 per id)."""
+    cdef list keep = []
+    cdef BinaryView v = binary_view(texts, keep)
+    if len(ids) != v.length:
+        raise ValueError("one row of ids per text")
+    id_values = ids.values.cast(pa.int32())
+    offsets_buf, values_buf = ids.buffers()[1], id_values.buffers()[1]
+    cdef const int64_t* offsets = (<const int64_t*>buffer_address(offsets_buf)) + <int64_t>ids.offset
+    cdef const int32_t* values = (<const int32_t*>buffer_address(values_buf)) + <int64_t>id_values.offset
+    cdef const int32_t* lens = <const int32_t*><const char*>lengths
+    cdef vector[int64_t] words, split
+    cdef int64_t r, a
+    words.resize(v.length)
+    split.resize(v.length)
+    with nogil:
+        for r in range(v.length):
+            if view_valid(v, r):
+                a = view_start(v, r)
+                count_row(v.values + a, view_end(v, r) - a, values + offsets[r],
+                          offsets[r + 1] - offsets[r], lens, &words[r], &split[r])
+    return int64_array(words), int64_array(split)
+
+
+def words_arrow(texts: "pa.Array") -> "tuple[pa.Array, pa.Array]":
+    """Every word of every row, in order (large_string), and the row each came from (int64)."""
+    cdef list keep = []
+    cdef BinaryView v = binary_view(texts, keep)
+    cdef vector[int64_t] offsets, owners
+    cdef vector[unsigned char] values
+    cdef int64_t r, a, n
+    cdef Py_ssize_t i, start
+    cdef const unsigned char* s
+    offsets.push_back(0)
+    with nogil:
+        for r in range(v.length):
+            if not view_valid(v, r):
+                continue
+            a = view_start(v, r)
+            s = v.values + a
+            n = view_end(v, r) - a
+            i = 0
+            while next_word(s, n, &i, &start):
+                values.insert(values.end(), s + start, s + i)
+                offsets.push_back(<int64_t>values.size())
+                owners.push_back(r)
+    data = PyBytes_FromStringAndSize(<const char*>values.data(), values.size())
+    words = pa.Array.from_buffers(pa.large_string(), owners.size(),
+                                  [None, int64_array(offsets).buffers()[1], pa.py_buffer(data)])
+    return words, int64_array(owners)

@@ -1,0 +1,128 @@
+-- Judging tokenizers over a corpus: every metric is SQL over the token ids, encoded once per
+-- tokenizer. `q` is a query with a VARCHAR column `text` (NULL texts are skipped); `by` names one of
+-- its columns to group by (default: each document's dominant Unicode script). Words are what Python's
+-- str.split() gives; a word is split when two or more of the document's tokens overlap it.
+
+-- The group of document `d` (a row of `q`): its column `by` as text, or its text's dominant script.
+CREATE OR REPLACE TEMP MACRO sqltok_document_group(d, "by") AS
+    coalesce(CASE WHEN "by" IS NULL THEN dominant_script(d.text) ELSE CAST(struct_extract(d, "by") AS VARCHAR) END,
+             '(null)');
+
+-- How often tokenizer `tok` uses each token id over the texts of `q`.
+CREATE OR REPLACE TEMP MACRO sqltok_token_counts(tok, q) AS TABLE
+    SELECT id, count(*) AS n
+    FROM (SELECT unnest(encode(tok, d.text)) AS id FROM query(q) AS d)
+    GROUP BY id;
+
+-- One row per tokenizer and group, and one per tokenizer over all groups ("group" NULL).
+-- vocab_size counts every id with a token, special tokens included; the Shannon and Rényi
+-- efficiencies divide by log2(vocab_size), not by the log of the number of tokens seen.
+-- premium: the group's tokens per byte over the reference group's (same tokenizer). A ratio over
+-- nothing (no tokens, no words) is NULL.
+CREATE OR REPLACE TEMP MACRO sqltok_evaluate(toks, q, "by" := NULL, alpha := 2.5, reference := NULL) AS TABLE
+WITH tokenizers AS (
+    SELECT tokenizer, position, sqltok_vocab_size(tokenizer) AS vocab_size
+    FROM (SELECT unnest(toks) AS tokenizer, generate_subscripts(toks, 1) AS position)
+),
+texts AS (
+    SELECT d.text, sqltok_document_group(d, "by") AS grp
+    FROM query(q) AS d
+    WHERE d.text IS NOT NULL
+),
+docs AS MATERIALIZED (  -- g: the group as a number, which groups and joins faster than its name
+    SELECT text, grp, dense_rank() OVER (ORDER BY grp) AS g, strlen(text) AS bytes,
+           length(text) AS characters, len(pretokenize(text, simple := true)) AS pretokens
+    FROM texts
+),
+encoded AS MATERIALIZED (
+    SELECT position, g, bytes, characters, pretokens, ids, len(ids) AS tokens,
+           sqltok_word_splits(tokenizer, text, ids) AS words
+    FROM (SELECT t.position, t.tokenizer, d.g, d.text, d.bytes, d.characters, d.pretokens,
+                 encode(t.tokenizer, d.text) AS ids
+          FROM docs AS d CROSS JOIN tokenizers AS t)
+),
+per_document AS (
+    SELECT position, g, grouping(g) = 1 AS overall,
+           count(*) AS documents, sum(bytes)::BIGINT AS bytes, sum(characters)::BIGINT AS characters,
+           sum(pretokens)::BIGINT AS pretokens, sum(tokens)::BIGINT AS tokens,
+           sum(words.words)::BIGINT AS words, sum(words.split)::BIGINT AS split_words,
+           avg(tokens) AS tokens_per_document_mean, quantile_cont(tokens, [0.5, 0.95, 0.99]) AS q,
+           max(tokens) AS tokens_per_document_max
+    FROM encoded
+    GROUP BY GROUPING SETS ((position, g), (position))
+),
+group_frequencies AS MATERIALIZED (
+    SELECT position, g, id, count(*) AS n
+    FROM (SELECT position, g, unnest(ids) AS id FROM encoded)
+    GROUP BY position, g, id
+),
+frequencies AS (
+    SELECT position, g, false AS overall, id, n FROM group_frequencies
+    UNION ALL
+    SELECT position, NULL, true, id, sum(n) FROM group_frequencies GROUP BY position, id
+),
+distribution AS (
+    SELECT position, g, overall, count(*) AS distinct_tokens,
+           -sum(p * log2(p)) AS shannon_entropy,
+           CASE WHEN alpha = 1 THEN -sum(p * log2(p)) ELSE log2(sum(pow(p, alpha))) / (1 - alpha) END
+               AS renyi_entropy
+    FROM (SELECT *, n / sum(n) OVER (PARTITION BY position, g, overall) AS p FROM frequencies)
+    GROUP BY position, g, overall
+),
+metrics AS (
+    SELECT t.tokenizer, CASE WHEN c.overall THEN NULL ELSE n.grp END AS "group", c.overall,
+           c.documents, c.bytes, c.characters, c.words, c.pretokens, c.tokens,
+           c.bytes / nullif(c.tokens, 0) AS bytes_per_token, c.characters / nullif(c.tokens, 0) AS characters_per_token,
+           c.tokens / nullif(c.words, 0) AS fertility, c.split_words / nullif(c.words, 0) AS split_word_share,
+           c.tokens_per_document_mean, c.q[1] AS tokens_per_document_p50, c.q[2] AS tokens_per_document_p95,
+           c.q[3] AS tokens_per_document_p99, c.tokens_per_document_max,
+           t.vocab_size, coalesce(f.distinct_tokens, 0) AS distinct_tokens,
+           coalesce(f.distinct_tokens, 0) / t.vocab_size AS vocab_utilization,
+           f.shannon_entropy, f.shannon_entropy / log2(t.vocab_size) AS shannon_efficiency,
+           f.renyi_entropy, f.renyi_entropy / log2(t.vocab_size) AS renyi_efficiency, alpha::DOUBLE AS renyi_alpha,
+           f.distinct_tokens / nullif(c.tokens, 0) AS type_token_ratio,
+           c.tokens / nullif(c.bytes, 0) AS tokens_per_byte, t.position
+    FROM per_document AS c
+    JOIN tokenizers AS t USING (position)
+    LEFT JOIN (SELECT DISTINCT g, grp FROM docs) AS n ON n.g = c.g
+    LEFT JOIN distribution AS f ON f.position = c.position AND f.overall = c.overall
+        AND (c.overall OR f.g = c.g)
+)
+SELECT m.* EXCLUDE (overall, position, tokens_per_byte),
+       m.tokens_per_byte / nullif(r.tokens_per_byte, 0) AS premium
+FROM metrics AS m
+LEFT JOIN metrics AS r ON r.position = m.position AND r."group" = reference
+ORDER BY m.position, m.overall DESC, m.bytes DESC, m."group";
+
+-- The token distribution of tokenizer `tok` over the texts of `q`: every token used, with its
+-- count, share of all tokens and rank (1 = most frequent; ties by id).
+CREATE OR REPLACE TEMP MACRO sqltok_token_frequencies(tok, q) AS TABLE
+WITH counts AS (SELECT * FROM sqltok_token_counts(tok, q)),
+vocabulary AS (SELECT unnest(sqltok_vocabulary(tok), recursive := true))
+SELECT c.id, v.token, v.text, c.n, c.n / sum(c.n) OVER () AS share,
+       row_number() OVER (ORDER BY c.n DESC, c.id) AS rank
+FROM counts AS c JOIN vocabulary AS v USING (id)
+ORDER BY rank;
+
+-- Fragmentation of a list of terms (column `term` of `q`) by each tokenizer of `toks`.
+CREATE OR REPLACE TEMP MACRO sqltok_fragmentation(toks, q) AS TABLE
+SELECT t.tokenizer, d.term, token_count(t.tokenizer, d.term) AS n_tokens, tokens(t.tokenizer, d.term) AS pieces
+FROM query(q) AS d CROSS JOIN (SELECT unnest(toks) AS tokenizer, generate_subscripts(toks, 1) AS position) AS t
+ORDER BY t.position, n_tokens DESC, d.term;
+
+-- The paper's Figures 2 and 9 by group: unique and total pretokens of `q`'s texts per group (column
+-- `by`, default the dominant script), and, with a phase-1 model `model`, its supermerge candidates.
+CREATE OR REPLACE TEMP MACRO sqltok_group_type_token_ratios(q, "by" := NULL, model := NULL) AS TABLE
+WITH docs AS MATERIALIZED (
+    SELECT d.text, sqltok_document_group(d, "by") AS grp
+    FROM query(q) AS d WHERE d.text IS NOT NULL
+),
+units AS (
+    SELECT grp, 'pretokens' AS unit, unnest(pretokenize(text)) AS u FROM docs
+    UNION ALL  -- a candidate is a list of token ids; its text form is its identity
+    SELECT grp, 'candidates', CAST(unnest(sqltok_candidates(model, text)) AS VARCHAR) FROM docs
+    WHERE model IS NOT NULL
+)
+SELECT grp AS "group", unit, count(DISTINCT u) AS unique_count, count(*) AS total,
+       count(DISTINCT u) / count(*) AS type_token_ratio
+FROM units GROUP BY grp, unit ORDER BY grp, unit;
