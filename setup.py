@@ -61,7 +61,7 @@ def ext(module: str, openmp: bool = False, short_loops: bool = False) -> Extensi
 
 setup(
     ext_modules=cythonize(
-        [ext("sqltok.pretokenizer._pretokenize"), ext("sqltok.pretokenizer._scripts"), ext("sqltok.bpe._train"),
+        [ext("sqltok.pretokenizer._pretokenize"), ext("sqltok.pretokenizer._pieces"), ext("sqltok.pretokenizer._scripts"), ext("sqltok.bpe._train"),
          ext("sqltok.bpe._phase2"),
          ext("sqltok.bpe._encode", openmp=True, short_loops=True), ext("sqltok.normalizers._normalize", openmp=True),
          ext("sqltok.wordpiece._encode", openmp=True), ext("sqltok.pretokenizer._words")],
