@@ -35,10 +35,11 @@ def define(con: duckdb.DuckDBPyConnection, name: str, fn: Callable, params: list
 
 def register_udfs(con: duckdb.DuckDBPyConnection) -> None:
     """Every sqltok UDF on `con`."""
-    from . import candidates, encode, normalize, pairs, pretokenize
+    from . import candidates, encode, normalize, pairs, prepare, pretokenize
 
     pretokenize.register(con)
     encode.register(con)
     candidates.register(con)
     normalize.register(con)
     pairs.register(con)
+    prepare.register(con)

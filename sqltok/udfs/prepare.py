@@ -1,0 +1,96 @@
+"""The corpus preparation functions in SQL, over Arrow batches: `detect_language`, `language_of`,
+`script_shares`, `find_pii`, `sqltok_mask_pii` (behind the `mask_pii` and `mask_*` macros of
+`sql/prepare_macros.sql`) and `minhash`."""
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from sqltok.bpe.tokenizer import _default_threads
+from sqltok.corpus.dedup import permutations
+from sqltok.corpus.language import language_arrays
+from sqltok.corpus.pii import PLACEHOLDERS, check_kinds, find_pii, mask_pii
+from sqltok.corpus.scripts import SHARES, script_shares_array
+from sqltok.corpus._minhash import minhash_arrow
+from sqltok.sql_files import run_script
+
+from .define import define
+
+LANGUAGE = pa.struct([("lang", pa.string()), ("confidence", pa.float64())])
+FINDS = pa.list_(pa.struct([("kind", pa.string()), ("start", pa.int32()), ("end", pa.int32())]))
+# A row without anything PII could start with (a digit, '@', ':') is passed over without a regex.
+_MAYBE_PII = r"[0-9@:]"
+
+
+def _whole(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
+    return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+
+
+def _detect_language(texts: pa.Array) -> pa.Array:
+    return language_arrays(texts, _default_threads())[0]
+
+
+def _language_of(texts: pa.Array) -> pa.Array:
+    texts = _whole(texts)
+    codes, confidence = language_arrays(texts, _default_threads())
+    return pa.StructArray.from_arrays([codes, confidence], fields=list(LANGUAGE), mask=pc.is_null(texts))
+
+
+def _script_shares(texts: pa.Array) -> pa.Array:
+    return script_shares_array(texts, _default_threads())
+
+
+def _constant(arr: pa.Array, what: str):
+    """The one value of a column that must be the same in every row (a setting, not data)."""
+    arr = _whole(arr)
+    if pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type):  # no unique kernel for lists
+        values = [v for i, v in enumerate(arr.to_pylist()) if i == 0 or v != arr[0].as_py()]
+    else:
+        values = pc.unique(arr).to_pylist()
+    if len(values) != 1 or values[0] is None:
+        raise ValueError(f"{what} must be one constant, not NULL, in a query")
+    return values[0]
+
+
+def _find_pii(texts: pa.Array) -> pa.Array:
+    return pa.array([None if t is None else [(f.kind, f.start, f.end) for f in find_pii(t)]
+                     for t in texts.to_pylist()], FINDS)
+
+
+def _mask_pii(texts: pa.Array, kinds: pa.Array, placeholders: pa.Array) -> pa.Array:
+    wanted, marks = _constant(kinds, "the PII kinds"), _constant(placeholders, "the placeholders")
+    if len(wanted) != len(marks):
+        raise ValueError("give one placeholder per PII kind")
+    check_kinds(wanted)
+    chosen = {**PLACEHOLDERS, **dict(zip(wanted, marks))}
+    maybe = pc.match_substring_regex(texts, _MAYBE_PII).fill_null(False).to_numpy(zero_copy_only=False)
+    values = texts.to_pylist()
+    return pa.array([mask_pii(t, wanted, chosen) if m else t for t, m in zip(values, maybe)], pa.string())
+
+
+def _minhash(texts: pa.Array, num_perm: pa.Array, seed: pa.Array, ngram: pa.Array) -> pa.Array:
+    texts = _whole(texts)
+    a, b = permutations(_constant(num_perm, "num_perm"), _constant(seed, "the seed"))
+    sig = minhash_arrow(texts, a, b, _constant(ngram, "the shingle size"), _default_threads())
+    flat = pa.array(sig.reshape(-1), pa.uint32())
+    offsets = pa.array(np.arange(0, sig.size + 1, len(a), dtype=np.int32))
+    return pa.ListArray.from_arrays(offsets, flat, mask=pc.is_null(texts) if texts.null_count else None)
+
+
+def register(con: duckdb.DuckDBPyConnection) -> None:
+    varchar, integer, bigint = duckdb.sqltype("VARCHAR"), duckdb.sqltype("INTEGER"), duckdb.sqltype("BIGINT")
+    define(con, "detect_language", _detect_language, [varchar], varchar)
+    define(con, "language_of", _language_of, [varchar], duckdb.struct_type({"lang": varchar,
+                                                                            "confidence": duckdb.sqltype("DOUBLE")}))
+    define(con, "script_shares", _script_shares, [varchar],
+           duckdb.list_type(duckdb.struct_type({"script": varchar, "share": duckdb.sqltype("DOUBLE")})))
+    define(con, "find_pii", _find_pii, [varchar],
+           duckdb.list_type(duckdb.struct_type({"kind": varchar, "start": integer, "end": integer})))
+    define(con, "sqltok_mask_pii", _mask_pii, [varchar, duckdb.list_type(varchar), duckdb.list_type(varchar)],
+           varchar)
+    define(con, "minhash", _minhash, [varchar, integer, bigint, integer],
+           duckdb.list_type(duckdb.sqltype("UINTEGER")))
+    run_script(con, "prepare_macros")
+    run_script(con, "prepare_dedup")
