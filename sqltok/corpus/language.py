@@ -59,8 +59,11 @@ def _prepared(texts: pa.Array, threads: int) -> pa.Array:
     if pa.types.is_string_view(texts.type):  # the normalizer's output when a row changed
         texts = texts.cast(pa.large_string())
     upper = pc.utf8_is_upper(texts).fill_null(False)
-    if pc.any(upper).as_py():
-        texts = pc.if_else(upper, pc.utf8_lower(texts), texts)
+    if pc.any(upper).as_py():  # Arrow's test, narrowed to Python's (Other_Lowercase letters: º, ª)
+        rows = pc.indices_nonzero(upper).to_pylist()
+        exact = np.zeros(len(texts), bool)
+        exact[[r for r in rows if texts[r].as_py().isupper()]] = True
+        texts = pc.if_else(pa.array(exact), pc.utf8_lower(texts), texts)
     return texts
 
 
