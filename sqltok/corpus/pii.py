@@ -169,10 +169,14 @@ def find_pii(text: str, kinds: Iterable[str] = KINDS) -> list[Find]:
 
 def mask_pii(text: str, kinds: Iterable[str] = KINDS, placeholders: dict[str, str] | None = None) -> str:
     """`text` with every PII span of `kinds` replaced by its placeholder ([EMAIL], [PHONE], ...)."""
-    marks = {**PLACEHOLDERS, **(placeholders or {})}
+    return masked(text, find_pii(text, kinds), {**PLACEHOLDERS, **(placeholders or {})})
+
+
+def masked(text: str, finds: list[Find], placeholders: dict[str, str]) -> str:
+    """`text` with each of `finds` (in text order, not overlapping) replaced by its kind's placeholder."""
     out, at = [], 0
-    for f in find_pii(text, kinds):
-        out += (text[at:f.start], marks[f.kind])
+    for f in finds:
+        out += (text[at:f.start], placeholders[f.kind])
         at = f.end
     out.append(text[at:])
     return "".join(out)

@@ -1,6 +1,7 @@
 """The corpus preparation functions in SQL, over Arrow batches: `detect_language`, `language_of`,
-`script_shares`, `find_pii`, `sqltok_mask_pii` (behind the `mask_pii` and `mask_*` macros of
-`sql/prepare_macros.sql`) and `minhash`."""
+`script_shares`, `find_pii`, `sqltok_pii_masked` (behind the `mask_pii` and `mask_*` macros of
+`sql/prepare_macros.sql`), `minhash` (behind the dedup macros of `sql/prepare_dedup.sql`) and
+`sqltok_decode_utf8`."""
 from __future__ import annotations
 
 import duckdb
@@ -11,7 +12,7 @@ import pyarrow.compute as pc
 from sqltok.bpe.tokenizer import _default_threads
 from sqltok.corpus.dedup import permutations
 from sqltok.corpus.language import language_arrays
-from sqltok.corpus.pii import PLACEHOLDERS, check_kinds, find_pii, mask_pii
+from sqltok.corpus.pii import PLACEHOLDERS, check_kinds, find_pii, masked
 from sqltok.corpus.scripts import SHARES, script_shares_array
 from sqltok.corpus._minhash import minhash_arrow
 from sqltok.sql_files import run_script
@@ -19,6 +20,7 @@ from sqltok.sql_files import run_script
 from .define import define
 
 LANGUAGE = pa.struct([("lang", pa.string()), ("confidence", pa.float64())])
+MASKED = pa.struct([("text", pa.string()), ("kinds", pa.list_(pa.string()))])
 FINDS = pa.list_(pa.struct([("kind", pa.string()), ("start", pa.int32()), ("end", pa.int32())]))
 # A row without anything PII could start with (a digit, '@', ':') is passed over without a regex.
 _MAYBE_PII = r"[0-9@:]"
@@ -59,15 +61,28 @@ def _find_pii(texts: pa.Array) -> pa.Array:
                      for t in texts.to_pylist()], FINDS)
 
 
-def _mask_pii(texts: pa.Array, kinds: pa.Array, placeholders: pa.Array) -> pa.Array:
+def _pii_masked(texts: pa.Array, kinds: pa.Array, placeholders: pa.Array) -> pa.Array:
+    """{text: masked, kinds: the kind of each find} per row."""
+    texts = _whole(texts)
     wanted, marks = _constant(kinds, "the PII kinds"), _constant(placeholders, "the placeholders")
     if len(wanted) != len(marks):
         raise ValueError("give one placeholder per PII kind")
     check_kinds(wanted)
     chosen = {**PLACEHOLDERS, **dict(zip(wanted, marks))}
     maybe = pc.match_substring_regex(texts, _MAYBE_PII).fill_null(False).to_numpy(zero_copy_only=False)
-    values = texts.to_pylist()
-    return pa.array([mask_pii(t, wanted, chosen) if m else t for t, m in zip(values, maybe)], pa.string())
+    out, found = [], []
+    for t, m in zip(texts.to_pylist(), maybe):
+        finds = find_pii(t, wanted) if m else []
+        out.append(masked(t, finds, chosen) if finds else t)
+        found.append(None if t is None else [f.kind for f in finds])
+    return pa.StructArray.from_arrays([pa.array(out, pa.string()), pa.array(found, pa.list_(pa.string()))],
+                                      fields=list(MASKED), mask=pc.is_null(texts))
+
+
+def _decode_utf8(blobs: pa.Array) -> pa.Array:
+    """UTF-8 text of BLOBs, each invalid sequence replaced by U+FFFD."""
+    return pa.array([None if b is None else b.decode("utf-8", "replace") for b in _whole(blobs).to_pylist()],
+                    pa.string())
 
 
 def _minhash(texts: pa.Array, num_perm: pa.Array, seed: pa.Array, ngram: pa.Array) -> pa.Array:
@@ -88,9 +103,10 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
            duckdb.list_type(duckdb.struct_type({"script": varchar, "share": duckdb.sqltype("DOUBLE")})))
     define(con, "find_pii", _find_pii, [varchar],
            duckdb.list_type(duckdb.struct_type({"kind": varchar, "start": integer, "end": integer})))
-    define(con, "sqltok_mask_pii", _mask_pii, [varchar, duckdb.list_type(varchar), duckdb.list_type(varchar)],
-           varchar)
+    define(con, "sqltok_pii_masked", _pii_masked, [varchar, duckdb.list_type(varchar), duckdb.list_type(varchar)],
+           duckdb.struct_type({"text": varchar, "kinds": duckdb.list_type(varchar)}))
     define(con, "minhash", _minhash, [varchar, integer, bigint, integer],
            duckdb.list_type(duckdb.sqltype("UINTEGER")))
+    define(con, "sqltok_decode_utf8", _decode_utf8, [duckdb.sqltype("BLOB")], varchar)
     run_script(con, "prepare_macros")
     run_script(con, "prepare_dedup")
