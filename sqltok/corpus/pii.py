@@ -18,6 +18,8 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from sqltok.errors import SqltokError
+
 KINDS = ("credentials", "email", "iban", "card", "ip", "phone")
 PLACEHOLDERS = {"email": "[EMAIL]", "phone": "[PHONE]", "ip": "[IP]", "card": "[CARD]", "iban": "[IBAN]",
                 "credentials": "[CREDENTIALS]"}
@@ -187,5 +189,5 @@ def check_kinds(kinds: Iterable[str]) -> set[str]:
     wanted = set(kinds)
     unknown = wanted - set(KINDS)
     if unknown:
-        raise ValueError(f"unknown PII kind(s) {sorted(unknown)}: expected some of {', '.join(KINDS)}")
+        raise SqltokError(f"unknown PII kind(s) {sorted(unknown)}: expected some of {', '.join(KINDS)}")
     return wanted

@@ -109,7 +109,10 @@ class _Run:
             self.progress.update(self.steps)
 
     def counts(self, table: str) -> tuple[int, int]:
-        return self.con.execute(f"SELECT count(*), coalesce(sum(strlen(text)), 0) FROM {table}").fetchone()
+        """Documents and bytes (NULL and empty documents count until the cleaning step drops them)."""
+        kind = dict(self.con.execute(f"SELECT column_name, column_type FROM (DESCRIBE {table})").fetchall())["text"]
+        size = "octet_length(text)" if kind == "BLOB" else "strlen(text)"
+        return self.con.execute(f"SELECT count(*), coalesce(sum({size}), 0) FROM {table}").fetchone()
 
     def columns(self) -> list[str]:
         return [r[0] for r in self.con.execute(f"DESCRIBE {self.current}").fetchall()]
@@ -124,6 +127,8 @@ def prepare(con: duckdb.DuckDBPyConnection, sources: list[Source], out_dir: str,
     """Run the steps of `settings` over the documents of `sources` and write `out_dir`/train.parquet
     (and valid.parquet with `valid`) and manifest.json. `out_dir` must not exist or be empty."""
     register(con)
+    if show_progress:
+        con.execute("SET enable_progress_bar = false")  # one bar: ours, by step
     if os.path.isdir(out_dir) and os.listdir(out_dir):
         raise SqltokError(f"{out_dir} exists and is not empty: choose another output folder or empty it")
     parent = os.path.dirname(os.path.abspath(out_dir)) or "."
@@ -206,7 +211,7 @@ def _run_steps(run: _Run, sources: list[Source], s: PrepareSettings) -> None:
             raise SqltokError("balancing needs languages: add --detect-language or give the input a lang column")
         targets = target_shares(language_shares(con, run.prev), s.ratios, s.temperature, s.uniform)
         run.step("balance", balance_query(run.prev, targets, s.seed))
-        reached = {x.lang: x.doc_share for x in language_shares(con, run.prev)}
+        reached = {x.lang: x.doc_share for x in language_shares(con, f"{run.prev} WHERE lang IS NOT NULL")}
         run.manifest.balance = {"asked": targets, "reached": reached}
     if "lang" in run.columns():
         run.manifest.languages_after = [asdict(x) for x in language_shares(con, run.prev)]

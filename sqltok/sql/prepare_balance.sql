@@ -1,9 +1,9 @@
 -- Resampling toward target shares by language. {targets} is a query of (lang, share) whose shares sum
--- to 1; the documents with a language in it are resampled to want = round(share * their total) each
--- (languages not in it: none), documents without a language pass through once. Within a language
--- the documents are ranked by a hash of (doc_id, {seed}); copy k of the document of rank r is kept
--- when k * n + r < want: downsampling without replacement, oversampling by whole repeats plus a
--- deterministic remainder. `copy` numbers the repeats (0 for the first).
+-- to 1; the documents of each language in it are resampled to want = round(share * N), N the
+-- documents with a language; languages not in it are dropped, documents without a language pass
+-- through once. Within a language the documents are ranked by a hash of (doc_id, {seed}); copy k of
+-- the document of rank r is kept when k * n + r < want: downsampling without replacement,
+-- oversampling by whole repeats plus a deterministic remainder. `copy` numbers the repeats (0 first).
 WITH docs AS (SELECT * FROM ({source})),
 counts AS (SELECT lang, count(*) AS n FROM docs WHERE lang IS NOT NULL GROUP BY lang),
 wanted AS (
