@@ -1,6 +1,7 @@
 """`sqltok prepare`: the whole pipeline from the command line, its manifest, atomic output and the
 errors bad input gets."""
 import json
+import re
 import os
 from pathlib import Path
 
@@ -113,7 +114,7 @@ def test_unknown_option_nonempty_output_and_missing_languages(raw, tmp_path, cap
     assert main(["prepare", str(raw), "-o", str(tmp_path / "full")]) == 2
     assert "not empty" in capsys.readouterr().err
     assert main(["prepare", str(raw), "--balance", "en=1,xx=1", "-o", str(tmp_path / "p")]) == 0
-    assert "no documents in xx; its languages: en=" in capsys.readouterr().err
+    assert re.search(r"no documents in xx; its languages: ar=8.37%, en=7.98%, code=7.60%", capsys.readouterr().err)
     plain = tmp_path / "plain.parquet"
     duckdb.connect().execute(f"COPY (SELECT 'a b c' AS text) TO '{plain}'")
     assert main(["prepare", str(plain), "--uniform", "-o", str(tmp_path / "q")]) == 2
