@@ -8,13 +8,17 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from pii_cases import GENERATORS, card, iban, labelled_documents
-from sqltok.corpus.pii import KINDS, find_pii, iban_valid, luhn_valid, mask_pii, public_ip
+import pyarrow as pa
+
+from sqltok.corpus.pii import KINDS, find_pii, find_pii_arrow, iban_valid, luhn_valid, mask_pii, public_ip
 
 
 def _scores(docs):
     tp, fp, fn = Counter(), Counter(), Counter()
-    for text, labels in docs:
-        got = {(f.kind, f.start, f.end) for f in find_pii(text)}
+    batch = find_pii_arrow(pa.array([text for text, _ in docs]))  # the path the SQL functions take
+    for (text, labels), finds in zip(docs, batch):
+        assert finds == find_pii(text)  # the prefilters lose nothing
+        got = {(f.kind, f.start, f.end) for f in finds}
         want = set(labels)
         for kind, *_ in got & want:
             tp[kind] += 1
@@ -84,5 +88,12 @@ def test_inserted_values_are_found_and_masked_exactly(fillers, kinds, seed):
     text = " ".join(parts) + " ."
     found = find_pii(text)
     assert [text[f.start:f.end] for f in found] == values
+    assert find_pii_arrow(pa.array([text])) == [found]
     masked = mask_pii(text)
     assert masked == " ".join(p if i % 2 == 0 else f"[{kinds[i // 2].upper()}]" for i, p in enumerate(parts)) + " ."
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="0123456789 .-+()/:@abcXYZDEGB", max_size=60))
+def test_prefilters_lose_nothing(text):
+    assert find_pii_arrow(pa.array([text, None])) == [find_pii(text), None]

@@ -45,8 +45,12 @@ class _Model:
 def _model() -> _Model:
     ident = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
     alias = np.full(len(ident.nb_classes), -1, np.int32)
-    for first, dupe in ident._alias_pairs:  # one label in two columns (sr in Cyrillic and Latin)
-        alias[dupe] = first
+    first: dict[str, int] = {}
+    for i, c in enumerate(ident.nb_classes):  # one label in two columns (sr in Cyrillic and Latin)
+        if c in first:
+            alias[i] = first[c]
+        else:
+            first[c] = i
     codes = [MACROLANGUAGE.get(c, c if len(c) == 2 else None) for c in ident.nb_classes]
     return _Model(np.frombuffer(ident.tk_nextmove, np.uint32), np.frombuffer(ident.tk_row, np.uint16),
                   np.asarray(ident.tk_output, np.int32), np.ascontiguousarray(ident.nb_ptc, np.float32),

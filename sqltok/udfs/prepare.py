@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 from sqltok.bpe.tokenizer import _default_threads
 from sqltok.corpus.dedup import permutations
 from sqltok.corpus.language import language_arrays
-from sqltok.corpus.pii import PLACEHOLDERS, check_kinds, find_pii, masked
+from sqltok.corpus.pii import PLACEHOLDERS, check_kinds, find_pii_arrow, masked
 from sqltok.corpus.scripts import SHARES, script_shares_array
 from sqltok.corpus._minhash import minhash_arrow
 from sqltok.sql_files import run_script
@@ -22,8 +22,6 @@ from .define import define
 LANGUAGE = pa.struct([("lang", pa.string()), ("confidence", pa.float64())])
 MASKED = pa.struct([("text", pa.string()), ("kinds", pa.list_(pa.string()))])
 FINDS = pa.list_(pa.struct([("kind", pa.string()), ("start", pa.int32()), ("end", pa.int32())]))
-# A row without anything PII could start with (a digit, '@', ':') is passed over without a regex.
-_MAYBE_PII = r"[0-9@:]"
 
 
 def _whole(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
@@ -57,8 +55,8 @@ def _constant(arr: pa.Array, what: str):
 
 
 def _find_pii(texts: pa.Array) -> pa.Array:
-    return pa.array([None if t is None else [(f.kind, f.start, f.end) for f in find_pii(t)]
-                     for t in texts.to_pylist()], FINDS)
+    return pa.array([None if finds is None else [(f.kind, f.start, f.end) for f in finds]
+                     for finds in find_pii_arrow(_whole(texts))], FINDS)
 
 
 def _pii_masked(texts: pa.Array, kinds: pa.Array, placeholders: pa.Array) -> pa.Array:
@@ -69,12 +67,10 @@ def _pii_masked(texts: pa.Array, kinds: pa.Array, placeholders: pa.Array) -> pa.
         raise ValueError("give one placeholder per PII kind")
     check_kinds(wanted)
     chosen = {**PLACEHOLDERS, **dict(zip(wanted, marks))}
-    maybe = pc.match_substring_regex(texts, _MAYBE_PII).fill_null(False).to_numpy(zero_copy_only=False)
     out, found = [], []
-    for t, m in zip(texts.to_pylist(), maybe):
-        finds = find_pii(t, wanted) if m else []
+    for t, finds in zip(texts.to_pylist(), find_pii_arrow(texts, wanted)):
         out.append(masked(t, finds, chosen) if finds else t)
-        found.append(None if t is None else [f.kind for f in finds])
+        found.append(None if finds is None else [f.kind for f in finds])
     return pa.StructArray.from_arrays([pa.array(out, pa.string()), pa.array(found, pa.list_(pa.string()))],
                                       fields=list(MASKED), mask=pc.is_null(texts))
 
