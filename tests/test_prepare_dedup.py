@@ -11,7 +11,7 @@ from datasketch import MinHash, MinHashLSH
 from datasketch.lsh import _optimal_param
 from hypothesis import given, settings, strategies as st
 
-from sqltok.corpus._minhash import minhash_arrow, shingle_hashes
+from sqltok.corpus._minhash import fingerprint_arrow, minhash_arrow, shingle_hashes
 from sqltok.corpus.dedup import exact_duplicates, lsh_bands, near_duplicates, permutations
 
 import pyarrow as pa
@@ -19,18 +19,26 @@ import pyarrow as pa
 SAMPLE = Path(__file__).parent / "data" / "corpora_sample.jsonl"
 
 
+def _fnv(data, h=0xCBF29CE484222325):
+    for b in data:
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def _fold(hashes):
+    h = 0xCBF29CE484222325
+    for w in hashes:
+        h = ((h ^ w) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
 def _fnv_shingles(text, n=5):
-    """Independent shingle hashes: White_Space-separated words, n-grams joined by one space, FNV-1a 64
-    folded to 32 bits."""
-    words = [w for w in regex.split(r"\p{White_Space}+", text) if w]
+    """Independent shingle hashes: White_Space-separated words hashed by FNV-1a 64, n of them folded
+    in order, to 32 bits."""
+    words = [_fnv(w.encode()) for w in regex.split(r"\p{White_Space}+", text) if w]
     width = min(n, len(words))
-    out = []
-    for j in range(len(words) - width + 1 if words else 0):
-        h = 0xCBF29CE484222325
-        for b in " ".join(words[j:j + width]).encode():
-            h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-        out.append((h ^ (h >> 32)) & 0xFFFFFFFF)
-    return out
+    return [(h ^ (h >> 32)) & 0xFFFFFFFF for h in (_fold(words[j:j + width])
+                                                 for j in range(len(words) - width + 1 if words else 0))]
 
 
 @settings(max_examples=200, deadline=None)
@@ -116,6 +124,17 @@ def test_clusters_are_connected_components(con, corpus_table):
     rows = near_duplicates(con, "SELECT doc_id, text FROM raw").fetchall()
     assert {d: c for d, c, _ in rows} == want
     assert all(keep == (d == c) for d, c, keep in rows)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet="ab é日", min_size=1, max_size=5), max_size=6),
+       st.lists(st.sampled_from([" ", "\n", "\t ", "\u3000", "  "]), min_size=7, max_size=7))
+def test_fingerprints_ignore_only_whitespace_runs(words, spaces):
+    spaced = spaces[0].strip(" ") + "".join(w + s for w, s in zip(words, spaces[1:]))
+    plain = " ".join(words)
+    fp = fingerprint_arrow(pa.array([spaced, plain, plain + "x", None]))
+    assert fp[0] == fp[1] and fp[3] == 0
+    assert fp[1] != fp[2] or not words
 
 
 def test_exact_duplicates_ignore_case_and_spacing(con):

@@ -1,13 +1,15 @@
 # cython: language_level=3
-"""MinHash signatures of word n-gram shingles over Arrow string arrays, rows split over threads with
-the GIL released.
+"""Word shingles, their MinHash signatures and whole-text fingerprints over Arrow string arrays, rows
+split over threads with the GIL released.
 
-Words are the runs between White_Space code points (sqltok's Unicode tables); a shingle is `ngram`
-consecutive words joined by one space (a document of fewer words is one shingle of all of them), hashed
-by FNV-1a 64 folded to 32 bits. Each hash is mixed once by the MurmurHash3 finalizer, then permutation k
-maps it to a_k h + b_k mod 2^32 (a_k odd: a bijection): datasketch's MinHash arithmetic in its
-default "affine32" scheme, so that datasketch given the same shingle hashes and permutations computes
-the same signature.
+Words are the runs between White_Space code points (sqltok's Unicode tables), each hashed once by
+FNV-1a 64 over its bytes. A shingle is `ngram` consecutive words (a document of fewer words is one
+shingle of all of them); its hash folds the word hashes in order, h = (h ^ w) * FNV_PRIME from
+FNV_OFFSET, to 32 bits (high ^ low). Each shingle hash is mixed once by the MurmurHash3 finalizer, then
+permutation k maps it to a_k h + b_k mod 2^32 (a_k odd: a bijection): datasketch's MinHash arithmetic
+in its default "affine32" scheme, so that datasketch given the same shingle hashes and permutations
+computes the same signature. A text's fingerprint folds all its word hashes the same way (64 bits,
+MurmurHash3's 64-bit finalizer): texts equal up to runs of whitespace have equal fingerprints.
 """
 from cython.parallel cimport prange
 from libc.stdint cimport UINT32_MAX, int64_t, uint8_t, uint32_t, uint64_t
@@ -22,9 +24,19 @@ cdef extern from *:
     """
     static const uint64_t SQLTOK_FNV_OFFSET = 14695981039346656037ULL;
     static const uint64_t SQLTOK_FNV_PRIME = 1099511628211ULL;
+    /* sig[i] = min(sig[i], a[i] * h + b[i]) for every permutation: restrict lets the compiler vectorize */
+    static inline void sqltok_minhash_update(uint32_t* __restrict sig, const uint32_t* __restrict a,
+                                             const uint32_t* __restrict b, uint32_t h, int n) {
+        for (int i = 0; i < n; i++) {
+            uint32_t p = a[i] * h + b[i];
+            sig[i] = p < sig[i] ? p : sig[i];
+        }
+    }
     """
     const uint64_t FNV_OFFSET "SQLTOK_FNV_OFFSET"
     const uint64_t FNV_PRIME "SQLTOK_FNV_PRIME"
+    void minhash_update "sqltok_minhash_update"(uint32_t* sig, const uint32_t* a, const uint32_t* b, uint32_t h,
+                                                int n) nogil
 
 
 cdef inline int _space_length(const uint8_t* s, int64_t i, int64_t n) noexcept nogil:
@@ -42,13 +54,6 @@ cdef inline int _space_length(const uint8_t* s, int64_t i, int64_t n) noexcept n
     return 0
 
 
-cdef inline uint64_t _fnv(uint64_t h, const uint8_t* s, int64_t n) noexcept nogil:
-    cdef int64_t i
-    for i in range(n):
-        h = (h ^ s[i]) * FNV_PRIME
-    return h
-
-
 cdef inline uint32_t _fmix32(uint32_t h) noexcept nogil:
     """The MurmurHash3 finalizer: a bijection of 32-bit values that spreads every input bit."""
     h ^= h >> 16
@@ -58,35 +63,55 @@ cdef inline uint32_t _fmix32(uint32_t h) noexcept nogil:
     return h ^ (h >> 16)
 
 
-cdef void _words(const uint8_t* s, int64_t n, vector[int64_t]& bounds) noexcept nogil:
-    """Start and end of every word, flat."""
+cdef inline uint64_t _fmix64(uint64_t h) noexcept nogil:
+    h ^= h >> 33
+    h *= 0xFF51AFD7ED558CCDULL
+    h ^= h >> 33
+    h *= 0xC4CEB9FE1A85EC53ULL
+    return h ^ (h >> 33)
+
+
+cdef void _word_hashes(const uint8_t* s, int64_t n, vector[uint64_t]& words) noexcept nogil:
+    """The FNV-1a 64 hash of every word, in order."""
     cdef int64_t i = 0
     cdef int w
     cdef bint inside = False
-    bounds.clear()
+    cdef uint64_t h = FNV_OFFSET
+    words.clear()
     while i < n:
         w = _space_length(s, i, n)
         if w:
             if inside:
-                bounds.push_back(i)
+                words.push_back(h)
                 inside = False
             i += w
         else:
             if not inside:
-                bounds.push_back(i)
+                h = FNV_OFFSET
                 inside = True
+            h = (h ^ s[i]) * FNV_PRIME
             i += 1
     if inside:
-        bounds.push_back(n)
+        words.push_back(h)
+
+
+cdef inline uint64_t _fold(const uint64_t* words, int64_t n) noexcept nogil:
+    cdef uint64_t h = FNV_OFFSET
+    cdef int64_t k
+    for k in range(n):
+        h = (h ^ words[k]) * FNV_PRIME
+    return h
+
+
+cdef inline uint32_t _shingle(const uint64_t* words, int width) noexcept nogil:
+    cdef uint64_t h = _fold(words, width)
+    return <uint32_t>(h ^ (h >> 32))
 
 
 cdef void _sign_rows(const BinaryView& v, int64_t first, int64_t last, int ngram, const uint32_t* a,
                      const uint32_t* b, int perms, uint32_t* out) noexcept nogil:
-    cdef vector[int64_t] bounds
-    cdef int64_t r, j, words, shingles, k
-    cdef const uint8_t* s
-    cdef uint64_t h
-    cdef uint32_t p, m
+    cdef vector[uint64_t] words
+    cdef int64_t r, j, n
     cdef uint32_t* sig
     cdef int i, width
     for r in range(first, last):
@@ -95,24 +120,24 @@ cdef void _sign_rows(const BinaryView& v, int64_t first, int64_t last, int ngram
             sig[i] = UINT32_MAX
         if not view_valid(v, r):
             continue
-        s = v.values + view_start(v, r)
-        _words(s, view_end(v, r) - view_start(v, r), bounds)
-        words = <int64_t>bounds.size() // 2
-        if words == 0:
+        _word_hashes(v.values + view_start(v, r), view_end(v, r) - view_start(v, r), words)
+        n = <int64_t>words.size()
+        if n == 0:
             continue
-        width = ngram if words >= ngram else <int>words
-        shingles = words - width + 1
-        for j in range(shingles):
-            h = FNV_OFFSET
-            for k in range(j, j + width):
-                if k > j:
-                    h = (h ^ 0x20) * FNV_PRIME
-                h = _fnv(h, s + bounds[2 * k], bounds[2 * k + 1] - bounds[2 * k])
-            m = _fmix32(<uint32_t>(h ^ (h >> 32)))
-            for i in range(perms):
-                p = a[i] * m + b[i]
-                if p < sig[i]:
-                    sig[i] = p
+        width = ngram if n >= ngram else <int>n
+        for j in range(n - width + 1):
+            minhash_update(sig, a, b, _fmix32(_shingle(words.data() + j, width)), perms)
+
+
+cdef void _fingerprint_rows(const BinaryView& v, int64_t first, int64_t last, uint64_t* out) noexcept nogil:
+    cdef vector[uint64_t] words
+    cdef int64_t r
+    for r in range(first, last):
+        if view_valid(v, r):
+            _word_hashes(v.values + view_start(v, r), view_end(v, r) - view_start(v, r), words)
+            out[r] = _fmix64(_fold(words.data(), <int64_t>words.size()))
+        else:
+            out[r] = 0
 
 
 def minhash_arrow(texts, a, b, int ngram=5, int threads=1):
@@ -136,21 +161,24 @@ def minhash_arrow(texts, a, b, int ngram=5, int threads=1):
     return out
 
 
+def fingerprint_arrow(texts, int threads=1):
+    """A uint64 fingerprint of each text's words in order (0 for NULL)."""
+    cdef list keep = []
+    cdef BinaryView v = binary_view(texts, keep)
+    out = np.empty(v.length, np.uint64)
+    cdef uint64_t[::1] o = out
+    cdef int nt = row_threads(threads, v.length), k
+    if v.length:
+        for k in prange(nt, nogil=True, num_threads=nt, schedule="static"):
+            _fingerprint_rows(v, row_split(v, k, nt), row_split(v, k + 1, nt), &o[0])
+    return out
+
+
 def shingle_hashes(str text, int ngram=5):
-    """The shingle hashes of one text, in order (for tests and oracles)."""
+    """The shingle hashes of one text, in order, before the finalizer (for tests and oracles)."""
     data = text.encode()
-    cdef const uint8_t* s = data
-    cdef vector[int64_t] bounds
-    _words(s, len(data), bounds)
-    cdef int64_t words = <int64_t>bounds.size() // 2, j, k
-    cdef int width = ngram if words >= ngram else <int>words
-    cdef uint64_t h
-    result = []
-    for j in range(words - width + 1 if words else 0):
-        h = FNV_OFFSET
-        for k in range(j, j + width):
-            if k > j:
-                h = (h ^ 0x20) * FNV_PRIME
-            h = _fnv(h, s + bounds[2 * k], bounds[2 * k + 1] - bounds[2 * k])
-        result.append(<uint32_t>(h ^ (h >> 32)))
-    return result
+    cdef vector[uint64_t] words
+    _word_hashes(data, len(data), words)
+    cdef int64_t n = <int64_t>words.size(), j
+    cdef int width = ngram if n >= ngram else <int>n
+    return [_shingle(words.data() + j, width) for j in range(n - width + 1 if n else 0)]

@@ -1,10 +1,10 @@
-"""Deduplication: exact (MD5 of the lowercased, whitespace-squeezed text) and near-duplicate (MinHash
+"""Deduplication: exact (a fingerprint of the lowercased text's words) and near-duplicate (MinHash
 over word 5-gram shingles, LSH bands chosen for the threshold, clusters by connected components).
 
-The work is the table macros of `sql/prepare_dedup.sql` over the `minhash` SQL function
-(`_minhash.pyx`); this module holds their Python faces and the MinHash permutations. The candidates
-are MinHashLSH's: pairs with one equal band, not checked again against the threshold, so a cluster
-may chain documents less alike than the threshold (as in datatrove and text-dedup).
+The work is the table macros of `sql/prepare_dedup.sql` over the `minhash` and `text_fingerprint`
+SQL functions (`_minhash.pyx`); this module holds their Python faces and the MinHash permutations.
+The candidates are MinHashLSH's: pairs with one equal band, not checked again against the threshold,
+so a cluster may chain documents less alike than the threshold (as in datatrove and text-dedup).
 """
 from __future__ import annotations
 

@@ -20,12 +20,11 @@ err AS (
 SELECT bands, rows FROM err ORDER BY false_positive + false_negative, bands, rows LIMIT 1;
 
 -- Exact duplicates: documents whose text is the same once lowercased and with runs of whitespace
--- made one space. One row per document of a group of two or more: its cluster is the group's
--- smallest doc_id, and `keep` marks that one.
+-- made one space (equal 64-bit fingerprints of their words: two different texts collide with odds
+-- of about n^2 / 2^65 for n documents). One row per document of a group of two or more: its cluster
+-- is the group's smallest doc_id, and `keep` marks that one.
 CREATE OR REPLACE TEMP MACRO sqltok_exact_duplicates(q) AS TABLE
-WITH keyed AS (
-    SELECT doc_id, md5_number(trim(regexp_replace(lower(text), '\s+', ' ', 'g'))) AS key
-    FROM query(q) WHERE text IS NOT NULL),
+WITH keyed AS (SELECT doc_id, text_fingerprint(lower(text)) AS key FROM query(q) WHERE text IS NOT NULL),
 grouped AS (SELECT doc_id, min(doc_id) OVER (PARTITION BY key) AS cluster,
                    count(*) OVER (PARTITION BY key) AS size FROM keyed)
 SELECT doc_id, cluster, doc_id = cluster AS keep FROM grouped WHERE size > 1;

@@ -1,6 +1,6 @@
 """The corpus preparation functions in SQL, over Arrow batches: `detect_language`, `language_of`,
 `script_shares`, `find_pii`, `sqltok_pii_masked` (behind the `mask_pii` and `mask_*` macros of
-`sql/prepare_macros.sql`), `minhash` (behind the dedup macros of `sql/prepare_dedup.sql`) and
+`sql/prepare_macros.sql`), `minhash` and `text_fingerprint` (behind the dedup macros of `sql/prepare_dedup.sql`) and
 `sqltok_decode_utf8`."""
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from sqltok.corpus.dedup import permutations
 from sqltok.corpus.language import language_arrays
 from sqltok.corpus.pii import PLACEHOLDERS, check_kinds, find_pii_arrow, masked
 from sqltok.corpus.scripts import SHARES, script_shares_array
-from sqltok.corpus._minhash import minhash_arrow
+from sqltok.corpus._minhash import fingerprint_arrow, minhash_arrow
 from sqltok.sql_files import run_script
 
 from .define import define
@@ -75,6 +75,12 @@ def _pii_masked(texts: pa.Array, kinds: pa.Array, placeholders: pa.Array) -> pa.
                                       fields=list(MASKED), mask=pc.is_null(texts))
 
 
+def _text_fingerprint(texts: pa.Array) -> pa.Array:
+    texts = _whole(texts)
+    return pa.array(fingerprint_arrow(texts, _default_threads()), pa.uint64(),
+                    mask=pc.is_null(texts).to_numpy(zero_copy_only=False) if texts.null_count else None)
+
+
 def _decode_utf8(blobs: pa.Array) -> pa.Array:
     """UTF-8 text of BLOBs, each invalid sequence replaced by U+FFFD."""
     return pa.array([None if b is None else b.decode("utf-8", "replace") for b in _whole(blobs).to_pylist()],
@@ -103,6 +109,7 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
            duckdb.struct_type({"text": varchar, "kinds": duckdb.list_type(varchar)}))
     define(con, "minhash", _minhash, [varchar, integer, bigint, integer],
            duckdb.list_type(duckdb.sqltype("UINTEGER")))
+    define(con, "text_fingerprint", _text_fingerprint, [varchar], duckdb.sqltype("UBIGINT"))
     define(con, "sqltok_decode_utf8", _decode_utf8, [duckdb.sqltype("BLOB")], varchar)
     run_script(con, "prepare_macros")
     run_script(con, "prepare_dedup")
