@@ -2,7 +2,7 @@
 Python-per-string way of the seed's appendix and the libraries a user would otherwise call.
 
     python bench/prepare.py [--en ../shared/bench/en100.parquet] [--corpora ../shared/fixtures/corpora/*.jsonl]
-                            [--mb 100] [--peer-mb 5] [--tasks language pii dedup exact pipeline]
+                            [--mb 100] [--peer-mb 5] [--tasks language pii dedup exact pipeline accuracy]
 
 Per corpus (the English one, and the multilingual fixtures read as one corpus), the first --mb MB:
 - language: sqltok `detect_language` in SQL beside `py3langid.classify` and lingua's
@@ -12,7 +12,9 @@ Per corpus (the English one, and the multilingual fixtures read as one corpus), 
 - dedup: `sqltok_near_duplicates` (threshold 0.8, 128 permutations, word 5-grams) beside datasketch
   MinHash (`update_batch` of the shingles) + MinHashLSH insert and query per document;
 - exact: `sqltok_exact_duplicates` beside a Python set of SHA-1s of the normalized texts;
-- pipeline: `prepare` with every step (NFC, language, PII, exact+near dedup, temperature 0.3, 1% valid).
+- pipeline: `prepare` with every step (NFC, language, PII, exact+near dedup, temperature 0.3, 1% valid);
+- accuracy: language accuracy per labelled fixture corpus (--accuracy-docs each) of sqltok, py3langid
+  and lingua.
 Peers are slow, so they run on the first --peer-mb MB; throughputs are MB/s and documents/s of each,
 and `x` = sqltok's MB/s / the peer's MB/s. DuckDB and sqltok use every core they may (SQLTOK_THREADS
 to pin); run on a quiet machine. The last line printed is one JSON object with every result.
@@ -145,6 +147,43 @@ def bench_pipeline(con, docs, nbytes, texts, size):
     return {"sqltok": _rate(seconds, docs, nbytes)}
 
 
+def language_accuracy(paths: list[str], per_language: int) -> dict:
+    """Accuracy per language of sqltok, py3langid and lingua on the first `per_language` documents of
+    each labelled fixture corpus (`lang` field; `code` is not a language and is left out)."""
+    import py3langid
+    import pyarrow as pa
+    from lingua import LanguageDetectorBuilder
+
+    from sqltok.corpus.language import MACROLANGUAGE, language_arrays
+
+    detector = LanguageDetectorBuilder.from_all_languages().build()
+
+    def lingua(t):
+        found = detector.detect_language_of(t)
+        return found.iso_code_639_1.name.lower() if found else None
+
+    def langid(t):
+        code = py3langid.classify(t)[0]
+        return MACROLANGUAGE.get(code, code)
+
+    out = {}
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            rows = [json.loads(line) for _, line in zip(range(per_language), f)]
+        lang = rows[0]["lang"]
+        if lang == "code":
+            continue
+        texts = [r["text"] for r in rows]
+        ours = language_arrays(pa.array(texts))[0].to_pylist()
+        out[lang] = {"documents": len(texts),
+                     "sqltok": sum(c == lang for c in ours) / len(texts),
+                     "py3langid": sum(langid(t) == lang for t in texts) / len(texts),
+                     "lingua": sum(lingua(t) == lang for t in texts) / len(texts)}
+        print(f"accuracy  {lang:<4} {len(texts):>5} docs  sqltok {out[lang]['sqltok']:.3f}  "
+              f"py3langid {out[lang]['py3langid']:.3f}  lingua {out[lang]['lingua']:.3f}")
+    return out
+
+
 TASKS = {"language": bench_language, "pii": bench_pii, "dedup": bench_dedup, "exact": bench_exact,
          "pipeline": bench_pipeline}
 
@@ -155,9 +194,12 @@ def main() -> None:
     ap.add_argument("--corpora", nargs="*", default=sorted(glob.glob(str(SHARED / "fixtures" / "corpora" / "*.jsonl"))))
     ap.add_argument("--mb", type=float, default=100.0)
     ap.add_argument("--peer-mb", type=float, default=5.0)
-    ap.add_argument("--tasks", nargs="+", choices=sorted(TASKS), default=list(TASKS))
+    ap.add_argument("--tasks", nargs="+", choices=sorted(TASKS) + ["accuracy"], default=list(TASKS) + ["accuracy"])
+    ap.add_argument("--accuracy-docs", type=int, default=300, help="documents per language for accuracy")
     args = ap.parse_args()
     results = {"sqltok": sqltok.__version__}
+    if "accuracy" in args.tasks:
+        results["accuracy"] = language_accuracy(args.corpora, args.accuracy_docs)
     for name, paths in (("en", [args.en]), ("multilingual", args.corpora)):
         con = duckdb.connect()
         sqltok.register(con)
@@ -166,7 +208,7 @@ def main() -> None:
         print(f"== {name}: {docs:,} documents, {nbytes / 1e6:.1f} MB (peers: {len(texts):,} documents, "
               f"{size / 1e6:.1f} MB)")
         results[name] = {"documents": docs, "bytes": nbytes}
-        for task in args.tasks:
+        for task in (t for t in args.tasks if t in TASKS):
             r = TASKS[task](con, docs, nbytes, texts, size)
             for who, rate in r.items():
                 x = "" if who == "sqltok" else f"  x {r['sqltok']['mb_per_s'] / rate['mb_per_s']:.1f}"

@@ -26,7 +26,7 @@ def _plain(value: Any) -> Any:
 class Manifest:
     settings: dict
     inputs: list[str]
-    version: str = sqltok.__version__
+    version: str = field(default_factory=lambda: sqltok.__version__)
     steps: list[dict] = field(default_factory=list)
     languages_before: list[dict] | None = None
     languages_after: list[dict] | None = None
