@@ -22,7 +22,8 @@ def raw(tmp_path):
         r["source"] = "sample"
     extra = [dict(rows[0]), dict(rows[1], text=rows[1]["text"].upper()),
              {"lang": "en", "text": "Write to jane.doe@example.com or call +44 20 7946 0958 today.", "source": "x"},
-             {"lang": "en", "text": None, "source": "x"}, {"lang": "en", "text": "", "source": "x"}]
+             {"lang": "en", "text": None, "source": "x"}, {"lang": "en", "text": "", "source": "x"},
+             {"lang": "en", "text": "12345 !!!", "source": "x"}]  # no language: passes through balancing
     path = tmp_path / "raw.jsonl"
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows + extra), encoding="utf-8")
     return path
@@ -37,7 +38,7 @@ def test_whole_pipeline(raw, tmp_path, capsys):
     m = json.loads((out / "manifest.json").read_text())
     steps = {s["step"]: s for s in m["steps"]}
     assert list(steps) == ["read", "clean", "detect_language", "mask_pii", "dedup_exact", "dedup_near", "balance"]
-    assert steps["read"]["documents_out"] == 265 and steps["clean"]["documents_out"] == 263  # NULL and ''
+    assert steps["read"]["documents_out"] == 266 and steps["clean"]["documents_out"] == 264  # NULL and ''
     assert m["duplicates_removed"]["exact"] >= 2
     assert m["pii"]["email"] >= 1 and m["pii"]["phone"] >= 1
     for a, b in zip(m["steps"], m["steps"][1:]):
@@ -45,6 +46,7 @@ def test_whole_pipeline(raw, tmp_path, capsys):
     assert set(m["balance"]["asked"]) == {"en", "ru", "fr", "ko"}
     for lang, share in m["balance"]["asked"].items():
         assert m["balance"]["reached"][lang] == pytest.approx(share, abs=0.01)
+    assert sum(m["balance"]["reached"].values()) == pytest.approx(1.0)  # among documents with a language
     assert m["sqltok_version"] and m["settings"]["dedup"] == {"exact": True, "near": 0.8}
     assert m["languages_before"] and m["languages_after"]
     con = duckdb.connect()
@@ -114,7 +116,7 @@ def test_unknown_option_nonempty_output_and_missing_languages(raw, tmp_path, cap
     assert main(["prepare", str(raw), "-o", str(tmp_path / "full")]) == 2
     assert "not empty" in capsys.readouterr().err
     assert main(["prepare", str(raw), "--balance", "en=1,xx=1", "-o", str(tmp_path / "p")]) == 0
-    assert re.search(r"no documents in xx; its languages: ar=8.37%, en=7.98%, code=7.60%", capsys.readouterr().err)
+    assert re.search(r"no documents in xx; its languages: ar=8.33%, en=8.33%, code=7.58%", capsys.readouterr().err)
     plain = tmp_path / "plain.parquet"
     duckdb.connect().execute(f"COPY (SELECT 'a b c' AS text) TO '{plain}'")
     assert main(["prepare", str(plain), "--uniform", "-o", str(tmp_path / "q")]) == 2

@@ -137,6 +137,18 @@ def test_fingerprints_ignore_only_whitespace_runs(words, spaces):
     assert fp[1] != fp[2] or not words
 
 
+def test_a_chain_of_near_copies_is_one_cluster(con):
+    """Each document overlaps the next by 190 of 200 words, the first and the last by 150: a pair
+    only through the ones between."""
+    words = [f"w{i}" for i in range(300)]
+    con.execute("CREATE TABLE chain AS SELECT i AS doc_id, t AS text FROM unnest(?) WITH ORDINALITY u(t, i)",
+                [[" ".join(words[10 * i:10 * i + 200]) for i in range(6)]])
+    pairs = set(con.execute("SELECT x, y FROM sqltok_near_duplicate_pairs('SELECT * FROM chain')").fetchall())
+    assert (1, 6) not in pairs and {(i, i + 1) for i in range(1, 6)} <= pairs
+    assert sorted(near_duplicates(con, "SELECT * FROM chain").fetchall()) == [
+        (i, 1, i == 1) for i in range(1, 7)]
+
+
 def test_exact_duplicates_ignore_case_and_spacing(con):
     con.execute("CREATE TABLE raw AS SELECT * FROM (VALUES (1, 'Hello  world'), (2, 'hello world'), "
                 "(3, 'other'), (4, NULL), (5, ' HELLO world ')) t(doc_id, text)")

@@ -32,15 +32,16 @@ def test_clean_blobs_controls_forms_and_lengths(con):
 
 
 def test_holdout_uses_the_prepare_split_and_keeps_what_it_held(con):
-    con.execute("CREATE TABLE docs AS SELECT 'document ' || i AS text FROM range(3000) r(i) "
-                "UNION ALL SELECT NULL")
+    # with texts whose hash is at the cut exactly (10000 * 0.1), which go to training
+    con.execute("CREATE TABLE docs AS SELECT 'document ' || i AS text FROM range(3000) r(i) UNION ALL SELECT NULL "
+                "UNION ALL (SELECT 'edge ' || i FROM range(100000) r(i) WHERE hash('edge ' || i) % 10000 = 1000 LIMIT 3)")
     train, held = holdout_split(Source(table="docs"), 0.1)
     held_texts = {r[0] for r in con.execute(held.query()).fetchall()}
     # what train --holdout held back before it shared the split: text IS NOT NULL AND hash % 10000 < cut
     before = {r[0] for r in con.execute("SELECT text FROM docs WHERE text IS NOT NULL AND "
                                         "hash(text) % 10000 < 1000").fetchall()}
     assert held_texts == before and 250 < len(held_texts) < 350
-    assert con.execute(f"SELECT count(*) FROM ({train.query()})").fetchone()[0] == 3001 - len(before)
+    assert con.execute(f"SELECT count(*) FROM ({train.query()})").fetchone()[0] == 3004 - len(before)
     assert held.sql == split_query(Source(table="docs").query(), 0.1, held=True)
 
 
