@@ -90,8 +90,7 @@ def bench_language(con, docs, nbytes, texts, size):
     ours = _rate(_timed(lambda: con.execute("SELECT count(detect_language(text)) FROM docs").fetchall()), docs, nbytes)
     py3langid.classify("warm up")
     langid = _rate(_timed(lambda: [py3langid.classify(t) for t in texts]), len(texts), size)
-    detector = LanguageDetectorBuilder.from_all_languages().build()
-    detector.detect_language_of("warm up")
+    detector = LanguageDetectorBuilder.from_all_languages().with_preloaded_language_models().build()
     lingua = _rate(_timed(lambda: [detector.detect_language_of(t) for t in texts]), len(texts), size)
     return {"sqltok": ours, "py3langid": langid, "lingua": lingua}
 
@@ -156,7 +155,7 @@ def language_accuracy(paths: list[str], per_language: int) -> dict:
 
     from sqltok.corpus.language import MACROLANGUAGE, language_arrays
 
-    detector = LanguageDetectorBuilder.from_all_languages().build()
+    detector = LanguageDetectorBuilder.from_all_languages().with_preloaded_language_models().build()
 
     def lingua(t):
         found = detector.detect_language_of(t)

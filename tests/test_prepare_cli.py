@@ -49,6 +49,8 @@ def test_whole_pipeline(raw, tmp_path, capsys):
     assert sum(m["balance"]["reached"].values()) == pytest.approx(1.0)  # among documents with a language
     assert m["sqltok_version"] and m["settings"]["dedup"] == {"exact": True, "near": 0.8}
     assert m["languages_before"] and m["languages_after"]
+    assert {x["source"] for x in m["sources"]} == {"sample", "x"}
+    assert sum(x["documents"] for x in m["sources"]) == steps["balance"]["documents_out"]
     con = duckdb.connect()
     train = con.execute(f"SELECT count(*), count(DISTINCT source), bool_or(text LIKE '%[EMAIL]%') "
                         f"FROM '{out}/train.parquet'").fetchone()

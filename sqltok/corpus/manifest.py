@@ -1,6 +1,6 @@
 """The record of a `prepare` run (`manifest.json`): settings, sqltok's version, documents and bytes in
 and out of every step, shares by language before and after, PII found by kind, the balance asked for
-and reached, and the outputs."""
+and reached, the output's sources and licenses, and the outputs."""
 from __future__ import annotations
 
 import dataclasses
@@ -32,6 +32,7 @@ class Manifest:
     languages_after: list[dict] | None = None
     pii: dict[str, int] | None = None
     balance: dict | None = None
+    sources: list[dict] | None = None  # documents and bytes per source (and license) of the output
     outputs: dict[str, dict] = field(default_factory=dict)
 
     @classmethod

@@ -92,6 +92,7 @@ class _Run:
     def __init__(self, con: duckdb.DuckDBPyConnection, manifest: Manifest, progress: Progress | None) -> None:
         self.con, self.manifest, self.progress = con, manifest, progress
         self.current, self.steps = "", 0
+        self.last: tuple[int, int] | None = None  # documents and bytes of the current table
 
     @property
     def prev(self) -> str:
@@ -99,12 +100,15 @@ class _Run:
         return f"SELECT * FROM {self.current}"
 
     def step(self, name: str, query: str, **facts) -> None:
-        """Build the next step table from `query` and record its documents and bytes."""
+        """Build the next step table from `query` (dropping the one before: only one lives at a time
+        beside the one being built) and record its documents and bytes."""
         table = f"step{self.steps}"
         self.con.execute(f"CREATE TABLE {table} AS {query}")
-        before = self.counts(self.current) if self.current else None
+        if self.current:
+            self.con.execute(f"DROP TABLE {self.current}")
+        before, self.last = self.last, self.counts(table)
         self.current, self.steps = table, self.steps + 1
-        self.manifest.add_step(name, before, self.counts(table), **facts)
+        self.manifest.add_step(name, before, self.last, **facts)
         if self.progress:
             self.progress.update(self.steps)
 
@@ -118,8 +122,8 @@ class _Run:
         return [r[0] for r in self.con.execute(f"DESCRIBE {self.current}").fetchall()]
 
     def drop(self) -> None:
-        for k in range(self.steps):
-            self.con.execute(f"DROP TABLE IF EXISTS step{k}")
+        if self.current:
+            self.con.execute(f"DROP TABLE IF EXISTS {self.current}")
 
 
 def prepare(con: duckdb.DuckDBPyConnection, sources: list[Source], out_dir: str, settings: PrepareSettings,
@@ -149,6 +153,7 @@ def prepare(con: duckdb.DuckDBPyConnection, sources: list[Source], out_dir: str,
             con.execute(f"COPY (SELECT * FROM {q}) TO {quote_literal(path)} (FORMAT parquet)")
             manifest.add_output(name, *con.execute(
                 f"SELECT count(*), coalesce(sum(strlen(text)), 0) FROM read_parquet({quote_literal(path)})").fetchone())
+        manifest.sources = _source_counts(con, run)
         manifest.write(os.path.join(tmp, "manifest.json"))
         if os.path.isdir(out_dir):
             os.rmdir(out_dir)
@@ -161,6 +166,17 @@ def prepare(con: duckdb.DuckDBPyConnection, sources: list[Source], out_dir: str,
         if progress:
             progress.close()
     return manifest
+
+
+def _source_counts(con: duckdb.DuckDBPyConnection, run: _Run) -> list[dict] | None:
+    """Documents and bytes per source and license of the output, when the input names them."""
+    keys = [c for c in ("source", "license") if c in run.columns()]
+    if not keys:
+        return None
+    cols = ", ".join(keys)
+    rows = con.execute(f"SELECT {cols}, count(*), sum(strlen(text)) FROM {run.current} GROUP BY ALL "
+                       f"ORDER BY {cols}").fetchall()
+    return [dict(zip(keys + ["documents", "bytes"], r)) for r in rows]
 
 
 def _step_count(s: PrepareSettings) -> int:
