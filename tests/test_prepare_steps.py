@@ -1,11 +1,13 @@
 """Cleaning, the validation split (shared with train --holdout) and balancing, each alone."""
 import math
 import warnings
+from functools import cache
 
 import duckdb
 import pytest
 from hypothesis import given, settings, strategies as st
 
+import sqltok
 from sqltok.corpus.balance import balance_query, language_shares, parse_ratios, target_shares
 from sqltok.corpus.clean import CleanSettings, clean_query, invalid_utf8_count
 from sqltok.corpus.sources import Source
@@ -45,11 +47,17 @@ def test_holdout_uses_the_prepare_split_and_keeps_what_it_held(con):
     assert held.sql == split_query(Source(table="docs").query(), 0.1, held=True)
 
 
+@cache
+def _registered() -> duckdb.DuckDBPyConnection:
+    """One connection for the examples of a hypothesis test (its fixtures would be shared anyway)."""
+    return sqltok.register(duckdb.connect())
+
+
 @settings(max_examples=30, deadline=None)
 @given(st.dictionaries(st.sampled_from(["en", "fr", "ko", "zh", None]), st.integers(1, 60), min_size=1),
        st.floats(0.05, 0.5))
 def test_stratified_split_holds_back_each_language_in_proportion(sizes, fraction):
-    con = duckdb.connect()
+    con = _registered()
     rows = [(lang, f"{lang} doc {i}") for lang, n in sizes.items() for i in range(n)]
     con.execute("CREATE OR REPLACE TABLE docs AS SELECT * FROM (SELECT unnest(?) AS lang, unnest(?) AS text)",
                 [[r[0] for r in rows], [r[1] for r in rows]])
@@ -113,3 +121,19 @@ def test_balance_bad_input(con):
     with warnings.catch_warnings(), pytest.raises(SqltokError, match="none of the languages"):
         warnings.simplefilter("ignore")
         target_shares(shares, parse_ratios("ko=1"))
+
+
+def test_each_step_from_sql(con):
+    con.execute("CREATE TABLE docs AS SELECT i AS doc_id, CASE WHEN i < 80 THEN 'en' ELSE 'fr' END AS lang, "
+                "'doc ' || i AS text FROM range(100) r(i)")
+    assert con.execute("SELECT lang, documents FROM sqltok_language_shares('SELECT * FROM docs')").fetchall() == [
+        ("en", 80), ("fr", 20)]
+    assert con.execute("SELECT lang, count(*) FROM sqltok_balance('SELECT * FROM docs', MAP {'en': 1, 'fr': 1}, "
+                       "seed := 3) GROUP BY lang ORDER BY lang").fetchall() == [("en", 50), ("fr", 50)]
+    t = con.execute("SELECT sqltok_temperature_targets('SELECT * FROM docs', 0.5)").fetchone()[0]
+    assert t == {"en": pytest.approx(80 ** 0.5), "fr": pytest.approx(20 ** 0.5)}
+    held = con.execute("SELECT count(*) FILTER (WHERE sqltok_held), count(*) FROM "
+                       "sqltok_split_by_language('SELECT * FROM docs', fraction := 0.1)").fetchone()
+    assert held == (10, 100)
+    assert con.execute("SELECT strip_controls('a' || chr(0) || chr(27) || chr(133) || 'b' || chr(9) || chr(10))"
+                       ).fetchone()[0] == "ab\t\n"

@@ -1,6 +1,6 @@
 """Balancing a corpus by language: its shares (documents and bytes), and target shares given as
 ratios (`zh=4,en=4,fr=1,ko=1`), as a fully balanced mix, or by temperature (p(lang) ∝ n^α, as mT5 and
-XLM-R sample). The resampling itself is `sql/prepare_balance.sql`."""
+XLM-R sample). The shares and the resampling are the table macros of `sql/prepare_balance.sql`."""
 from __future__ import annotations
 
 import warnings
@@ -10,7 +10,6 @@ import duckdb
 
 from sqltok.corpus.sources import quote_literal
 from sqltok.errors import SqltokError
-from sqltok.sql_files import sql_text
 
 
 @dataclass(frozen=True)
@@ -24,11 +23,7 @@ class Share:
 
 def language_shares(con: duckdb.DuckDBPyConnection, source: str) -> list[Share]:
     """Documents and bytes per language of `source` (columns lang, text), largest first."""
-    rows = con.execute(f"""
-        SELECT lang, count(*) AS d, coalesce(sum(strlen(text)), 0) AS b,
-               count(*) / sum(count(*)) OVER () , coalesce(sum(strlen(text)) / sum(sum(strlen(text))) OVER (), 0)
-        FROM ({source}) GROUP BY lang ORDER BY d DESC, lang NULLS LAST""").fetchall()
-    return [Share(*r) for r in rows]
+    return [Share(*r) for r in con.execute("SELECT * FROM sqltok_language_shares(?)", [source]).fetchall()]
 
 
 def parse_ratios(spec: str) -> dict[str, float]:
@@ -83,6 +78,6 @@ def target_shares(shares: list[Share], ratios: dict[str, float] | None = None, t
 
 def balance_query(source: str, targets: dict[str, float], seed: int = 0) -> str:
     """`source` (columns doc_id, lang, text, ...) resampled to `targets`; adds a column `copy`."""
-    values = ", ".join(f"({quote_literal(lang)}, {share!r})" for lang, share in targets.items())
-    table = f"SELECT * FROM (VALUES {values}) t(lang, share)"
-    return sql_text("prepare_balance").format(source=source, targets=table, seed=int(seed))
+    keys = ", ".join(quote_literal(lang) for lang in targets)
+    values = ", ".join(repr(float(share)) for share in targets.values())
+    return f"SELECT * FROM sqltok_balance({quote_literal(source)}, MAP([{keys}], [{values}]), seed := {int(seed)})"

@@ -11,3 +11,7 @@ CREATE OR REPLACE TEMP MACRO mask_card(text, placeholder := '[CARD]') AS sqltok_
 CREATE OR REPLACE TEMP MACRO mask_iban(text, placeholder := '[IBAN]') AS sqltok_pii_masked(text, ['iban'], [placeholder]).text;
 CREATE OR REPLACE TEMP MACRO mask_credentials(text, placeholder := '[CREDENTIALS]') AS
     sqltok_pii_masked(text, ['credentials'], [placeholder]).text;
+
+-- The text without control characters other than tab, line feed and carriage return (C0, DEL, C1).
+CREATE OR REPLACE TEMP MACRO strip_controls(text) AS
+    regexp_replace(text, '[\x00-\x08\x0B\x0C\x0E-\x1F\x7F\x{80}-\x{9F}]', '', 'g');

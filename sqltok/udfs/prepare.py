@@ -1,7 +1,7 @@
 """The corpus preparation functions in SQL, over Arrow batches: `detect_language`, `language_of`,
 `script_shares`, `find_pii`, `sqltok_pii_masked` (behind the `mask_pii` and `mask_*` macros of
 `sql/prepare_macros.sql`), `minhash` and `text_fingerprint` (behind the dedup macros of `sql/prepare_dedup.sql`) and
-`sqltok_decode_utf8`."""
+`sqltok_decode_utf8`; and the table macros of the split and balance steps."""
 from __future__ import annotations
 
 import duckdb
@@ -113,3 +113,5 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
     define(con, "sqltok_decode_utf8", _decode_utf8, [duckdb.sqltype("BLOB")], varchar)
     run_script(con, "prepare_macros")
     run_script(con, "prepare_dedup")
+    run_script(con, "prepare_split")
+    run_script(con, "prepare_balance")
