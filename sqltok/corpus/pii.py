@@ -81,7 +81,7 @@ def public_ip(text: str) -> bool:
 
 
 def _digits(s: str) -> str:
-    return re.sub(r"\D", "", s)
+    return re.sub(r"[^0-9]", "", s)
 
 
 def _iban_end(m: re.Match) -> int | None:
@@ -118,22 +118,28 @@ class _Kind:
     group: int = 0  # the group that is masked
 
 
+def _compile(pattern: str) -> re.Pattern:
+    """A pattern whose digits are ASCII digits (Python's \\d takes every Unicode digit, RE2's and the
+    validators' do not); \\w stays Unicode, so that a letter of any script bounds a find."""
+    return re.compile(pattern.replace(r"\d", "[0-9]"))
+
+
 _PHONE_END = r"(?![\w\-]|[.,]\d| \d)"
 _KIND = {
-    "credentials": _Kind(re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://([^\s/?#@:]+:[^\s/?#@]+)@(?=[^\s/?#@])"),
+    "credentials": _Kind(_compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://([^\s/?#@:]+:[^\s/?#@]+)@(?=[^\s/?#@])"),
                          lambda m: m.end(1), 1),
-    "email": _Kind(re.compile(r"(?<![\w.%+\-])[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}@"
+    "email": _Kind(_compile(r"(?<![\w.%+\-])[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}@"
                               r"(?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}(?![\w\-])"),
                    _whole(lambda t: ".." not in t)),
-    "iban": _Kind(re.compile(r"(?<![\w])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?"), _iban_end),
-    "card": _Kind(re.compile(r"(?<![\w\-.])(?:\d{4}([ \-]?)\d{4}\1\d{4}\1\d{1,7}|\d{4}([ \-]?)\d{6}\2\d{4,5})"
+    "iban": _Kind(_compile(r"(?<![\w])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?"), _iban_end),
+    "card": _Kind(_compile(r"(?<![\w\-.])(?:\d{4}([ \-]?)\d{4}\1\d{4}\1\d{1,7}|\d{4}([ \-]?)\d{6}\2\d{4,5})"
                              r"(?![\w\-]|\.\d)"),
                   _whole(lambda t: card_network_prefix(d := _digits(t)) and luhn_valid(d))),
-    "ip": _Kind(re.compile(r"(?<![\w.:])(?:(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)"
+    "ip": _Kind(_compile(r"(?<![\w.:])(?:(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)"
                            r"|(?=[0-9A-Fa-f:]*:[0-9A-Fa-f:]*:)[0-9A-Fa-f:]{2,39}(?:(?<=:)(?:\d{1,3}\.){3}\d{1,3})?"
                            r"(?![\w:]|\.\w))"),
                 _whole(lambda t: public_ip(t) and not _section_number(t))),
-    "phone": _Kind(re.compile(
+    "phone": _Kind(_compile(
         r"(?<![\w+\-.])(?<!\d )(?:"
         r"\+\d{1,3}(?:[ .\-]?\(\d{1,4}\))?[ .\-]?\d{1,5}(?:[ .\-]?\d{2,5}){0,4}"   # E.164 with its separators
         r"|(?:1[ .\-])?(?:\([2-9]\d{2}\) ?|[2-9]\d{2}[.\- ])[2-9]\d{2}[.\- ]\d{4}"  # North American

@@ -1,7 +1,7 @@
 """The corpus preparation functions in SQL, over Arrow batches: `detect_language`, `language_of`,
 `script_shares`, `find_pii`, `sqltok_pii_masked` (behind the `mask_pii` and `mask_*` macros of
-`sql/prepare_macros.sql`), `minhash` and `text_fingerprint` (behind the dedup macros of `sql/prepare_dedup.sql`) and
-`sqltok_decode_utf8`; and the table macros of the split and balance steps."""
+`sql/prepare_macros.sql`), `minhash` and `text_fingerprint` (behind the dedup macros of
+`sql/prepare_dedup.sql`) and `sqltok_decode_utf8`; and the table macros of the split and balance."""
 from __future__ import annotations
 
 import duckdb
@@ -13,7 +13,7 @@ from sqltok.bpe.tokenizer import _default_threads
 from sqltok.corpus.dedup import permutations
 from sqltok.corpus.language import language_arrays
 from sqltok.corpus.pii import PLACEHOLDERS, check_kinds, find_pii_arrow, masked
-from sqltok.corpus.scripts import SHARES, script_shares_array
+from sqltok.corpus.scripts import script_shares_array
 from sqltok.corpus._minhash import fingerprint_arrow, minhash_arrow
 from sqltok.sql_files import run_script
 
@@ -25,11 +25,13 @@ FINDS = pa.list_(pa.struct([("kind", pa.string()), ("start", pa.int32()), ("end"
 
 
 def _whole(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
-    return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+    """One array, string views as large strings (pyarrow's compute kernels take no views)."""
+    arr = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+    return arr.cast(pa.large_string()) if pa.types.is_string_view(arr.type) else arr
 
 
 def _detect_language(texts: pa.Array) -> pa.Array:
-    return language_arrays(texts, _default_threads())[0]
+    return language_arrays(_whole(texts), _default_threads())[0]
 
 
 def _language_of(texts: pa.Array) -> pa.Array:
@@ -39,7 +41,7 @@ def _language_of(texts: pa.Array) -> pa.Array:
 
 
 def _script_shares(texts: pa.Array) -> pa.Array:
-    return script_shares_array(texts, _default_threads())
+    return script_shares_array(_whole(texts), _default_threads())
 
 
 def _constant(arr: pa.Array, what: str):
