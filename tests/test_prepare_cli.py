@@ -8,8 +8,12 @@ from pathlib import Path
 import duckdb
 import pytest
 
+import sqltok
 from sqltok.cli import main
 from sqltok.corpus import prepare as prepare_module
+from sqltok.corpus.prepare import Dedup, PrepareSettings, prepare
+from sqltok.corpus.sources import Source
+from sqltok.errors import SqltokError
 
 SAMPLE = Path(__file__).parent / "data" / "corpora_sample.jsonl"
 
@@ -81,6 +85,29 @@ def test_a_failed_run_leaves_no_output(raw, tmp_path, monkeypatch, capsys):
     assert os.listdir(tmp_path) == ["raw.jsonl"]
     monkeypatch.setattr(prepare_module, "balance_query", real)
     assert main(["prepare", str(raw), "--uniform", "-o", str(out)]) == 0
+
+
+def test_work_tables_live_in_a_schema_of_their_own(raw, tmp_path):
+    con = sqltok.register(duckdb.connect())
+    con.execute("CREATE TABLE step0 AS SELECT 42 AS mine")
+    prepare(con, [Source(path=str(raw))], str(tmp_path / "p"), PrepareSettings(dedup=Dedup()))
+    assert con.execute("SELECT * FROM step0").fetchall() == [(42,)]
+    assert con.execute("SELECT count(*) FROM duckdb_schemas() WHERE schema_name = 'sqltok_prepare'").fetchone() == (0,)
+    con.execute("CREATE SCHEMA sqltok_prepare")
+    with pytest.raises(SqltokError, match="another prepare run"):
+        prepare(con, [Source(path=str(raw))], str(tmp_path / "q"), PrepareSettings())
+    assert sorted(os.listdir(tmp_path)) == ["p", "raw.jsonl"]
+
+
+def test_text_key_and_two_inputs(tmp_path):
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.parquet"
+    a.write_text('{"body": "first document", "license": "MIT"}\n{"body": "second one", "license": "MIT"}\n')
+    duckdb.connect().execute(f"COPY (SELECT 'third' AS body, 'CC-BY' AS license) TO '{b}'")
+    assert main(["prepare", str(a), str(b), "--text-key", "body", "-o", str(tmp_path / "p")]) == 0
+    rows = duckdb.connect().execute(f"SELECT text, license FROM '{tmp_path}/p/train.parquet' ORDER BY doc_id").fetchall()
+    assert rows == [("first document", "MIT"), ("second one", "MIT"), ("third", "CC-BY")]
+    m = json.loads((tmp_path / "p" / "manifest.json").read_text())
+    assert m["sources"] == [{"license": "CC-BY", "documents": 1, "bytes": 5}, {"license": "MIT", "documents": 2, "bytes": 24}]
 
 
 def test_blob_input_with_invalid_utf8(tmp_path):

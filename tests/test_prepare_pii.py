@@ -63,6 +63,8 @@ def test_mask_pii_default_placeholders_and_custom_ones():
     text = "Mail jane@example.com, call +44 20 7946 0958, pay 4111-1111-1111-1111 to GB82 WEST 1234 5698 7654 32"
     assert mask_pii(text) == "Mail [EMAIL], call [PHONE], pay [CARD] to [IBAN]"
     assert mask_pii(text, ["email"], {"email": "<e>"}).startswith("Mail <e>, call +44")
+    # digits are ASCII digits: an Arabic-Indic one before the number is no digit group of it
+    assert mask_pii("رقم ٤ +44 20 7946 0958") == "رقم ٤ [PHONE]"
     with pytest.raises(ValueError, match="unknown PII kind"):
         mask_pii(text, ["names"])
 

@@ -21,7 +21,7 @@ from sqltok.corpus.balance import balance_query, language_shares, target_shares
 from sqltok.corpus.clean import CleanSettings, clean_query, invalid_utf8_count
 from sqltok.corpus.manifest import Manifest
 from sqltok.corpus.pii import KINDS, PLACEHOLDERS, check_kinds
-from sqltok.corpus.sources import Source, quote_literal
+from sqltok.corpus.sources import Source, quote_ident, quote_literal
 from sqltok.corpus.split import split_query
 from sqltok.errors import SqltokError
 from sqltok.progress import Progress
@@ -86,10 +86,19 @@ class PrepareSettings:
         return self.ratios is not None or self.temperature is not None or self.uniform
 
 
+SCHEMA = "sqltok_prepare"
+
+
 class _Run:
-    """One run's step tables (step0, step1, ...) on the work connection, and the manifest."""
+    """One run's step tables (sqltok_prepare.step0, step1, ...: a schema of its own, dropped whole at
+    the end) on the work connection, and the manifest."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, manifest: Manifest, progress: Progress | None) -> None:
+        try:
+            con.execute(f"CREATE SCHEMA {SCHEMA}")
+        except duckdb.CatalogException:
+            raise SqltokError(f"the database has a schema {SCHEMA} already: another prepare run is using this "
+                              f"connection, or one was killed (DROP SCHEMA {SCHEMA} CASCADE)") from None
         self.con, self.manifest, self.progress = con, manifest, progress
         self.current, self.steps = "", 0
         self.last: tuple[int, int] | None = None  # documents and bytes of the current table
@@ -102,7 +111,7 @@ class _Run:
     def step(self, name: str, query: str, **facts) -> None:
         """Build the next step table from `query` (dropping the one before: only one lives at a time
         beside the one being built) and record its documents and bytes."""
-        table = f"step{self.steps}"
+        table = f"{SCHEMA}.step{self.steps}"
         self.con.execute(f"CREATE TABLE {table} AS {query}")
         if self.current:
             self.con.execute(f"DROP TABLE {self.current}")
@@ -122,8 +131,7 @@ class _Run:
         return [r[0] for r in self.con.execute(f"DESCRIBE {self.current}").fetchall()]
 
     def drop(self) -> None:
-        if self.current:
-            self.con.execute(f"DROP TABLE IF EXISTS {self.current}")
+        self.con.execute(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
 
 
 def prepare(con: duckdb.DuckDBPyConnection, sources: list[Source], out_dir: str, settings: PrepareSettings,
@@ -137,10 +145,10 @@ def prepare(con: duckdb.DuckDBPyConnection, sources: list[Source], out_dir: str,
         raise SqltokError(f"{out_dir} exists and is not empty: choose another output folder or empty it")
     parent = os.path.dirname(os.path.abspath(out_dir)) or "."
     os.makedirs(parent, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=".sqltok-prepare-", dir=parent)
     manifest = Manifest.start(settings, [s.describe() for s in sources])
     progress = Progress("prepare", _step_count(settings), "steps") if show_progress else None
     run = _Run(con, manifest, progress)
+    tmp = tempfile.mkdtemp(prefix=".sqltok-prepare-", dir=parent)
     try:
         _run_steps(run, sources, settings)
         outputs = {"train": run.current}
@@ -185,8 +193,14 @@ def _step_count(s: PrepareSettings) -> int:
 
 
 def _source_query(sources: list[Source]) -> str:
-    """All sources one after another, every column kept."""
-    return " UNION ALL BY NAME ".join(f"SELECT * FROM ({s.rows_query()})" for s in sources)
+    """All sources one after another, every column kept, the text column named `text`."""
+    def one(s: Source) -> str:
+        if s.text_key == "text":
+            return f"SELECT * FROM ({s.rows_query()})"
+        key = quote_ident(s.text_key)
+        return f"SELECT * EXCLUDE ({key}), {key} AS text FROM ({s.rows_query()})"
+
+    return " UNION ALL BY NAME ".join(one(s) for s in sources)
 
 
 def _run_steps(run: _Run, sources: list[Source], s: PrepareSettings) -> None:
