@@ -43,6 +43,7 @@ def test_whole_pipeline(raw, tmp_path, capsys):
     steps = {s["step"]: s for s in m["steps"]}
     assert list(steps) == ["read", "clean", "detect_language", "mask_pii", "dedup_exact", "dedup_near", "balance"]
     assert steps["read"]["documents_out"] == 266 and steps["clean"]["documents_out"] == 264  # NULL and ''
+    assert steps["clean"]["null_or_empty"] == 2
     assert m["duplicates_removed"]["exact"] >= 2
     assert m["pii"]["email"] >= 1 and m["pii"]["phone"] >= 1
     for a, b in zip(m["steps"], m["steps"][1:]):
@@ -108,6 +109,15 @@ def test_text_key_and_two_inputs(tmp_path):
     assert rows == [("first document", "MIT"), ("second one", "MIT"), ("third", "CC-BY")]
     m = json.loads((tmp_path / "p" / "manifest.json").read_text())
     assert m["sources"] == [{"license": "CC-BY", "documents": 1, "bytes": 5}, {"license": "MIT", "documents": 2, "bytes": 24}]
+
+
+def test_plain_text_lines(tmp_path):
+    src = tmp_path / "book.txt"
+    src.write_text("one line\n\nanother line\n")
+    assert main(["prepare", str(src), "-o", str(tmp_path / "p")]) == 2  # lines or whole file: say which
+    assert main(["prepare", str(src), "--lines", "-o", str(tmp_path / "p")]) == 0
+    m = json.loads((tmp_path / "p" / "manifest.json").read_text())
+    assert [s["documents_out"] for s in m["steps"]] == [3, 2]
 
 
 def test_blob_input_with_invalid_utf8(tmp_path):

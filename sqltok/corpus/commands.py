@@ -22,9 +22,12 @@ def add_parser(sub) -> None:
     """The `prepare` subcommand on the `sqltok` parser's subparsers."""
     p = sub.add_parser("prepare", help="prepare a training corpus: clean, detect languages, mask PII, "
                        "deduplicate, balance, split")
-    p.add_argument("sources", nargs="+", help="Parquet or JSONL (.gz/.zst) files; globs allowed")
+    p.add_argument("sources", nargs="+", help="Parquet, JSONL (.gz/.zst) or text files; globs allowed")
     p.add_argument("-o", "--output", required=True, help="folder for train.parquet, valid.parquet, manifest.json")
     p.add_argument("--text-key", default="text", help="JSON key or column holding the text (default: text)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--lines", action="store_true", help="plain text: one document per line")
+    g.add_argument("--whole-file", action="store_true", help="plain text: one document per file")
     p.add_argument("--detect-language", action="store_true", help="add (or replace) a lang column")
     p.add_argument("--mask-pii", nargs="?", const=",".join(KINDS), metavar="KINDS",
                    help=f"mask PII (default all kinds: {','.join(KINDS)})")
@@ -72,7 +75,8 @@ def settings_from(args) -> PrepareSettings:
 
 def run(args) -> None:
     settings = settings_from(args)
-    sources = [Source(path=s, text_key=args.text_key) for s in args.sources]
+    mode = "line" if args.lines else "file" if args.whole_file else None
+    sources = [Source(path=s, text_key=args.text_key, text_mode=mode) for s in args.sources]
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     parent = os.path.dirname(os.path.abspath(args.output))
     os.makedirs(parent, exist_ok=True)

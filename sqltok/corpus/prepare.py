@@ -211,7 +211,9 @@ def _run_steps(run: _Run, sources: list[Source], s: PrepareSettings) -> None:
         raise SqltokError(f"the input has no column 'text' (it has {', '.join(cols)})")
     run.step("read", union if "doc_id" in cols else f"SELECT row_number() OVER () AS doc_id, * FROM ({union})")
     bad = invalid_utf8_count(con, run.prev)
-    run.step("clean", clean_query(con, run.prev, s.clean), invalid_utf8=bad, invalid_utf8_action=s.clean.invalid_utf8)
+    empty = con.execute(f"SELECT count(*) FROM {run.current} WHERE text IS NULL OR text = ''").fetchone()[0]
+    run.step("clean", clean_query(con, run.prev, s.clean), null_or_empty=empty, invalid_utf8=bad,
+             invalid_utf8_action=s.clean.invalid_utf8)
     if s.detect_language:
         lang = "detect_language(text)"
         run.step("detect_language", f"SELECT * REPLACE ({lang} AS lang) FROM {run.current}"
