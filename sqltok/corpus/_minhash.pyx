@@ -8,8 +8,8 @@ shingle of all of them); its hash folds the word hashes in order, h = (h ^ w) * 
 FNV_OFFSET, to 32 bits (high ^ low). Each shingle hash is mixed once by the MurmurHash3 finalizer, then
 permutation k maps it to a_k h + b_k mod 2^32 (a_k odd: a bijection): datasketch's MinHash arithmetic
 in its default "affine32" scheme, so that datasketch given the same shingle hashes and permutations
-computes the same signature. A text's fingerprint folds all its word hashes the same way (64 bits,
-MurmurHash3's 64-bit finalizer): texts equal up to runs of whitespace have equal fingerprints.
+computes the same signature. A text's fingerprint folds all its word hashes the same way (64 bits):
+texts equal up to runs of whitespace have equal fingerprints.
 """
 from cython.parallel cimport prange
 from libc.stdint cimport UINT32_MAX, int64_t, uint8_t, uint32_t, uint64_t
@@ -61,14 +61,6 @@ cdef inline uint32_t _fmix32(uint32_t h) noexcept nogil:
     h ^= h >> 13
     h *= 0xC2B2AE35U
     return h ^ (h >> 16)
-
-
-cdef inline uint64_t _fmix64(uint64_t h) noexcept nogil:
-    h ^= h >> 33
-    h *= 0xFF51AFD7ED558CCDULL
-    h ^= h >> 33
-    h *= 0xC4CEB9FE1A85EC53ULL
-    return h ^ (h >> 33)
 
 
 cdef void _word_hashes(const uint8_t* s, int64_t n, vector[uint64_t]& words) noexcept nogil:
@@ -135,7 +127,7 @@ cdef void _fingerprint_rows(const BinaryView& v, int64_t first, int64_t last, ui
     for r in range(first, last):
         if view_valid(v, r):
             _word_hashes(v.values + view_start(v, r), view_end(v, r) - view_start(v, r), words)
-            out[r] = _fmix64(_fold(words.data(), <int64_t>words.size()))
+            out[r] = _fold(words.data(), <int64_t>words.size())
         else:
             out[r] = 0
 

@@ -5,6 +5,8 @@ The work is the table macros of `sql/prepare_dedup.sql` over the `minhash` and `
 SQL functions (`_minhash.pyx`); this module holds their Python faces and the MinHash permutations.
 The candidates are MinHashLSH's: pairs with one equal band, not checked again against the threshold,
 so a cluster may chain documents less alike than the threshold (as in datatrove and text-dedup).
+Shingles are of words between whitespace: text without spaces (Chinese, Japanese, Thai) makes few,
+long words, so near copies there are found only when nearly equal.
 """
 from __future__ import annotations
 

@@ -6,10 +6,10 @@ the Luhn check and start like a card network's numbers, IBANs have their country
 ISO 7064 mod 97-10, IP addresses parse and are globally routable (`ipaddress.is_global`: private,
 loopback, link-local, shared and documentation ranges are kept, as datatrove keeps them; an IPv4
 address whose four parts are all below 32 reads as a section or version number, 4.2.13.1, and is kept
-too), phone
-numbers have the digit count of their form. Where two finds overlap, the kind earlier in `KINDS`
-wins. Names and places would need a named-entity model that ships offline in a package and runs at
-corpus speed; none is provided.
+too), phone numbers have the digit count of their form. Where two finds overlap, the kind earlier in
+`KINDS` wins. Names and places would need a named-entity model that ships inside a package, runs
+offline and keeps up with a corpus; none is provided (spaCy's models, for one, are published outside
+PyPI, and on PyPI only as third parties' re-uploads).
 """
 from __future__ import annotations
 
