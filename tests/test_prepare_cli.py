@@ -100,7 +100,7 @@ def test_work_tables_live_in_a_schema_of_their_own(raw, tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["p", "raw.jsonl"]
 
 
-def test_text_key_and_two_inputs(tmp_path):
+def test_text_key_and_two_inputs(tmp_path, monkeypatch):
     a, b = tmp_path / "a.jsonl", tmp_path / "b.parquet"
     a.write_text('{"body": "first document", "license": "MIT"}\n{"body": "second one", "license": "MIT"}\n')
     duckdb.connect().execute(f"COPY (SELECT 'third' AS body, 'CC-BY' AS license) TO '{b}'")
@@ -108,7 +108,11 @@ def test_text_key_and_two_inputs(tmp_path):
     rows = duckdb.connect().execute(f"SELECT text, license FROM '{tmp_path}/p/train.parquet' ORDER BY doc_id").fetchall()
     assert rows == [("first document", "MIT"), ("second one", "MIT"), ("third", "CC-BY")]
     m = json.loads((tmp_path / "p" / "manifest.json").read_text())
-    assert m["sources"] == [{"license": "CC-BY", "documents": 1, "bytes": 5}, {"license": "MIT", "documents": 2, "bytes": 24}]
+    assert m["sources"] == [{"license": "MIT", "documents": 2, "bytes": 24}, {"license": "CC-BY", "documents": 1, "bytes": 5}]
+    monkeypatch.setattr(prepare_module, "MAX_SOURCES", 1)
+    assert main(["prepare", str(a), str(b), "--text-key", "body", "-o", str(tmp_path / "q")]) == 0
+    m = json.loads((tmp_path / "q" / "manifest.json").read_text())
+    assert m["sources"] == [{"license": "MIT", "documents": 2, "bytes": 24}, {"others": 1, "documents": 1, "bytes": 5}]
 
 
 def test_plain_text_lines(tmp_path):

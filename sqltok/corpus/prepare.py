@@ -87,6 +87,7 @@ class PrepareSettings:
 
 
 SCHEMA = "sqltok_prepare"
+MAX_SOURCES = 1000  # sources (and licenses) listed one by one in the manifest
 
 
 class _Run:
@@ -177,14 +178,19 @@ def prepare(con: duckdb.DuckDBPyConnection, sources: list[Source], out_dir: str,
 
 
 def _source_counts(con: duckdb.DuckDBPyConnection, run: _Run) -> list[dict] | None:
-    """Documents and bytes per source and license of the output, when the input names them."""
+    """Documents and bytes per source and license of the output, when the input names them: the
+    `MAX_SOURCES` largest, and one row for all the others."""
     keys = [c for c in ("source", "license") if c in run.columns()]
     if not keys:
         return None
     cols = ", ".join(keys)
-    rows = con.execute(f"SELECT {cols}, count(*), sum(strlen(text)) FROM {run.current} GROUP BY ALL "
-                       f"ORDER BY {cols}").fetchall()
-    return [dict(zip(keys + ["documents", "bytes"], r)) for r in rows]
+    rows = con.execute(f"SELECT {cols}, count(*) AS d, sum(strlen(text)) AS b FROM {run.current} GROUP BY ALL "
+                       f"ORDER BY d DESC, {cols}").fetchall()
+    out = [dict(zip(keys + ["documents", "bytes"], r)) for r in rows[:MAX_SOURCES]]
+    if len(rows) > MAX_SOURCES:
+        rest = rows[MAX_SOURCES:]
+        out.append({"others": len(rest), "documents": sum(r[-2] for r in rest), "bytes": sum(r[-1] for r in rest)})
+    return out
 
 
 def _step_count(s: PrepareSettings) -> int:
