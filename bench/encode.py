@@ -129,10 +129,7 @@ def load_encoder(variant: str, tok: dict, threads: int):
     if variant in SQLTOK_VARIANTS:
         import sqltok
 
-        Tokenizer = getattr(sqltok, "Tokenizer", None)
-        if Tokenizer is None:
-            from sqltok.bpe.tokenizer import Tokenizer
-        enc = Tokenizer.load(tok["sqltok"])
+        enc = sqltok.Tokenizer.load(tok["sqltok"])
         if variant == "sqltok-list":
             return lambda texts, arr: ("lists", enc.encode_ordinary_batch(texts, num_threads=threads))
         return lambda texts, arr: ("arrow", enc.encode_arrow(arr, threads=threads))

@@ -8,10 +8,16 @@
     con.sql("SELECT * FROM sqltok_merges('my_bpe') LIMIT 10")
     con.sql("SELECT encode('my_bpe', text) FROM docs")
     tok = sqltok.Tokenizer.load("o200k_base.tiktoken")
+    con.sql("SELECT detect_language(text), mask_pii(text) FROM docs")
+    sqltok.prepare(con, [sqltok.Source(table="docs")], "prepared/", sqltok.PrepareSettings(detect_language=True))
 """
 from importlib.metadata import PackageNotFoundError, version
 
 from sqltok.pretokenizer._pretokenize import pretokenize
+from sqltok.corpus.dedup import exact_duplicates, near_duplicates
+from sqltok.corpus.language import detect_language
+from sqltok.corpus.pii import find_pii, mask_pii
+from sqltok.corpus.prepare import PrepareSettings, prepare
 from sqltok.corpus.sources import Source
 from sqltok.errors import CorpusError, ModelExistsError, ModelNotFoundError, SqltokError
 from sqltok.bpe.model import Merge, Model
@@ -30,6 +36,8 @@ __all__ = [
     "TrainReport", "drop_model", "export_model", "import_model", "load_model", "model_names",
     "pretokenize", "register", "SuperwordReport", "Tokenizer", "train_bpe", "train_superword",
     "bert_normalize", "normalize", "WordPieceTokenizer", "BPETokenizer",
+    "bert_normalize", "normalize", "WordPieceTokenizer", "detect_language", "exact_duplicates", "find_pii",
+    "mask_pii", "near_duplicates", "prepare", "PrepareSettings",
 ]
 
 try:

@@ -11,6 +11,7 @@ from importlib.resources import files
 import duckdb
 
 from . import __version__
+from sqltok.corpus.commands import add_parser as add_prepare_parser
 from sqltok.corpus.sources import Source
 from sqltok.encode_files import encode_file
 from sqltok.errors import SqltokError
@@ -255,6 +256,7 @@ def _parser() -> argparse.ArgumentParser:
     db(d)
     d.set_defaults(func=_cmd_drop)
 
+    add_prepare_parser(sub)
     s = sub.add_parser("sample", help="print the path of the bundled sample corpus")
     s.set_defaults(func=lambda args: print(sample_path()))
     add_commands(sub)

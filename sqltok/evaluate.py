@@ -4,20 +4,16 @@ from __future__ import annotations
 import duckdb
 
 from sqltok.corpus.sources import Source
-from sqltok.errors import SqltokError
+from sqltok.corpus.split import split_query
 from sqltok.register import register
-from sqltok.sql_files import sql_text
 from sqltok.store import require_model
 
 
 def holdout_split(src: Source, fraction: float) -> tuple[Source, Source]:
-    """(training source, held-back source): about `fraction` of the documents are held back."""
-    if not 0.0 < fraction < 1.0:
-        raise SqltokError(f"the held-back fraction must be between 0 and 1, not {fraction}")
-    cut = int(round(fraction * 10000))
+    """(training source, held-back source): about `fraction` of the documents are held back, by the
+    split of `sqltok prepare --valid`."""
     q = src.query()
-    train, held = (Source(sql=sql_text("holdout").format(source=q, keep=k, cut=cut)) for k in ("train", "held"))
-    return train, held
+    return Source(sql=split_query(q, fraction, held=False)), Source(sql=split_query(q, fraction, held=True))
 
 
 def compression(con: duckdb.DuckDBPyConnection, model: str, source: Source) -> dict:

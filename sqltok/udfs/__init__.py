@@ -3,7 +3,7 @@ module per family of SQL functions."""
 import duckdb
 
 from sqltok.named_tokenizers import instance_key, named_tokenizers
-from sqltok.udfs import candidates, encode, judge, normalize, pairs, pretokenize
+from sqltok.udfs import candidates, encode, judge, normalize, pairs, prepare, pretokenize
 from sqltok.udfs.define import define_instance_key
 
 
@@ -18,4 +18,5 @@ def register_udfs(con: duckdb.DuckDBPyConnection) -> None:
     normalize.register(con)
     pairs.register(con)
     judge.register(con)
+    prepare.register(con)
     define_instance_key(con, reg.key)

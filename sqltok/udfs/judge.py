@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sqltok.bpe.tokenizer import Tokenizer
+from sqltok.tokenizer import Tokenizer
 from sqltok.named_tokenizers import named_tokenizers
 from sqltok.pretokenizer._scripts import dominant_script_arrow
 from sqltok.pretokenizer._words import word_splits_arrow, words_arrow
