@@ -21,6 +21,11 @@ CXX_ARGS = ["/O2", "/std:c++17"] if MSVC else ["-O3", "-std=c++17"]
 SHORT_LOOPS = ["-fno-tree-loop-distribute-patterns"]
 
 
+#: Extensions with parallel loops (OpenMP), and those the merge loops are in (SHORT_LOOPS).
+OPENMP_MODULES: set[str] = set()
+SHORT_LOOP_MODULES: set[str] = set()
+
+
 class BuildExt(build_ext):
     """Add OpenMP and GCC-only flags to the extensions that want them, when the compiler takes them."""
 
@@ -28,10 +33,10 @@ class BuildExt(build_ext):
         openmp = ["/openmp"] if MSVC else ["-fopenmp"] if self._compiles(["-fopenmp"], True) else []
         gcc_flags = [] if MSVC else [f for f in SHORT_LOOPS if self._compiles([f], False)]
         for e in self.extensions:
-            if getattr(e, "openmp", False):
+            if e.name in OPENMP_MODULES:
                 e.extra_compile_args += openmp
                 e.extra_link_args += [] if MSVC else openmp
-            if getattr(e, "short_loops", False):
+            if e.name in SHORT_LOOP_MODULES:
                 e.extra_compile_args += gcc_flags
         super().build_extensions()
 
@@ -53,10 +58,12 @@ class BuildExt(build_ext):
 def ext(module: str, openmp: bool = False, short_loops: bool = False) -> Extension:
     """Extension `sqltok.<family>._<name>` from `sqltok/<family>/_<name>.pyx`; `openmp` for modules with
     prange."""
-    e = Extension(module, [module.replace(".", "/") + ".pyx"], include_dirs=FOLDERS, language="c++",
-                  extra_compile_args=list(CXX_ARGS), extra_link_args=[])
-    e.openmp, e.short_loops = openmp, short_loops
-    return e
+    if openmp:
+        OPENMP_MODULES.add(module)
+    if short_loops:
+        SHORT_LOOP_MODULES.add(module)
+    return Extension(module, [module.replace(".", "/") + ".pyx"], include_dirs=FOLDERS, language="c++",
+                     extra_compile_args=list(CXX_ARGS), extra_link_args=[])
 
 
 setup(

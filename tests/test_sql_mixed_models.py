@@ -78,8 +78,8 @@ def test_bert_normalize_mixed_switches(mixed):
 
 
 def test_candidates_mixed(con):
-    sqltok.train_superword(con, "SELECT text FROM (VALUES ('it is one of the best ways to be sure'), "
-                           "('one of the best, one of the best')) t(text)", 300, "p", method="boundless")
+    sqltok.train_bpe(con, "SELECT text FROM (VALUES ('it is one of the best ways to be sure'), "
+                     "('one of the best, one of the best')) t(text)", 300, "p")
     batch = con.execute("SELECT sqltok_candidates(m, t) FROM (VALUES ('p', 'one of the best'), (NULL, 'x'), "
                         "('p', 'to be sure')) v(m, t)").fetchall()
     alone = [con.execute("SELECT sqltok_candidates(?, ?)", [m, t]).fetchall()[0]

@@ -324,3 +324,11 @@ def test_pruning_starts_over_when_bytes_come_from_two_unit_sequences():
     full = _phase2(candidates, counts, tokens, 3, -1)
     assert full["count"] == [28, 28, 16]  # (ab, c), (a, bc), (abc, x)
     assert _phase2(candidates, counts, tokens, 3, 10) == full
+
+
+def test_candidates_need_a_phase1_model(con):
+    """A two-phase model's supermerges join pretokens, so it cannot tell candidates: a clear error."""
+    con.execute("CREATE TABLE few AS SELECT unnest(['it is one of the best ways', 'one of the best']) AS text")
+    sqltok.train_superword(con, "SELECT text FROM few", 280, "two", method="boundless")
+    with pytest.raises(sqltok.SqltokError, match="found with a phase-1"):
+        candidates_arrow(sqltok.BPETokenizer.from_db(con, "two"), pa.array(["one of the best"]))

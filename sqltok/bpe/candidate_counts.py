@@ -21,7 +21,7 @@ PHASE1_TOKENIZER = "__sqltok_phase1"   # the prefix of the names the SQL extract
 
 def candidate_units(tokenizer: str) -> Units:
     """Candidates as `sqltok_candidates` finds them with the named phase-1 tokenizer."""
-    return Units("candidate", f"sqltok_candidates('{tokenizer}', text)")
+    return Units("candidate", f"sqltok_candidates('{tokenizer}', text)", "candidates")
 
 
 def count_candidates(con: duckdb.DuckDBPyConnection, query: str, p1: Model, work: WorkTables) -> Counts:

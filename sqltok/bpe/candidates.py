@@ -9,6 +9,7 @@ import pyarrow as pa
 import regex
 
 from sqltok.bpe.tokenizer import BPETokenizer
+from sqltok.errors import SqltokError
 from sqltok.threads import default_threads
 
 _LETTER = regex.compile(r"\p{L}")
@@ -17,6 +18,9 @@ _letter_masks: "weakref.WeakKeyDictionary[BPETokenizer, bytes]" = weakref.WeakKe
 
 def candidates_arrow(tok: BPETokenizer, texts: pa.Array, threads: int | None = None) -> pa.Array:
     """The supermerge candidates of each text under phase-1 model `tok` (list<list<int32>>)."""
+    if tok.has_supermerges:
+        raise SqltokError(f"supermerge candidates are found with a phase-1 (BPE) model; {tok.name!r} "
+                          "has supermerges")
     threads = threads or default_threads()
     return tok._encoder.candidates_arrow(tok._prepare(texts, threads), letter_mask(tok), threads)
 

@@ -38,6 +38,7 @@ class BPETokenizer(Tokenizer):
                  pattern: str, normalizer: str | None = None) -> None:
         super().__init__(name, special_tokens)
         self._encoder = encoder
+        self.has_supermerges = False  # a two-phase model (BoundlessBPE, SuperBPE); see from_model
         self.pattern = pattern
         self.normalizer = normalizer
         # An unknown pattern: split in Python, merge in Cython.
@@ -89,7 +90,9 @@ class BPETokenizer(Tokenizer):
             raise SqltokError(f"model {name!r}: unsupported pre-tokenization pattern {pattern!r}")
         enc = Encoder(model.tokens, pairs, byte_ids, False, pid, rank_guard=True,
                       special_tokens=model.special_tokens, supermerges=supers)
-        return cls(name, enc, model.special_tokens, pattern)
+        tok = cls(name, enc, model.special_tokens, pattern)
+        tok.has_supermerges = bool(supers)
+        return tok
 
     @classmethod
     def from_db(cls, con, name: str) -> "BPETokenizer":

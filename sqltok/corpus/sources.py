@@ -107,7 +107,10 @@ class Source:
         if self.text_mode == "file":
             return f"SELECT content AS text FROM read_text({lit})"
         if self.text_mode == "line":
-            lines = f"SELECT unnest(string_split(regexp_replace(content, '\\n$', ''), chr(10))) AS line FROM read_text({lit})"
+            # Pieces of whole lines first (`sqltok_pieces`, registered by `sqltok.register`): one
+            # list of every line of a file would take DuckDB quadratic time to unnest.
+            pieces = f"SELECT unnest(sqltok_pieces(content, 'lines')) AS piece FROM read_text({lit})"
+            lines = f"SELECT unnest(string_split(regexp_replace(piece, '\\n$', ''), chr(10))) AS line FROM ({pieces})"
             return f"SELECT regexp_replace(line, '\\r$', '') AS text FROM ({lines})"
         if stem.endswith(".txt"):
             raise CorpusError(f"{path} is plain text: say whether a document is the whole file "

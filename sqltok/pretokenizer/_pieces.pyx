@@ -78,6 +78,16 @@ cdef int64_t _cut_after(const uint8_t* s, int64_t start, int64_t n, int mode, bi
     return n
 
 
+cdef int64_t _longest_line(const uint8_t* s, int64_t n) noexcept nogil:
+    """The length of the longest line of s[:n] (line feeds not counted)."""
+    cdef int64_t i, start = 0, longest = 0
+    for i in range(n):
+        if s[i] == 10:
+            longest = max(longest, i - start)
+            start = i + 1
+    return max(longest, n - start)
+
+
 def pieces_arrow(texts, str mode="pretokens", bint script_aware=True, int64_t max_bytes=1 << 16,
                  int64_t max_piece_bytes=-1):
     """Each text as a list of pieces (large_list<large_string>; NULL stays NULL) that share the
@@ -110,7 +120,8 @@ def pieces_arrow(texts, str mode="pretokens", bint script_aware=True, int64_t ma
             at = 0
             while True:
                 cut = n if n - at <= max_bytes else _cut_after(v.values + start, at + max_bytes, n, m, script_aware)
-                if max_piece_bytes >= 0 and cut - at > max_piece_bytes and too_long < 0:
+                if max_piece_bytes >= 0 and cut - at > max_piece_bytes and too_long < 0 and \
+                        (m != CUT_LINES or _longest_line(v.values + start + at, cut - at) > max_piece_bytes):
                     too_long = r
                 starts.push_back(start + at)
                 at = cut

@@ -22,16 +22,19 @@ from sqltok.training.work_tables import WorkTables
 @dataclass(frozen=True)
 class Units:
     """What counting splits a document into: `split`, a SQL expression of its `text` giving a list,
-    and the `column` the units are counted in."""
+    and the `column` the units are counted in; `pieces`, the `sqltok_pieces` mode that first cuts
+    long documents where no unit crosses (so no list grows with a document)."""
 
     column: str
     split: str
+    pieces: str
 
 
 def pretoken_units(script_aware: bool) -> Units:
     """Pretokens of the GPT-4o pattern, in runs of one script first unless not `script_aware`."""
-    fn = "sqltok_pretokenize_script" if script_aware else "sqltok_pretokenize_simple"
-    return Units("pretoken", f"{fn}(text)")
+    fn, mode = ("sqltok_pretokenize_script", "pretokens_script") if script_aware else \
+        ("sqltok_pretokenize_simple", "pretokens_simple")
+    return Units("pretoken", f"{fn}(text)", mode)
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,7 @@ def count_units(con: duckdb.DuckDBPyConnection, query: str, units: Units, target
     """Count the `units` of the non-empty documents of `query` (a `text` column) into new TEMP
     table `target`."""
     con.execute(sql_text("count_units").format(target=target, column=units.column, split=units.split,
-                                               source=query))
+                                               pieces=units.pieces, source=query))
     return counted(con, target, units.column)
 
 

@@ -3,7 +3,7 @@ module per family of SQL functions."""
 import duckdb
 
 from sqltok.named_tokenizers import instance_key, named_tokenizers
-from sqltok.udfs import candidates, encode, judge, normalize, pairs, prepare, pretokenize
+from sqltok.udfs import candidates, encode, judge, normalize, pairs, pieces, prepare, pretokenize
 from sqltok.udfs.define import define_instance_key
 
 
@@ -13,6 +13,7 @@ def register_udfs(con: duckdb.DuckDBPyConnection) -> None:
     if instance_key(con) is not None:
         return
     pretokenize.register(con)
+    pieces.register(con)
     encode.register(con)
     candidates.register(con)
     normalize.register(con)

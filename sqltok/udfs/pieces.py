@@ -1,0 +1,37 @@
+"""`sqltok_pieces(text, mode)` in SQL: a long document as pieces that counting can unnest in linear
+time (see `sqltok.pretokenizer._pieces`). Modes: 'pretokens_script', 'pretokens_simple',
+'candidates', 'lines'."""
+from __future__ import annotations
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from sqltok.pretokenizer._pieces import pieces_arrow
+
+from .define import define
+
+#: Bytes a piece holds at least before it is cut (its lists of pretokens stay short).
+PIECE_BYTES = 1 << 16
+#: The longest line `--lines` reads (as the longest JSONL line).
+MAX_LINE_BYTES = 1 << 28
+
+_MODES = {"pretokens_script": ("pretokens", True), "pretokens_simple": ("pretokens", False),
+          "candidates": ("candidates", True), "lines": ("lines", True)}
+
+
+def _pieces(texts: pa.Array, modes: pa.Array) -> pa.Array:
+    mode = pc.unique(modes).to_pylist()
+    if len(mode) != 1 or mode[0] not in _MODES:
+        raise ValueError(f"sqltok_pieces: the mode must be one constant of {sorted(_MODES)}")
+    kind, script_aware = _MODES[mode[0]]
+    try:
+        return pieces_arrow(texts, kind, script_aware, PIECE_BYTES,
+                            MAX_LINE_BYTES if kind == "lines" else -1)
+    except ValueError as e:
+        raise ValueError(f"{e} (at most {MAX_LINE_BYTES:,} bytes a line)" if kind == "lines" else str(e)) from None
+
+
+def register(con: duckdb.DuckDBPyConnection) -> None:
+    varchar = duckdb.sqltype("VARCHAR")
+    define(con, "sqltok_pieces", _pieces, [varchar, varchar], duckdb.list_type(varchar))
