@@ -133,3 +133,14 @@ def test_sql_names_leave_duckdb_builtins_working():
 @pytest.mark.parametrize("query", ["SELECT decode(NULL::BLOB)", "SELECT encode(NULL::VARCHAR)"])
 def test_builtins_keep_their_null_handling(con, query):
     assert con.execute(query).fetchall() == [(None,)]
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc/self/maps (Linux)")
+def test_parallel_modules_are_built_with_openmp():
+    """The encoder, normalizers and WordPiece were built with OpenMP (setup.py probes the compiler;
+    a build without it runs on one thread, silently)."""
+    import sqltok.bpe._encode  # noqa: F401
+    import sqltok.normalizers._normalize  # noqa: F401
+    import sqltok.wordpiece._encode  # noqa: F401
+
+    assert "libgomp" in Path("/proc/self/maps").read_text()
