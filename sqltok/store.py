@@ -67,8 +67,8 @@ def require_model(con, name: str) -> None:
 
 def check_new_name(con, name: str, replace: bool) -> None:
     """Validate a model name about to be written; with `replace` an existing model may be overwritten."""
-    if not isinstance(name, str) or not name.strip():
-        raise SqltokError("a model needs a non-empty name")
+    if not isinstance(name, str) or not name.strip() or "\0" in name:
+        raise SqltokError(f"a model needs a non-empty name without NUL bytes, not {name!r}")
     if model_exists(con, name) and not replace:
         raise ModelExistsError(f"a model named {name!r} exists already; choose another name or replace it "
                                "(replace=True, --replace)")

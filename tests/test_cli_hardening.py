@@ -169,3 +169,36 @@ def test_lossy_export_warning_is_a_clean_line(trained, tmp_path, capsys):
     assert main(["export", "m", "--db", str(db), "--format", "hf", "--lossy", "-o", str(tmp_path / "t.json")]) == 0
     err = capsys.readouterr().err
     assert err.startswith("sqltok: warning: lossy HF export") and "UserWarning" not in err
+
+
+@pytest.mark.parametrize("line, message", [
+    ({"text": 5}, "is not a string but a UBIGINT"),
+    ({"text": ["a"]}, "is not a string but a ARRAY"),
+    ({"body": "the key is another"}, "has a 'text' (is the text key or column right?)"),
+])
+def test_jsonl_text_must_be_strings(tmp_path, capsys, line, message):
+    path = tmp_path / "docs.jsonl"
+    path.write_text(json.dumps({"text": "fine"}) + "\n" + json.dumps(line) + "\n" if "text" in line else
+                    json.dumps(line) + "\n", encoding="utf-8")
+    assert main(["train", str(path), "--vocab-size", "260", "--model", "m", "--db", str(tmp_path / "w.duckdb"),
+                 "--no-progress"]) == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("sql", ["SELECT 'the fox and the dog' AS text;", "SELECT 'the fox and the dog' AS text -- note",
+                                 "SELECT 'the fox and the dog' AS text; -- note\n"])
+def test_sql_source_may_end_in_a_semicolon_or_comment(tmp_path, sql):
+    assert main(["train", "--sql", sql, "--vocab-size", "250", "--model", "m", "--db", str(tmp_path / "w.duckdb"),
+                 "--no-progress"]) == 0
+
+
+def test_sql_source_must_be_one_select(tmp_path, capsys):
+    db = tmp_path / "w.duckdb"
+    assert main(["train", "--sql", "SELECT 'a' AS text; DROP TABLE x", "--vocab-size", "250", "--model", "m",
+                 "--db", str(db), "--no-progress"]) == 2
+    assert "single SELECT" in capsys.readouterr().err
+
+
+def test_model_names_without_nul(con):
+    with pytest.raises(sqltok.SqltokError, match="without NUL bytes"):
+        sqltok.train_bpe(con, "SELECT 'a b' AS text", 250, "a\0b")

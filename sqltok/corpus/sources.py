@@ -54,8 +54,8 @@ class Source:
 
     def query(self) -> str:
         """A SQL query with one column `text` (VARCHAR or BLOB), one row per document, in order."""
-        if self.sql is not None:
-            q = f"SELECT {quote_ident(self.text_key)} AS text FROM ({self.sql})"
+        if self.sql is not None:  # DuckDB's query(): one SELECT, a trailing ';' or comment allowed
+            q = f"SELECT {quote_ident(self.text_key)} AS text FROM query({quote_literal(self.sql)})"
         elif self.table is not None:
             q = f"SELECT {quote_ident(self.text_key)} AS text FROM {self.table}"
         else:
@@ -67,7 +67,7 @@ class Source:
     def rows_query(self) -> str:
         """A SQL query with every column of the source (plain text: `text` only), in order."""
         if self.sql is not None:
-            q = f"SELECT * FROM ({self.sql})"
+            q = f"SELECT * FROM query({quote_literal(self.sql)})"
         elif self.table is not None:
             q = f"SELECT * FROM {self.table}"
         else:
@@ -101,9 +101,14 @@ class Source:
         if stem.endswith(".parquet"):
             return f"SELECT {key} AS text FROM read_parquet({lit})"
         if stem.endswith(_JSON_SUFFIXES):
-            cols = "{" + quote_literal(self.text_key) + ": 'VARCHAR'}"
-            return (f"SELECT {key} AS text FROM read_json({lit}, format = 'newline_delimited', "
-                    f"columns = {cols}, maximum_object_size = 268435456)")
+            # Read as JSON, so that a number or a list under the key is an error, not stringified.
+            cols = "{" + quote_literal(self.text_key) + ": 'JSON'}"
+            wrong = quote_literal(f"a line's {self.text_key!r} is not a string but a ")
+            return (f"SELECT CASE WHEN {key} IS NULL OR json_type({key}) = 'NULL' THEN NULL "
+                    f"WHEN json_type({key}) = 'VARCHAR' THEN {key} ->> '$' "
+                    f"ELSE error({wrong} || json_type({key})) END AS text "
+                    f"FROM read_json({lit}, format = 'newline_delimited', columns = {cols}, "
+                    "maximum_object_size = 268435456)")
         if self.text_mode == "file":
             return f"SELECT content AS text FROM read_text({lit})"
         if self.text_mode == "line":
