@@ -174,7 +174,7 @@ def test_lossy_export_warning_is_a_clean_line(trained, tmp_path, capsys):
 @pytest.mark.parametrize("line, message", [
     ({"text": 5}, "is not a string but a UBIGINT"),
     ({"text": ["a"]}, "is not a string but a ARRAY"),
-    ({"body": "the key is another"}, "has a 'text' (is the text key or column right?)"),
+    ({"body": "the key is another"}, "have no 'text' (is the text key or column right?)"),
 ])
 def test_jsonl_text_must_be_strings(tmp_path, capsys, line, message):
     path = tmp_path / "docs.jsonl"

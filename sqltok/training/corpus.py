@@ -49,8 +49,8 @@ def prepare_corpus(con: duckdb.DuckDBPyConnection, source: Source | str) -> Corp
     docs, nulls, empties, nbytes = con.execute(sql_text("corpus_stats").format(source=query)).fetchall()[0]
     if docs == 0:
         if nulls and not empties:
-            raise CorpusError(f"none of the {nulls:,} rows of {src.describe()!r} has a {src.text_key!r} "
-                              "(is the text key or column right?)")
+            raise CorpusError(f"the training source {src.describe()!r} has no non-empty documents: all "
+                              f"{nulls:,} rows have no {src.text_key!r} (is the text key or column right?)")
         raise CorpusError(f"the training source {src.describe()!r} has no non-empty documents")
     return Corpus(query, CorpusStats(src.describe(), docs, nulls, empties, nbytes))
 
