@@ -19,19 +19,25 @@ CXX_ARGS = ["/O2", "/std:c++17"] if MSVC else ["-O3", "-std=c++17"]
 # The merge loops shift a few ints per merge: GCC would turn each such loop into a call to memmove
 # (3.7% of the time spent on pretokens seen for the first time). Clang has no such flag.
 SHORT_LOOPS = ["-fno-tree-loop-distribute-patterns"]
+MODULES = ["sqltok.pretokenizer._pretokenize", "sqltok.bpe._train", "sqltok.bpe._phase2", "sqltok.bpe._encode",
+           "sqltok.normalizers._normalize", "sqltok.wordpiece._encode"]
+OPENMP_MODULES = {"sqltok.bpe._encode", "sqltok.normalizers._normalize",
+                  "sqltok.wordpiece._encode"}  # the modules with prange
+SHORT_LOOP_MODULES = {"sqltok.bpe._encode"}
 
 
 class BuildExt(build_ext):
-    """Add OpenMP and GCC-only flags to the extensions that want them, when the compiler takes them."""
+    """Add OpenMP and GCC-only flags to the extensions that want them, when the compiler takes them
+    (by name: cythonize hands build_ext new Extension objects)."""
 
     def build_extensions(self) -> None:
         openmp = ["/openmp"] if MSVC else ["-fopenmp"] if self._compiles(["-fopenmp"], True) else []
         gcc_flags = [] if MSVC else [f for f in SHORT_LOOPS if self._compiles([f], False)]
         for e in self.extensions:
-            if getattr(e, "openmp", False):
+            if e.name in OPENMP_MODULES:
                 e.extra_compile_args += openmp
                 e.extra_link_args += [] if MSVC else openmp
-            if getattr(e, "short_loops", False):
+            if e.name in SHORT_LOOP_MODULES:
                 e.extra_compile_args += gcc_flags
         super().build_extensions()
 
@@ -50,20 +56,15 @@ class BuildExt(build_ext):
         return True
 
 
-def ext(module: str, openmp: bool = False, short_loops: bool = False) -> Extension:
-    """Extension `sqltok.<family>._<name>` from `sqltok/<family>/_<name>.pyx`; `openmp` for modules with
-    prange."""
-    e = Extension(module, [module.replace(".", "/") + ".pyx"], include_dirs=FOLDERS, language="c++",
-                  extra_compile_args=list(CXX_ARGS), extra_link_args=[])
-    e.openmp, e.short_loops = openmp, short_loops
-    return e
+def ext(module: str) -> Extension:
+    """Extension `sqltok.<family>._<name>` from `sqltok/<family>/_<name>.pyx`."""
+    return Extension(module, [module.replace(".", "/") + ".pyx"], include_dirs=FOLDERS, language="c++",
+                     extra_compile_args=list(CXX_ARGS), extra_link_args=[])
 
 
 setup(
     ext_modules=cythonize(
-        [ext("sqltok.pretokenizer._pretokenize"), ext("sqltok.bpe._train"), ext("sqltok.bpe._phase2"),
-         ext("sqltok.bpe._encode", openmp=True, short_loops=True), ext("sqltok.normalizers._normalize", openmp=True),
-         ext("sqltok.wordpiece._encode", openmp=True)],
+        [ext(m) for m in MODULES],
         compiler_directives={"language_level": "3", "boundscheck": False, "wraparound": False,
                              "cdivision": True, "initializedcheck": False},
         include_path=["."],
