@@ -12,6 +12,7 @@ from typing import Collection, Iterable, Literal, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sqltok.bpe._candidates import candidates_arrow
 from sqltok.bpe._encode import Encoder
 from sqltok.pretokenizer._pretokenize import PATTERN_IDS, pattern_id
 from sqltok.errors import SqltokError
@@ -238,7 +239,7 @@ class Tokenizer:
         """The supermerge candidates of each text as lists of token ids (list<list<int32>>): maximal
         runs of two or more pretokens that this (phase-1) model encodes to exactly one token holding a
         letter (`\\p{L}`)."""
-        return self._encoder.candidates_arrow(self._prepare(texts), self.letter_mask(), threads or _default_threads())
+        return candidates_arrow(self._encoder, self._prepare(texts), self.letter_mask(), threads or _default_threads())
 
     def letter_mask(self) -> bytes:
         """1 for each token id whose bytes are UTF-8 text holding a letter (`\\p{L}`), else 0."""
