@@ -18,17 +18,17 @@ from sqltok.normalizers._normalize import bert_normalize_arrow, normalize_arrow
 tokenizers = pytest.importorskip("tokenizers")
 from tokenizers import normalizers  # noqa: E402
 
-WORDS = ["the", "cat", "sat on", "Cat", "café", "nai\u0308ve", "e\u0301te\u0301", "\ufb01ne", "\uff26ull", "中文字", "don't",
-         "42", "x=1;", "\n", "ΣΟΦΙΑ", "déjà-vu"]
+WORDS = ["the", "cat", "sat on", "Cat", "café", "nai\u0308ve", "e\u0301te\u0301", "\ufb01ne", "\uff26ull", "中文字",
+         "don't", "42", "x=1;", "\n", "ΣΟΦΙΑ", "déjà-vu"]
 ROW = st.one_of(st.none(), st.lists(st.sampled_from(WORDS), max_size=10).map(" ".join))
 BIG = " ".join(WORDS * 400)  # a row that holds most of a call's bytes
-THREADS = (1, 2, 3)  # a call gets one more thread per 64 rows: the layouts have 3 parts at most
+THREADS = (1, 2, 3)  # a call gets one more thread per 64 rows: every layout can have 3 parts
 
 
 @st.composite
 def layouts(draw):
-    """(array, its rows as Python values): 130..200 rows, maybe one big row anywhere, sliced at both ends."""
-    rows = draw(st.lists(ROW, min_size=130, max_size=200))
+    """(array, its rows as Python values): 150..200 rows, maybe one big row anywhere, sliced at both ends."""
+    rows = draw(st.lists(ROW, min_size=150, max_size=200))
     if draw(st.booleans()):
         rows.insert(draw(st.integers(0, len(rows))), BIG)
     start, cut = draw(st.integers(0, 9)), draw(st.integers(0, 9))
