@@ -27,7 +27,8 @@ SHORT_LOOP_MODULES: set[str] = set()
 
 
 class BuildExt(build_ext):
-    """Add OpenMP and GCC-only flags to the extensions that want them, when the compiler takes them."""
+    """Add OpenMP and GCC-only flags to the extensions that want them, when the compiler takes them
+    (by name: cythonize hands build_ext new Extension objects)."""
 
     def build_extensions(self) -> None:
         openmp = ["/openmp"] if MSVC else ["-fopenmp"] if self._compiles(["-fopenmp"], True) else []
@@ -70,7 +71,8 @@ setup(
     ext_modules=cythonize(
         [ext("sqltok.pretokenizer._pretokenize"), ext("sqltok.pretokenizer._pieces"), ext("sqltok.pretokenizer._scripts"), ext("sqltok.bpe._train"),
          ext("sqltok.bpe._phase2"),
-         ext("sqltok.bpe._encode", openmp=True, short_loops=True), ext("sqltok.normalizers._normalize", openmp=True),
+         ext("sqltok.bpe._encode", openmp=True, short_loops=True), ext("sqltok.bpe._candidates", openmp=True),
+         ext("sqltok.normalizers._normalize", openmp=True),
          ext("sqltok.wordpiece._encode", openmp=True), ext("sqltok.pretokenizer._words"),
          ext("sqltok.corpus._language", openmp=True), ext("sqltok.corpus._scripts", openmp=True),
          ext("sqltok.corpus._minhash", openmp=True)],

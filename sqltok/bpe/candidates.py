@@ -8,6 +8,7 @@ import weakref
 import pyarrow as pa
 import regex
 
+from sqltok.bpe._candidates import candidates_arrow as extract_candidates
 from sqltok.bpe.tokenizer import BPETokenizer
 from sqltok.errors import SqltokError
 from sqltok.threads import default_threads
@@ -22,7 +23,7 @@ def candidates_arrow(tok: BPETokenizer, texts: pa.Array, threads: int | None = N
         raise SqltokError(f"supermerge candidates are found with a phase-1 (BPE) model; {tok.name!r} "
                           "has supermerges")
     threads = threads or default_threads()
-    return tok._encoder.candidates_arrow(tok._prepare(texts, threads), letter_mask(tok), threads)
+    return extract_candidates(tok._encoder, tok._prepare(texts, threads), letter_mask(tok), threads)
 
 
 def letter_mask(tok: BPETokenizer) -> bytes:

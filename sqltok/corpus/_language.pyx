@@ -7,14 +7,14 @@ every class as `pc[c] + sum_f log1p(count_f) * ptc[f, c]`, temper by sqrt(bytes)
 py3langid's `classify` with `norm_probs=True`, step for step; `language.py` prepares the text
 (NFC, lowercase when all cased letters are upper) as py3langid does.
 """
-from cython.parallel cimport prange
 from libc.math cimport expf, log1pf, sqrtf
 from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t
 from libcpp.vector cimport vector
 
 import numpy as np
 
-from sqltok.native.arrow_buffers cimport BinaryView, binary_view, row_split, row_threads, view_end, view_start, view_valid
+from sqltok.native.arrow_buffers cimport BinaryView, view_end, view_start, view_valid
+from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
 
 
 cdef struct Model:
@@ -85,12 +85,27 @@ cdef void _score_rows(const Model& m, const BinaryView& v, int64_t first, int64_
         best[r], confidence[r] = top, scores[top] / total
 
 
+cdef struct ScoreTask:
+    const Model* m
+    int16_t* best
+    float* confidence
+
+
+cdef int64_t _score_work(void* task, const RowRun& run, int thread, int part, int64_t first,
+                         int64_t last) noexcept nogil:
+    cdef ScoreTask* t = <ScoreTask*>task
+    _score_rows(t.m[0], run.view, first, last, t.best, t.confidence)
+    return -1
+
+
 def score_arrow(texts, nextmove, row_of, output, ptc, pc, alias, int threads=1):
     """(class index per row as int16, -1 for NULL rows and rows with no feature; its probability as
     float32) for the UTF-8 strings of a pyarrow array. The model arrays are contiguous numpy arrays
     (uint32, uint16, int32, float32 features x classes, float32, int32)."""
     cdef list keep = []
-    cdef BinaryView v = binary_view(texts, keep)
+    cdef RowRun run
+    rows_open(run, texts, keep, threads, False)
+    cdef const BinaryView* v = &run.view
     cdef const uint32_t[::1] nm = nextmove
     cdef const uint16_t[::1] ro = row_of
     cdef const int32_t[::1] out = output
@@ -105,8 +120,8 @@ def score_arrow(texts, nextmove, row_of, output, ptc, pc, alias, int threads=1):
     confidence = np.empty(v.length, np.float32)
     cdef int16_t[::1] b = best
     cdef float[::1] conf = confidence
-    cdef int nt = row_threads(threads, v.length), k
+    cdef ScoreTask task
     if v.length:
-        for k in prange(nt, nogil=True, num_threads=nt, schedule="static"):
-            _score_rows(m, v, row_split(v, k, nt), row_split(v, k + 1, nt), &b[0], &conf[0])
+        task.m, task.best, task.confidence = &m, &b[0], &conf[0]
+        rows_run(run, _score_work, NULL, &task)
     return best, confidence

@@ -11,13 +11,13 @@ in its default "affine32" scheme, so that datasketch given the same shingle hash
 computes the same signature. A text's fingerprint folds all its word hashes the same way (64 bits):
 texts equal up to runs of whitespace have equal fingerprints.
 """
-from cython.parallel cimport prange
 from libc.stdint cimport UINT32_MAX, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
 import numpy as np
 
-from sqltok.native.arrow_buffers cimport BinaryView, binary_view, row_split, row_threads, view_end, view_start, view_valid
+from sqltok.native.arrow_buffers cimport BinaryView, view_end, view_start, view_valid
+from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
 from sqltok.pretokenizer.matcher cimport UC_WS, uc_entry
 
 cdef extern from *:
@@ -132,6 +132,27 @@ cdef void _fingerprint_rows(const BinaryView& v, int64_t first, int64_t last, ui
             out[r] = 0
 
 
+cdef struct SignTask:
+    int ngram
+    const uint32_t* a
+    const uint32_t* b
+    int perms
+    uint32_t* out
+
+
+cdef int64_t _sign_work(void* task, const RowRun& run, int thread, int part, int64_t first,
+                        int64_t last) noexcept nogil:
+    cdef SignTask* t = <SignTask*>task
+    _sign_rows(run.view, first, last, t.ngram, t.a, t.b, t.perms, t.out)
+    return -1
+
+
+cdef int64_t _fingerprint_work(void* task, const RowRun& run, int thread, int part, int64_t first,
+                               int64_t last) noexcept nogil:
+    _fingerprint_rows(run.view, first, last, <uint64_t*>task)
+    return -1
+
+
 def minhash_arrow(texts, a, b, int ngram=5, int threads=1):
     """A rows x permutations uint32 matrix of MinHash values; a row without words (or NULL) is all
     0xFFFFFFFF. `a` (odd) and `b` are the permutations' uint32 coefficients."""
@@ -142,27 +163,27 @@ def minhash_arrow(texts, a, b, int ngram=5, int threads=1):
     if ca.shape[0] != cb.shape[0] or ca.shape[0] == 0:
         raise ValueError("a and b must be non-empty and of one length")
     cdef list keep = []
-    cdef BinaryView v = binary_view(texts, keep)
+    cdef RowRun run
+    rows_open(run, texts, keep, threads, False)
     cdef int perms = ca.shape[0]
-    out = np.empty((v.length, perms), np.uint32)
+    out = np.empty((run.view.length, perms), np.uint32)
     cdef uint32_t[:, ::1] o = out
-    cdef int nt = row_threads(threads, v.length), k
-    if v.length:
-        for k in prange(nt, nogil=True, num_threads=nt, schedule="static"):
-            _sign_rows(v, row_split(v, k, nt), row_split(v, k + 1, nt), ngram, &ca[0], &cb[0], perms, &o[0, 0])
+    cdef SignTask task
+    if run.view.length:
+        task.ngram, task.a, task.b, task.perms, task.out = ngram, &ca[0], &cb[0], perms, &o[0, 0]
+        rows_run(run, _sign_work, NULL, &task)
     return out
 
 
 def fingerprint_arrow(texts, int threads=1):
     """A uint64 fingerprint of each text's words in order (0 for NULL)."""
     cdef list keep = []
-    cdef BinaryView v = binary_view(texts, keep)
-    out = np.empty(v.length, np.uint64)
+    cdef RowRun run
+    rows_open(run, texts, keep, threads, False)
+    out = np.empty(run.view.length, np.uint64)
     cdef uint64_t[::1] o = out
-    cdef int nt = row_threads(threads, v.length), k
-    if v.length:
-        for k in prange(nt, nogil=True, num_threads=nt, schedule="static"):
-            _fingerprint_rows(v, row_split(v, k, nt), row_split(v, k + 1, nt), &o[0])
+    if run.view.length:
+        rows_run(run, _fingerprint_work, NULL, &o[0])
     return out
 
 

@@ -1,13 +1,13 @@
 # cython: language_level=3
 """Code points per Unicode script of each document of an Arrow string array (sqltok's Unicode 17
 tables, the ones the pretokenizer splits runs by), rows split over threads with the GIL released."""
-from cython.parallel cimport prange
 from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint32_t
 from libcpp.vector cimport vector
 
 import numpy as np
 
-from sqltok.native.arrow_buffers cimport BinaryView, binary_view, row_split, row_threads, view_end, view_start, view_valid
+from sqltok.native.arrow_buffers cimport BinaryView, view_end, view_start, view_valid
+from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
 from sqltok.pretokenizer.matcher cimport SC_COUNT, SC_NAMES, uc_entry
 
 SCRIPT_NAMES = [SC_NAMES[i].decode() for i in range(SC_COUNT)]
@@ -55,14 +55,19 @@ cdef void _count_rows(const BinaryView& v, int64_t first, int64_t last, int32_t*
             counts[r * SC_COUNT + (uc_entry(_next_code_point(s, e, &i)) >> 8)] += 1
 
 
+cdef int64_t _count_work(void* task, const RowRun& run, int thread, int part, int64_t first,
+                        int64_t last) noexcept nogil:
+    _count_rows(run.view, first, last, <int32_t*>task)
+    return -1
+
+
 def script_counts_arrow(texts, int threads=1):
     """A rows x scripts int32 matrix of code point counts (script codes index SCRIPT_NAMES)."""
     cdef list keep = []
-    cdef BinaryView v = binary_view(texts, keep)
-    counts = np.zeros((v.length, SC_COUNT), np.int32)
+    cdef RowRun run
+    rows_open(run, texts, keep, threads, False)
+    counts = np.zeros((run.view.length, SC_COUNT), np.int32)
     cdef int32_t[:, ::1] c = counts
-    cdef int nt = row_threads(threads, v.length), k
-    if v.length:
-        for k in prange(nt, nogil=True, num_threads=nt, schedule="static"):
-            _count_rows(v, row_split(v, k, nt), row_split(v, k + 1, nt), &c[0, 0])
+    if run.view.length:
+        rows_run(run, _count_work, NULL, &c[0, 0])
     return counts

@@ -50,11 +50,6 @@ cdef inline object large_binary_array(const vector[string]& items):
                                  [None, pa.py_buffer(off), pa.py_buffer(val)])
 
 
-cdef inline int row_threads(int threads, int64_t rows) noexcept nogil:
-    """Threads to split `rows` rows over: at most `threads`, and one more per 64 rows."""
-    return max(1, min(threads, <int>(rows // 64) + 1))
-
-
 cdef struct BinaryView:
     # Element i of a (large_)binary/string array is values[start(i):end(i)], NULL where its
     # validity bit is 0 (validity is NULL when no element is NULL).
@@ -76,23 +71,9 @@ cdef inline int64_t view_end(const BinaryView& v, int64_t i) noexcept nogil:
     return view_start(v, i + 1)
 
 
-cdef inline int64_t row_split(const BinaryView& v, int k, int parts) noexcept nogil:
-    """The first row of part k of `parts` (k = parts: the row count) when the rows are split among
-    threads: parts of about equal bytes, not rows, so that no thread waits on one with longer texts."""
-    if k <= 0:
-        return 0
-    if k >= parts or v.length == 0:
-        return v.length
-    cdef int64_t first = view_start(v, 0)
-    cdef int64_t target = first + (view_end(v, v.length - 1) - first) * k // parts
-    cdef int64_t lo = 0, hi = v.length, mid
-    while lo < hi:  # the first row that starts at or after the target
-        mid = (lo + hi) >> 1
-        if view_start(v, mid) < target:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+cdef inline int64_t view_bytes(const BinaryView& v, int64_t first, int64_t last) noexcept nogil:
+    """The bytes of rows first..last-1."""
+    return view_end(v, last - 1) - view_start(v, first) if last > first else 0
 
 
 cdef inline bint view_valid(const BinaryView& v, int64_t i) noexcept nogil:

@@ -12,6 +12,7 @@ from libc.string cimport memcmp, memcpy
 from libcpp.vector cimport vector
 
 from sqltok.native.huge_pages cimport SqltokHugeAllocator
+from sqltok.native.portable cimport le64
 
 cdef struct BytesSlot:
     uint64_t head               # the key's first 8 bytes, zero-padded
@@ -74,15 +75,9 @@ cdef extern from *:
     const uint64_t* PREFIX_MASKS "SQLTOK_PREFIX_MASKS"
 
 
-cdef extern from *:
-    """
-    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    #define SQLTOK_FIRST3(w) ((unsigned int)(__builtin_bswap64(w) & 0xFFFFFFULL))
-    #else
-    #define SQLTOK_FIRST3(w) ((unsigned int)((w) & 0xFFFFFFULL))
-    #endif
-    """
-    uint32_t first3 "SQLTOK_FIRST3"(uint64_t w) noexcept nogil  # a word's first 3 bytes in memory
+cdef inline uint32_t first3(uint64_t w) noexcept nogil:
+    """A word's first 3 bytes in memory."""
+    return <uint32_t>(le64(w) & 0xFFFFFF)
 
 
 cdef inline uint32_t length_tail(int64_t n, uint64_t w1) noexcept nogil:

@@ -1,4 +1,4 @@
-/* Chunks of rows shared among threads, each claimed exactly once (see row_chunks.pxd). */
+/* Chunks of rows shared among threads, each claimed exactly once (see parallel_rows.pxd). */
 #ifndef SQLTOK_CHUNK_CLAIMS_H
 #define SQLTOK_CHUNK_CLAIMS_H
 

@@ -1,13 +1,12 @@
 # cython: language_level=3
 """`normalize_arrow` (NFC, NFD, NFKC, NFKD) and `bert_normalize_arrow` over Arrow string arrays.
 
-Rows are split over threads with the GIL released. Output is lazy at every level: a row nothing changes
+Rows are split over threads with the GIL released (parallel_rows). Output is lazy at every level: a row nothing changes
 is not copied while normalizing, an array nothing changes is returned as it came, and otherwise the
 result is a string_view array whose unchanged rows point into the input's buffer (never copied) and
 whose changed rows sit in one new buffer.
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
-from cython.parallel cimport prange
 from libc.stdint cimport INT32_MAX, int32_t, int64_t, uint8_t
 from libc.string cimport memcpy, memset
 from libcpp.string cimport string
@@ -15,7 +14,8 @@ from libcpp.vector cimport vector
 
 import pyarrow as pa
 
-from sqltok.native.arrow_buffers cimport BinaryView, binary_view, row_split, row_threads, view_end, view_start, view_valid
+from sqltok.native.arrow_buffers cimport BinaryView, view_end, view_start, view_valid
+from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
 from sqltok.normalizers.bert_normalize cimport BertOptions, bert_normalize_text, bert_options
 from sqltok.normalizers.unicode_normalize cimport (FORM_NFC, FORM_NFD, FORM_NFKC, FORM_NFKD, NF_UNICODE_VERSION, NfWork,
                                 normalize_text, page_cache_init)
@@ -29,35 +29,45 @@ cdef struct Part:
     vector[int64_t] ends        # per row: its end in `data`, or -1 when the input row stands
 
 
-cdef void _run(const BinaryView& v, int64_t first, int64_t last, int form, const BertOptions* bert,
-               Part& part) noexcept nogil:
-    """Normalize rows [first, last): with `bert`, BERT's normalizer, else normal form `form`."""
+cdef struct NormalizeCall:      # what the threads of one call share
+    int form
+    const BertOptions* bert     # BERT's normalizer, or NULL: normal form `form`
+    Part* parts
+
+
+cdef int64_t _normalize_rows(void* task, const RowRun& run, int thread, int part, int64_t first,
+                             int64_t last) noexcept nogil:
+    """Normalize rows [first, last) into part `part` (nothing fails: -1)."""
+    cdef NormalizeCall* call = <NormalizeCall*>task
+    cdef Part* out = &call.parts[part]
     cdef NfWork w
     cdef int64_t r, s
     cdef bint changed
     page_cache_init(w.cache)
     for r in range(first, last):
-        if not view_valid(v, r):
-            part.ends.push_back(-1)
+        if not view_valid(run.view, r):
+            out.ends.push_back(-1)
             continue
-        s = view_start(v, r)
-        if bert != NULL:
-            changed = bert_normalize_text(v.values + s, view_end(v, r) - s, bert[0], part.data, w)
+        s = view_start(run.view, r)
+        if call.bert != NULL:
+            changed = bert_normalize_text(run.view.values + s, view_end(run.view, r) - s, call.bert[0], out.data, w)
         else:
-            changed = normalize_text(v.values + s, view_end(v, r) - s, form, part.data, w)
-        part.ends.push_back(<int64_t>part.data.size() if changed else -1)
+            changed = normalize_text(run.view.values + s, view_end(run.view, r) - s, call.form, out.data, w)
+        out.ends.push_back(<int64_t>out.data.size() if changed else -1)
+    return -1
 
 
 cdef object _apply(object texts, int form, const BertOptions* bert, int threads):
     cdef list keep = []
-    cdef BinaryView v = binary_view(texts, keep)
-    cdef int64_t n = v.length
-    cdef int nt = row_threads(threads, n)
-    cdef vector[Part] parts = vector[Part](nt)
-    cdef int k
-    for k in prange(nt, nogil=True, num_threads=nt, schedule="static"):
-        _run(v, row_split(v, k, nt), row_split(v, k + 1, nt), form, bert, parts[k])
-    return _assemble(keep[0], keep[2], v, parts)
+    cdef RowRun run
+    rows_open(run, texts, keep, threads, False)
+    cdef vector[Part] parts = vector[Part](run.parts)
+    cdef NormalizeCall call
+    call.form = form
+    call.bert = bert
+    call.parts = parts.data()
+    rows_run(run, _normalize_rows, NULL, &call)
+    return _assemble(keep[0], keep[2], run.view, parts)
 
 
 cdef object _assemble(object arr, object input_values, const BinaryView& v, vector[Part]& parts):

@@ -16,6 +16,8 @@ from libcpp.algorithm cimport sort
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
+from sqltok.native.portable cimport ctz64
+
 
 cdef extern from "normalization_tables.h" nogil:
     const char* NF_UNICODE_VERSION
@@ -35,10 +37,6 @@ cdef extern from "normalization_tables.h" nogil:
         NF_CHANGE_NFKD
         NF_CHANGE_NFC
         NF_CHANGE_NFKC
-
-
-cdef extern from *:
-    int __builtin_ctzll(unsigned long long x) noexcept nogil
 
 
 cdef enum:
@@ -96,8 +94,8 @@ cdef inline int64_t ascii_end(const uint8_t* p, int64_t i, int64_t n) noexcept n
         if (a | b) & 0x8080808080808080ULL:
             m = a & 0x8080808080808080ULL
             if m:
-                return i + (__builtin_ctzll(m) >> 3)
-            return i + 8 + (__builtin_ctzll(b & 0x8080808080808080ULL) >> 3)
+                return i + (ctz64(m) >> 3)
+            return i + 8 + (ctz64(b & 0x8080808080808080ULL) >> 3)
         i += 16
     while i < n and p[i] < 0x80:
         i += 1

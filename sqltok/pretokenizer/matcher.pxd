@@ -14,6 +14,8 @@ from libc.stdint cimport int64_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 from libcpp.vector cimport vector
 
+from sqltok.native.portable cimport ctz64, le64
+
 
 cdef extern from "unicode_tables.h" nogil:
     # Class bits (low byte) and script code (high byte) of every code point; Unicode 17.0.0.
@@ -26,7 +28,6 @@ cdef extern from "unicode_tables.h" nogil:
 
 cdef extern from "o200k_ascii.h" nogil:
     uint64_t o200k_ascii_starts "sqltok_o200k_ascii_starts"(const unsigned char* s, size_t base, size_t n)
-    int lowest_bit "__builtin_ctzll"(uint64_t m)
 
 
 cdef enum:
@@ -231,15 +232,9 @@ cdef inline bint ascii_in(unsigned char b, unsigned char first, unsigned char co
     return <unsigned char>(b - first) < count
 
 
-cdef extern from *:
-    """
-    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    #define SQLTOK_FIRST_FLAGGED_BYTE(m) (__builtin_clzll(m) >> 3)
-    #else
-    #define SQLTOK_FIRST_FLAGGED_BYTE(m) (__builtin_ctzll(m) >> 3)
-    #endif
-    """
-    int first_flagged_byte "SQLTOK_FIRST_FLAGGED_BYTE"(uint64_t m) noexcept nogil
+cdef inline int first_flagged_byte(uint64_t m) noexcept nogil:
+    """The index of the first byte in memory of the word m that is not 0 (m != 0)."""
+    return ctz64(le64(m)) >> 3
 
 
 cdef inline Py_ssize_t ascii_lower_run(const unsigned char* s, Py_ssize_t k, Py_ssize_t n) noexcept nogil:
@@ -325,7 +320,7 @@ cdef inline int match_run(const unsigned char* s, Py_ssize_t start, Py_ssize_t e
             starts = o200k_ascii_starts(run, i, n)
             if starts:
                 while starts:
-                    last = i + lowest_bit(starts)
+                    last = i + ctz64(starts)
                     starts &= starts - 1
                     ends.push_back(start + last)
                 i = last

@@ -28,6 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "portable.h"
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -102,7 +104,7 @@ static inline uint64_t sqltok_o200k_ascii_starts(const unsigned char* s, size_t 
     sqltok_classify64(p, &c);
     uint64_t non_ascii = ~c.ascii & valid;
     if (non_ascii) {               /* rules near a non-ASCII byte would need its Unicode class */
-        int q = __builtin_ctzll(non_ascii) - 2;
+        int q = sqltok_ctz64(non_ascii) - 2;
         if (q < limit) limit = q;
     }
     if (limit <= 1) return 0;
@@ -115,7 +117,7 @@ static inline uint64_t sqltok_o200k_ascii_starts(const unsigned char* s, size_t 
     uint64_t con_apos = 0, con_letters = 0, con_end = 0;
     uint64_t cand = c.apos & (letter << 1) & valid & ~(uint64_t)1;
     while (cand) {
-        int a = __builtin_ctzll(cand), len = 0;
+        int a = sqltok_ctz64(cand), len = 0;
         cand &= cand - 1;
         if (a + 1 >= 64 || !(valid & SQLTOK_BIT(a + 1)) || (con_letters & SQLTOK_BIT(a - 1))) continue;
         unsigned char c1 = p[a + 1] | 0x20;
@@ -134,9 +136,9 @@ static inline uint64_t sqltok_o200k_ascii_starts(const unsigned char* s, size_t 
     uint64_t tail_chars = (nl | c.slash) & valid, tail = 0, tail_end = 0;
     uint64_t seeds = nl & (punct << 1);      /* a CR/LF right after a P (a '/' inside a tail is one) */
     while (seeds) {
-        int j = __builtin_ctzll(seeds);
+        int j = sqltok_ctz64(seeds);
         uint64_t rest = ~(tail_chars >> j);
-        int e = rest ? j + __builtin_ctzll(rest) : 64;
+        int e = rest ? j + sqltok_ctz64(rest) : 64;
         uint64_t upto = e < 64 ? SQLTOK_BIT(e) - 1 : ~(uint64_t)0;
         tail |= upto & ~(SQLTOK_BIT(j) - 1);
         if (e < 64) tail_end |= SQLTOK_BIT(e);
@@ -154,10 +156,10 @@ static inline uint64_t sqltok_o200k_ascii_starts(const unsigned char* s, size_t 
     uint64_t ws_start = (sw & ~(ws << 1)) | (sw & (sw << 1) & after_nonws) | (nl & ~(ws << 1) & ~tail);
     uint64_t after_nl = sw & (nl << 1);
     while (after_nl) {             /* the first SW after a CR/LF starts one if no CR/LF follows in its run */
-        int j = __builtin_ctzll(after_nl);
+        int j = sqltok_ctz64(after_nl);
         after_nl &= after_nl - 1;
         uint64_t rest = ~(sw >> j);
-        int e = rest ? j + __builtin_ctzll(rest) : 64;
+        int e = rest ? j + sqltok_ctz64(rest) : 64;
         if (e >= 64) {
             if (avail > 64) {      /* the run goes on past the window: leave it to the caller */
                 if (j < limit) limit = j;

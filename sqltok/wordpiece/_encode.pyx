@@ -10,8 +10,6 @@ normalizer first. A word that is not one token is split by one walk per piece do
 (word-initial tokens, and continuation tokens without their prefix). The GIL is released; ids go to
 Arrow from C vectors without a copy.
 """
-from cpython.bytes cimport PyBytes_FromStringAndSize
-from cython.parallel cimport prange
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 from libcpp.string cimport string
@@ -19,13 +17,16 @@ from libcpp.vector cimport vector
 
 import pyarrow as pa
 
-from sqltok.native.arrow_buffers cimport BinaryView, binary_view, row_split, row_threads, view_end, view_start, view_valid
+from sqltok.native.arrow_buffers cimport BinaryView, binary_view, view_bytes, view_end, view_start, view_valid
 from sqltok.normalizers.bert_normalize cimport BertOptions, bert_normalize_text, bert_options, block_capitals
-from sqltok.wordpiece.byte_trie cimport ByteTrie, __builtin_ctzll, byte_trie_build, byte_trie_longest
+from sqltok.wordpiece.byte_trie cimport ByteTrie, byte_trie_build, byte_trie_longest
 from sqltok.native.bytes_table cimport (BytesTable, _mix64, bytes_hash, bytes_table_build, bytes_table_get_hashed,
                           bytes_table_get_head)
-from sqltok.native.id_lists cimport (IdListView, IdPool, IdRows, IdVector, id_list_view, id_pool_new, id_pool_release,
-                       id_pool_take, id_rows_arrow)
+from sqltok.native.decode_arrow cimport TokenPieces, decode_arrow
+from sqltok.native.id_lists cimport IdRows, IdVector
+from sqltok.native.id_output cimport IdPool, id_pool_new, id_pool_release, id_pool_take, id_rows_arrow
+from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
+from sqltok.native.portable cimport ctz64
 from sqltok.normalizers.unicode_normalize cimport NfWork, PageCache, cached_flags, page_cache_init, utf8_decode
 
 
@@ -289,7 +290,7 @@ cdef class WordPieceEncoder:
                 if stop == 0:
                     k = -1          # too long for the buffer
                     break
-                ln = __builtin_ctzll(stop) >> 3
+                ln = ctz64(stop) >> 3
                 x &= ~(0xFFFFFFFFFFFFFFFFULL << (8 * ln)) if ln else 0
                 x = (x | block_capitals(x) >> 2) if self.fold_caps else x
                 k += ln
@@ -321,7 +322,7 @@ cdef class WordPieceEncoder:
         page_cache_init(ws.w.cache)
         if keep_ids and last > first:
             # text gives 0.05-0.55 ids per byte: reserving (address space only) spares regrowth copies
-            res.ids.reserve((view_end(v, last - 1) - view_start(v, first)) // 2 + 4 * (last - first) + 16)
+            res.ids.reserve(view_bytes(v, first, last) // 2 + 4 * (last - first) + 16)
         for r in range(first, last):
             if not view_valid(v, r) or (second != NULL and not view_valid(second[0], r)):
                 res.lengths.push_back(-1)
@@ -347,65 +348,59 @@ cdef class WordPieceEncoder:
         `template`: add the post-processor's tokens around each row; `pairs`: a second array of the
         same length, each row encoded as the pair (texts[i], pairs[i])."""
         cdef list keep = []
-        cdef BinaryView v = binary_view(texts, keep)
+        cdef RowRun run
+        rows_open(run, texts, keep, threads, False)
         cdef BinaryView w
-        cdef BinaryView* second = NULL
+        cdef WordPieceCall call
+        call.second = NULL
         if pairs is not None:
             w = binary_view(pairs, keep)
-            if w.length != v.length:
-                raise ValueError(f"{v.length} texts but {w.length} pairs")
-            second = &w
-        cdef int64_t n = v.length
-        cdef int nt = row_threads(threads, n)
-        cdef vector[IdRows] parts = vector[IdRows](nt)
-        cdef int k
+            if w.length != run.view.length:
+                raise ValueError(f"{run.view.length} texts but {w.length} pairs")
+            call.second = &w
+        cdef vector[IdRows] parts = vector[IdRows](run.parts)
         if not counts_only:  # the first part's vector ends up holding every id
             id_pool_take(self.pool, parts[0].ids)
-        for k in prange(nt, nogil=True, num_threads=nt, schedule="static"):
-            self._encode_rows(v, second, row_split(v, k, nt), row_split(v, k + 1, nt), template, not counts_only, parts[k])
-        return id_rows_arrow(parts, counts_only, self.pool, nt)
+        call.encoder = <void*>self
+        call.template = template
+        call.keep_ids = not counts_only
+        call.parts = parts.data()
+        rows_run(run, _wordpiece_rows, NULL, &call)
+        return id_rows_arrow(parts, counts_only, self.pool, run.threads)
 
     # -- ids -> text -------------------------------------------------------------------------------
     def decode_arrow(self, ids):
         """Text (large_string) of each row of a list<integer> array as HF's WordPiece decoder gives
         it, special tokens left out; NULL stays NULL, an unknown id raises ValueError."""
-        cdef list keep = []
-        cdef IdListView view = id_list_view(ids, keep)
-        ids = keep[0]  # the array as read: large_list
-        cdef const int32_t* tok = view.ids
-        cdef const int64_t* loff = view.offsets
-        cdef int64_t n = view.length, r, j, t, bad = -1, piece, nv = <int64_t>self.starts.size()
-        cdef bint first
-        cdef string out
-        cdef vector[int64_t] offs
-        offs.push_back(0)
-        with nogil:
-            for r in range(n):
-                first = True
-                for j in range(loff[r], loff[r + 1]):
-                    t = tok[j]
-                    if t < 0 or t >= nv:
-                        bad = j
-                        break
-                    if self.skip[t]:
-                        continue
-                    piece = t if first else t + nv
-                    out.append(self.pieces.data() + self.piece_starts[piece],
-                               self.piece_starts[piece + 1] - self.piece_starts[piece])
-                    first = False
-                if bad >= 0:
-                    break
-                offs.push_back(<int64_t>out.size())
-        if bad >= 0:
-            raise ValueError(f"token id {tok[bad]} is not in this vocabulary (ids 0..{nv - 1})")
-        off_bytes = PyBytes_FromStringAndSize(<const char*>offs.data(), offs.size() * sizeof(int64_t))
-        data = pa.Array.from_buffers(pa.large_string(), n, [None, pa.py_buffer(off_bytes), pa.py_buffer(out)])
-        if ids.null_count:
-            return pa.compute.if_else(ids.is_null(), pa.scalar(None, pa.large_string()), data)
-        return data
+        cdef TokenPieces pieces
+        pieces.data = self.pieces.data()
+        pieces.starts = self.piece_starts.data()   # piece k ends where piece k + 1 starts
+        pieces.ends = self.piece_starts.data() + 1
+        pieces.n_ids = <int64_t>self.starts.size()
+        pieces.later = pieces.n_ids
+        pieces.valid = NULL
+        pieces.skip = self.skip.data()
+        return decode_arrow(ids, pieces, pa.large_string())
 
     def token_bytes(self, int32_t token_id) -> bytes:
         """The vocabulary entry of one id (continuation prefix included)."""
         if token_id < 0 or token_id >= <int32_t>self.starts.size():
             raise ValueError(f"token id {token_id} is not in this vocabulary")
         return self.vocab.substr(self.starts[token_id], self.ends[token_id] - self.starts[token_id])
+
+
+cdef struct WordPieceCall:      # what the threads of one encode_arrow call share
+    void* encoder               # the WordPieceEncoder (borrowed: the call holds it)
+    const BinaryView* second    # pairs' second texts, or NULL
+    bint template
+    bint keep_ids
+    IdRows* parts
+
+
+cdef int64_t _wordpiece_rows(void* task, const RowRun& run, int thread, int part, int64_t first,
+                             int64_t last) noexcept nogil:
+    """Rows [first, last) into part `part` (nothing fails: -1)."""
+    cdef WordPieceCall* call = <WordPieceCall*>task
+    (<WordPieceEncoder>call.encoder)._encode_rows(run.view, call.second, first, last, call.template, call.keep_ids,
+                                                  call.parts[part])
+    return -1

@@ -11,9 +11,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.string cimport memcpy
 from libcpp.vector cimport vector
 
-
-cdef extern from *:
-    int __builtin_ctzll(unsigned long long) nogil
+from sqltok.native.portable cimport ctz64
 
 
 cdef struct ByteTrie:
@@ -77,7 +75,7 @@ cdef inline int32_t byte_trie_child(const int32_t* rec, uint8_t b) noexcept nogi
         z = w ^ (ones * b)
         hit = (z - ones) & ~z & (ones * 0x80)      # the lowest set byte is the first equal label
         if hit:
-            k = j + (__builtin_ctzll(hit) >> 3)
+            k = j + (ctz64(hit) >> 3)
             return rec[2 + ((count + 3) >> 2) + k] if k < count else -1
         j += 8
     return -1

@@ -1,0 +1,70 @@
+# cython: language_level=3
+"""The BPE encoder's declaration, for the modules that encode through it (`_candidates`)."""
+from libc.stdint cimport int32_t, int64_t, uint8_t
+from libcpp.string cimport string
+from libcpp.vector cimport vector
+
+from sqltok.bpe.merge_scan cimport ByteMerges
+from sqltok.bpe.merge_table cimport MergeTable
+from sqltok.bpe.pretoken_cache cimport CacheSlot, PieceKey
+from sqltok.bpe.workspace cimport Workspace
+from sqltok.native.arrow_buffers cimport BinaryView
+from sqltok.native.bytes_table cimport BytesTable
+from sqltok.native.id_lists cimport IdRows, IdVector
+from sqltok.native.id_output cimport IdPool
+
+
+cdef enum:
+    NO_TOKEN = 1              # failure codes of encoding: a byte has no token in the vocabulary
+    PRETOKENIZE_FAILED = 2
+
+
+cdef inline str failure_message(int64_t row, int code):
+    """What went wrong at `row` (code: NO_TOKEN or PRETOKENIZE_FAILED)."""
+    return f"row {row}: " + ("the text holds a byte that has no token in this vocabulary" if code == NO_TOKEN
+                             else "pre-tokenization failed")
+
+
+cdef class Encoder:
+    cdef MergeTable merges
+    cdef MergeTable supers            # two-phase models: supermerges (rank = index), over whole tokens
+    cdef vector[uint8_t] in_super     # 1 for tokens that take part in some supermerge
+    cdef bint has_supers
+    cdef ByteMerges byte_merges       # each byte's token, and the rank and result of every pair of bytes
+    cdef string vocab                 # every token's bytes; token t is vocab[starts[t]:ends[t]]
+    cdef vector[int64_t] starts
+    cdef vector[int64_t] ends
+    cdef vector[uint8_t] valid
+    cdef BytesTable direct
+    cdef vector[int32_t] special_ids
+    cdef vector[int32_t] always_ids
+    cdef uint8_t special_first[256]
+    cdef int pattern
+    cdef bint rank_guard
+    cdef readonly int32_t n_vocab
+    cdef IdPool* pool                 # ids memory handed back by Arrow, for the next call
+    cdef vector[Workspace*] spare     # workspaces of finished calls: their caches stay warm
+    cdef list id_objects              # int objects of every id, for Python list output (built once)
+
+    cdef Workspace* _take_workspace(self)
+    cdef void _give_back(self, Workspace* ws, bint failed)
+    cdef void _keep_final_pairs(self)
+    cdef void _build_byte_pairs(self)
+    cdef void _add_specials(self, dict special, dict always)
+    cdef void _build_direct(self, bint direct_all)
+    cdef int _merge(self, const uint8_t* p, int64_t n, IdVector& out, Workspace& ws) noexcept nogil
+    cdef int _encode_piece(self, const uint8_t* p, int64_t n, const PieceKey* key, IdVector& out,
+                           Workspace& ws) noexcept nogil
+    cdef void _defer(self, const uint8_t* p, int64_t n, const PieceKey* key, CacheSlot* slot,
+                     IdVector& out, Workspace& ws) noexcept nogil
+    cdef int _merge_pending(self, Workspace& ws) noexcept nogil
+    cdef void _supermerge_run(self, IdVector& out, size_t first, size_t count, size_t tail,
+                              Workspace& ws) noexcept nogil
+    cdef int encode_ordinary(self, const uint8_t* p, int64_t n, IdVector& out, Workspace& ws) noexcept nogil
+    cdef int _encode_pieces(self, const uint8_t* p, int64_t n, IdVector& out, Workspace& ws) noexcept nogil
+    cdef PieceKey* _piece_key(self, const uint8_t* p, int64_t n, const uint8_t* limit, Workspace& ws) noexcept nogil
+    cdef int32_t _special_at(self, const uint8_t* p, int64_t n, const uint8_t* allowed, int64_t* length) noexcept nogil
+    cdef int encode_text(self, const uint8_t* p, int64_t n, const uint8_t* allowed, IdVector& out,
+                         Workspace& ws) noexcept nogil
+    cdef void _encode_rows(self, const BinaryView& v, int64_t first, int64_t last, const uint8_t* allowed,
+                           bint keep_ids, IdRows& res, Workspace& ws) noexcept nogil

@@ -1,0 +1,116 @@
+# cython: language_level=3
+"""A thread's cache of the pretokens it has seen, with their ids: 64-byte slots (one cache line) of
+pretokens of up to KEY_WORDS_MAX bytes held as three masked words, direct-mapped by their hash, and
+for longer ones a `LongCache`. A slot may say that its pretoken waits to be merged (PENDING), so that
+it is merged once however often it occurs before its batch (merge_lanes)."""
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libcpp.vector cimport vector
+
+from sqltok.bpe.long_cache cimport LongCache, long_cache_put
+from sqltok.bpe.merge_lanes cimport Pending
+from sqltok.native.bytes_table cimport bytes_hash
+from sqltok.native.id_lists cimport IdVector
+
+
+cdef enum:
+    CACHE_SLOTS = 131072      # pretokens seen, with their ids: 8 MiB at most, shared out among the threads
+    BYTES_PER_SLOT = 32       # caches get a slot per this many input bytes (tiny calls, tiny caches)
+    MIN_SLOTS = 64
+    CACHE_IDS = 9
+    PENDING = 255             # a slot's n_ids while its pretoken waits to be merged (ids[0]: which)
+
+
+cdef struct CacheSlot:         # 64 bytes, one cache line (the slots are 64-byte aligned)
+    uint64_t key[3]           # the pretoken's bytes, zero-padded (see bytes_table.key_words)
+    uint8_t length            # 0: empty
+    uint8_t n_ids
+    uint8_t unused[2]
+    int32_t ids[CACHE_IDS]
+
+
+cdef struct PieceKey:         # a pretoken of up to KEY_WORDS_MAX bytes as words, and its bytes_hash
+    uint64_t w[3]
+    uint64_t hash
+
+
+cdef cppclass PretokenCache:
+    vector[uint64_t] memory   # the slots, 64-byte aligned within
+    CacheSlot* slots
+    uint64_t mask
+    LongCache long_pieces     # pretokens over KEY_WORDS_MAX bytes
+
+
+cdef inline void pretoken_cache_size(PretokenCache& c, int64_t text_bytes, int threads) noexcept nogil:
+    """Size `c` for about `text_bytes` of input, one of `threads` threads: a slot per BYTES_PER_SLOT
+    bytes (a few KiB for a short text), and 8 MiB / threads at most, as the threads share the
+    last-level cache. A cache at least that big is kept, with what it holds. It is made on small
+    pages: a call that sizes it up faults it in, and faulting fresh huge pages took up to 13 ms
+    (against 2 ms) whenever two threads did so at once."""
+    cdef uint64_t slots = MIN_SLOTS
+    while slots < CACHE_SLOTS // threads and slots * BYTES_PER_SLOT < <uint64_t>text_bytes:
+        slots <<= 1
+    if c.memory.size() < (slots + 1) * sizeof(CacheSlot) // 8:
+        c.memory.assign((slots + 1) * sizeof(CacheSlot) // 8, 0)
+        c.slots = <CacheSlot*>((<uint64_t>c.memory.data() + 63) & ~<uint64_t>63)
+        c.mask = slots - 1
+
+
+cdef inline CacheSlot* cache_slot(const PretokenCache& c, uint64_t hash) noexcept nogil:
+    """The slot of the pretoken with this `bytes_hash`."""
+    return &c.slots[hash & c.mask]
+
+
+cdef inline bint cache_get(const CacheSlot* slot, const PieceKey* key, int64_t n,
+                           IdVector& out, vector[size_t]& holes) noexcept nogil:
+    """Append the ids the cache slot holds for the pretoken `key` of n bytes (a placeholder, its
+    position noted in `holes`, when it waits to be merged); False when the slot holds another."""
+    cdef int k
+    if (slot.length == n) & (slot.key[0] == key.w[0]) & (slot.key[1] == key.w[1]) & (slot.key[2] == key.w[2]):
+        if slot.n_ids == PENDING:
+            holes.push_back(out.size())
+            out.push_back(-1 - slot.ids[0])
+        else:
+            for k in range(slot.n_ids):  # a few ids: no call to a range insert
+                out.push_back(slot.ids[k])
+        return True
+    return False
+
+
+cdef inline void cache_put(CacheSlot* slot, const PieceKey* key, int64_t n,
+                           const int32_t* ids, size_t count) noexcept nogil:
+    """Remember the ids[:count] of the pretoken `key` of n bytes (when they fit in a slot; else the
+    slot is emptied)."""
+    cdef size_t k
+    if count > CACHE_IDS:
+        slot.length = 0
+        return
+    slot.key[0] = key.w[0]
+    slot.key[1] = key.w[1]
+    slot.key[2] = key.w[2]
+    slot.length = <uint8_t>n
+    slot.n_ids = <uint8_t>count
+    for k in range(count):
+        slot.ids[k] = ids[k]
+
+
+cdef inline void cache_put_pending(CacheSlot* slot, const PieceKey* key, int64_t n, int32_t which) noexcept nogil:
+    """Note in the slot that the pretoken `key` of n bytes waits to be merged, the `which`-th."""
+    cache_put(slot, key, n, &which, 1)
+    slot.n_ids = PENDING
+
+
+cdef inline void cache_put_merged(PretokenCache& c, const vector[Pending]& pending, const vector[PieceKey]& keys,
+                                  const vector[int32_t]& ids) noexcept nogil:
+    """Give every PENDING slot its merged ids (or empty it), and cache the long pretokens merged."""
+    cdef size_t i
+    cdef const Pending* pend
+    cdef const PieceKey* key
+    cdef const int32_t* merged
+    for i in range(pending.size()):
+        pend = &pending[i]
+        merged = ids.data() + pend.start
+        if pend.key >= 0:
+            key = &keys[pend.key]
+            cache_put(cache_slot(c, key.hash), key, pend.n, merged, pend.count)
+        else:
+            long_cache_put(c.long_pieces, pend.p, pend.n, bytes_hash(pend.p, pend.n), merged, pend.count)

@@ -1,0 +1,59 @@
+# cython: language_level=3
+"""Token ids to text over Arrow: each row of a list<integer> array becomes its tokens' pieces back to
+back (BPE: each token's bytes; WordPiece: a token's text at the start of a sequence or after it, with
+special tokens left out), built from one offsets and one values buffer, the GIL released."""
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from libc.stdint cimport int32_t, int64_t, uint8_t
+from libcpp.string cimport string
+from libcpp.vector cimport vector
+
+from sqltok.native.id_lists cimport IdListView, id_list_view
+
+
+cdef struct TokenPieces:
+    const char* data            # piece k is data[starts[k]:ends[k]]
+    const int64_t* starts
+    const int64_t* ends
+    int64_t n_ids               # ids 0..n_ids-1
+    int64_t later               # id t after a row's first piece is piece t + later (0: piece t)
+    const uint8_t* valid        # 0 for the ids below n_ids that have no piece (NULL: all have one)
+    const uint8_t* skip         # 1 for the ids that decode to nothing (NULL: none)
+
+
+cdef inline object decode_arrow(object ids, const TokenPieces& pieces, object out_type):
+    """The pieces of each row of the list<integer> array `ids` as an `out_type` array (large_binary or
+    large_string); NULL stays NULL, an id without a piece raises ValueError."""
+    import pyarrow as pa
+    cdef list keep = []
+    cdef IdListView view = id_list_view(ids, keep)
+    ids = keep[0]  # the array as read: large_list
+    cdef const int32_t* tok = view.ids
+    cdef const int64_t* loff = view.offsets
+    cdef int64_t n = view.length, r, j, t, piece, bad = -1
+    cdef bint first
+    cdef string out
+    cdef vector[int64_t] offs
+    offs.push_back(0)
+    with nogil:
+        for r in range(n):
+            first = True
+            for j in range(loff[r], loff[r + 1]):
+                t = tok[j]
+                if t < 0 or t >= pieces.n_ids or (pieces.valid != NULL and not pieces.valid[t]):
+                    bad = j
+                    break
+                if pieces.skip != NULL and pieces.skip[t]:
+                    continue
+                piece = t if first else t + pieces.later
+                out.append(pieces.data + pieces.starts[piece], pieces.ends[piece] - pieces.starts[piece])
+                first = False
+            if bad >= 0:
+                break
+            offs.push_back(<int64_t>out.size())
+    if bad >= 0:
+        raise ValueError(f"token id {tok[bad]} is not in this vocabulary (ids 0..{pieces.n_ids - 1})")
+    off_bytes = PyBytes_FromStringAndSize(<const char*>offs.data(), offs.size() * sizeof(int64_t))
+    data = pa.Array.from_buffers(out_type, n, [None, pa.py_buffer(off_bytes), pa.py_buffer(out)])
+    if ids.null_count:
+        return pa.compute.if_else(ids.is_null(), pa.scalar(None, out_type), data)
+    return data
