@@ -23,7 +23,10 @@ from child import run_child
 
 CHILD = r"""
 import hashlib, json, sys, time, duckdb, sqltok
-from sqltok.bpe.reference_file import dumps
+try:
+    from sqltok.bpe.reference_file import dumps
+except ImportError:  # a tree from before the one package tree
+    from sqltok.formats.reference import dumps
 corpus, col, vocab, threads, db, method = sys.argv[1:7]
 t0 = time.perf_counter()
 con = duckdb.connect(db)
