@@ -156,3 +156,14 @@ def test_sql(con):
         con.sql(r"SELECT normalize(decode('\xFF'::BLOB), 'NFC')").fetchall()
     with pytest.raises(Exception, match="Invalid UTF8 Codepoint 55296"):     # a lone surrogate
         con.sql("SELECT bert_normalize(chr(55296))").fetchall()
+
+
+@pytest.mark.parametrize("kind", [pa.string(), pa.large_string(), pa.string_view()])
+@pytest.mark.parametrize("texts", [["e\u0301", "x"], ["x", "y"], [None, "é"]])
+def test_one_output_type_whatever_changed(kind, texts):
+    """Batches normalize to one type (string_view), so that their outputs concatenate."""
+    for fn in (lambda a: sqltok.normalize(a, "NFC"), lambda a: sqltok.bert_normalize(a)):
+        out = fn(pa.array(texts, kind))
+        assert out.type == pa.string_view()
+    assert pa.concat_arrays([sqltok.normalize(pa.array(t, kind), "NFD") for t in (["x"], ["é"])]).to_pylist() == \
+        ["x", "e\u0301"]

@@ -1,5 +1,6 @@
 """`normalize` (NFC, NFD, NFKC, NFKD) and `bert_normalize` (HF's BertNormalizer) for Python: a str, a
-list of str (or bytes, which must be UTF-8) or a pyarrow string array in, the same kind out."""
+list of str (or bytes, which must be UTF-8) or a pyarrow string array in, the same kind out (an
+array comes back as string_view, whose unchanged rows point into the input)."""
 from __future__ import annotations
 
 from typing import Sequence, TypeVar
@@ -29,8 +30,9 @@ def bert_normalize(texts: Texts, *, clean_text: bool = True, handle_chinese_char
 
 
 def _apply(texts, fn):
-    if isinstance(texts, (pa.Array, pa.ChunkedArray)):
-        return fn(_checked(texts))
+    if isinstance(texts, (pa.Array, pa.ChunkedArray)):  # one output type whatever changed: string_view
+        out = fn(_checked(texts))
+        return out if pa.types.is_string_view(out.type) else out.cast(pa.string_view())
     if isinstance(texts, (str, bytes)):
         return fn(_checked([texts]))[0].as_py()
     return fn(_checked(list(texts))).to_pylist()
