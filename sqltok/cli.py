@@ -5,6 +5,7 @@ import argparse
 import os
 import sys
 import warnings
+from contextlib import nullcontext
 from pathlib import Path
 from importlib.resources import files
 
@@ -19,6 +20,7 @@ from sqltok.evaluate import compression, holdout_split
 from sqltok.named_tokenizers import named_tokenizers
 from sqltok.judge.commands import add_commands
 from sqltok.model_files import FORMATS, export_model, import_model
+from sqltok.progress import QueryProgress
 from sqltok.register import register
 from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS, check_special_tokens
 from sqltok.store import drop_model, model_names
@@ -64,8 +66,6 @@ def _train(con, args) -> None:
     if args.memory_limit:
         con.execute("SET memory_limit = ?", [args.memory_limit])
     progress = sys.stderr.isatty() if args.progress is None else args.progress
-    if progress:  # DuckDB's own bar covers the counting query
-        con.execute("SET enable_progress_bar = true")
     if args.method == "bpe":
         _check_bpe_args(args)
         report = train_bpe(con, src, args.vocab_size, args.model, simple=args.simple,
@@ -132,8 +132,10 @@ def _cmd_encode(args) -> None:
         mode = "line" if args.lines else "file" if args.whole_file else None
         src = Source(path=args.input, text_key=args.text_key, text_mode=mode)
         keep = tuple(c for c in (args.keep_columns or "").split(",") if c)
-        summary = encode_file(con, model, src, args.output, count=args.count, allow_special=args.allow_special,
-                              keep_columns=keep)
+        progress = sys.stderr.isatty() if args.progress is None else args.progress
+        with QueryProgress(con, "encoding") if progress else nullcontext():
+            summary = encode_file(con, model, src, args.output, count=args.count,
+                                  allow_special=args.allow_special, keep_columns=keep)
     print(f"wrote {summary.output}: {summary.rows} rows, {summary.tokens:,} tokens ({model})")
 
 
@@ -229,6 +231,8 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--whole-file", action="store_true", help="plain text input: one document per file")
     c.add_argument("--count", action="store_true", help="write token counts instead of ids")
     c.add_argument("--allow-special", action="store_true", help="match special tokens in the text")
+    c.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar (default: when stderr is a terminal)")
     db(c)
     c.set_defaults(func=_cmd_encode)
 

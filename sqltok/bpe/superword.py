@@ -85,7 +85,7 @@ def train_superword(con: duckdb.DuckDBPyConnection, source: Source | str | None,
     ensure_schema(con)
     check_new_name(con, model, replace)
     target = vocab_size - supermerges if isinstance(supermerges, int) else vocab_size  # phase-1 size
-    watch = Stopwatch()
+    watch = Stopwatch(con if progress else None)
     with WorkTables(con) as work:
         with watch("pretokenize_and_count"):  # the corpus's pretokens, or those a stored model kept
             counts = count_corpus(con, source, not simple, work) if phase1 is None else \

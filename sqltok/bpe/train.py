@@ -71,7 +71,7 @@ def train_bpe(con: duckdb.DuckDBPyConnection, source: Source | str, vocab_size: 
     register(con)
     ensure_schema(con)
     check_new_name(con, model, replace)
-    watch = Stopwatch()
+    watch = Stopwatch(con if progress else None)
     with WorkTables(con) as work:
         with watch("pretokenize_and_count"):
             counts = count_corpus(con, source, not simple, work)
