@@ -19,6 +19,34 @@ def _docs(con) -> None:
     con.execute("CREATE OR REPLACE TABLE docs AS SELECT unnest(?) AS text", [DOCS])
 
 
+def _at_once(train, runs: list[tuple[str, int]]) -> None:
+    """train(name, size) for every run, each on a thread of its own, all at once; no run may fail."""
+    errors = []
+
+    def run(name: str, size: int) -> None:
+        try:
+            train(name, size)
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=r) for r in runs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+def _same_as_alone(con, train, runs: list[tuple[str, int]]) -> None:
+    """Each model equals the one `train(con, name, size)` makes alone on a connection of its own."""
+    alone = duckdb.connect()
+    sqltok.register(alone)
+    _docs(alone)
+    for name, size in runs:
+        train(alone, name, size)
+        assert sqltok.load_model(con, name) == sqltok.load_model(alone, name)
+
+
 def test_cursors_share_functions_and_tokenizers(bundled):
     con = duckdb.connect()
     sqltok.register(con)
@@ -34,28 +62,15 @@ def test_threads_train_and_encode_at_once_on_cursors():
     con = duckdb.connect()
     sqltok.register(con)
     _docs(con)
-    errors = []
+    runs = [(f"m{i}", 260 + 10 * i) for i in range(3)]
 
     def train(name: str, size: int) -> None:
-        try:
-            cur = con.cursor()
-            sqltok.train_bpe(cur, "SELECT text FROM docs", size, name)
-            cur.execute("SELECT sum(token_count(?, text)) FROM docs", [name]).fetchall()
-        except Exception as e:  # reported below
-            errors.append(e)
+        cur = con.cursor()
+        sqltok.train_bpe(cur, "SELECT text FROM docs", size, name)
+        cur.execute("SELECT sum(token_count(?, text)) FROM docs", [name]).fetchall()
 
-    threads = [threading.Thread(target=train, args=(f"m{i}", 260 + 10 * i)) for i in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
-    alone = duckdb.connect()
-    sqltok.register(alone)
-    _docs(alone)
-    for i in range(3):
-        sqltok.train_bpe(alone, "SELECT text FROM docs", 260 + 10 * i, f"m{i}")
-        assert sqltok.load_model(con, f"m{i}") == sqltok.load_model(alone, f"m{i}")
+    _at_once(train, runs)
+    _same_as_alone(con, lambda c, name, size: sqltok.train_bpe(c, "SELECT text FROM docs", size, name), runs)
 
 
 def _run(code: str) -> subprocess.CompletedProcess:
@@ -112,24 +127,11 @@ def test_superword_trainings_at_once_on_cursors(monkeypatch):
     con = duckdb.connect()
     sqltok.register(con)
     _docs(con)
-    errors = []
+    runs = [(f"b{i}", 280 + 20 * i) for i in range(2)]
 
-    def train(name: str, size: int) -> None:
-        try:
-            sqltok.train_superword(con.cursor(), "SELECT text FROM docs", size, name, method="boundless")
-        except Exception as e:  # reported below
-            errors.append(e)
+    def train(c, name: str, size: int) -> None:
+        sqltok.train_superword(c, "SELECT text FROM docs", size, name, method="boundless")
 
-    threads = [threading.Thread(target=train, args=(f"b{i}", 280 + 20 * i)) for i in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    _at_once(lambda name, size: train(con.cursor(), name, size), runs)
     monkeypatch.setattr(counts, "count_units", real)
-    alone = duckdb.connect()
-    sqltok.register(alone)
-    _docs(alone)
-    for i in range(2):
-        sqltok.train_superword(alone, "SELECT text FROM docs", 280 + 20 * i, f"b{i}", method="boundless")
-        assert sqltok.load_model(con, f"b{i}") == sqltok.load_model(alone, f"b{i}")
+    _same_as_alone(con, train, runs)
