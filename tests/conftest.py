@@ -7,6 +7,14 @@ import pytest
 GOLDEN_DIR = Path(__file__).parent / "data" / "golden"
 
 
+def sqltok_home() -> Path:
+    """The folder a fresh interpreter started in imports the sqltok under test from (the checkout's
+    source tree is not importable uncompiled: CI tests the package installed from the sdist)."""
+    import sqltok
+
+    return Path(sqltok.__file__).resolve().parents[1]
+
+
 @pytest.fixture(scope="session")
 def golden_dir() -> Path:
     """Gzipped copies of the reference's golden files (`*.model.gz`, `*.ids.gz`, `*.jsonl.gz`)."""

@@ -11,6 +11,7 @@ import duckdb
 import pytest
 
 import sqltok
+from conftest import sqltok_home
 from sqltok.cli import main
 
 
@@ -146,7 +147,8 @@ def test_a_closed_pipe_is_not_an_error(trained, tmp_path):
             "c._cmd_models = lambda args: [print('line', i) for i in range(200000)]\n"
             "sys.exit(c.main(['models', '--db', sys.argv[1]]))\n")
     out = subprocess.run(f'set -o pipefail; "{sys.executable}" -c "$CODE" "{db}" | head -1', shell=True,
-                         executable="/bin/bash", capture_output=True, text=True, env={"CODE": code, "PATH": "/usr/bin:/bin"})
+                         executable="/bin/bash", capture_output=True, text=True, cwd=sqltok_home(),
+                         env={"CODE": code, "PATH": "/usr/bin:/bin"})
     assert out.returncode == 0 and out.stdout == "line 0\n" and "Broken pipe" not in out.stderr
 
 

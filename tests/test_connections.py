@@ -10,6 +10,7 @@ import duckdb
 import pytest
 
 import sqltok
+from conftest import sqltok_home
 
 DOCS = ["the quick brown fox jumps over the lazy dog", "it is one of the best ways to be sure",
         "Grüße aus Köln, 2026!"] * 30
@@ -74,7 +75,8 @@ def test_threads_train_and_encode_at_once_on_cursors():
 
 
 def _run(code: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=sqltok_home())
 
 
 def test_a_second_connection_outlives_the_first(tmp_path):
