@@ -152,6 +152,8 @@ CORRUPTIONS = [
     ("words", 0, "word", "expected 'words'"),
     ("words", 1, "{not json", "invalid settings JSON"),
     ("words", 1, "[1, 2]", "expected a settings JSON object"),
+    ("words", 1, '{"tau": 1.1}', "no main_regex string"),  # found by fuzz/readers.py: a KeyError on load
+    ("words", 1, '{"main_regex": 7}', "no main_regex string"),
     ("merges", 1, "-4", "the number of merges (an integer >= 0)"),
     ("merges", 2, "1 a b 100 1", "expected merge index 0"),
     ("merges", 2, "0 a Ѐ 100 1", "token 'Ѐ' is not in the vocabulary"),

@@ -535,6 +535,8 @@ CORRUPT_HF = [
     (json.dumps(hf_json({"a": 0, "b": 1, "ab": 2}, ["a b", "a b c"])), "merge 1: expected 'left right'"),
     (json.dumps(hf_json({"a": 0, "b": 0}, [])), "vocabulary entries 0 and 1 have the same id 0"),
     (json.dumps({"vocab": {}}), "expected a JSON object with a 'model' object"),
+    # found by fuzz/readers.py: one huge id made the reader allocate gigabytes
+    (json.dumps(hf_json({"a": 0, "b": 381777777}, [])), "ids below the largest token id have no token"),
 ]
 
 
@@ -570,6 +572,7 @@ CORRUPT_TIKTOKEN = [
     (b"YWI= 2x\n", "line 257: expected a rank"),
     (b"\nYWI= 256\nYWI= 257\n", "line 259: the token is already on line 258"),
     (b"YWI= 256\nYWM= 256\n", "line 258: the rank is already used on line 257"),
+    (b"YWI= 381777777\n", "ids below the largest token id have no token"),
 ]
 
 

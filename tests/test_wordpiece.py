@@ -196,3 +196,22 @@ def test_bad_input(bert, bert_path, tmp_path):
     path.write_text(json.dumps(doc), encoding="utf-8")
     with pytest.raises(UnsupportedTokenizerError, match="pre_tokenizer Whitespace"):
         Tokenizer.load(path)
+
+
+@pytest.mark.parametrize("part, value", [
+    ("post_processor", {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "[SEPO", "type_id": 0}}],
+                        "special_tokens": {}}),   # found by fuzz/readers.py: a KeyError
+    ("post_processor", {"type": "BertProcessing", "cls": 5}),
+    ("normalizer", "BertNormalizer"),
+    ("added_tokens", [7]),
+    ("decoder", ["WordPiece"]),
+    ("model", {"type": "WordPiece", "vocab": {"[UNK]": 0, "a": "1"}}),
+    ("model", {"type": "WordPiece", "vocab": {"[UNK]": 0}, "unk_token": ["[UNK]"]}),
+], ids=str)
+def test_malformed_json_is_a_format_error(bert_path, tmp_path, part, value):
+    doc = json.loads(bert_path.read_text(encoding="utf-8"))
+    doc[part] = value
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(sqltok.SqltokError, match="tokenizer.json"):
+        Tokenizer.load(path)

@@ -16,6 +16,8 @@ from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
 
 import pyarrow as pa
 
+from sqltok.errors import SqltokError
+
 
 cdef struct CandidatesOut:
     vector[int32_t] units        # the units' token ids, candidate after candidate
@@ -102,7 +104,7 @@ def candidates_arrow(Encoder encoder, texts, bytes eligible, int threads=1):
     call.parts = parts.data()
     rows_run(run, _candidates_rows, NULL, &call)
     if run.error_row >= 0:
-        raise ValueError(failure_message(run.error_row, parts[run.error_part].error_code))
+        raise SqltokError(failure_message(run.error_row, parts[run.error_part].error_code))
     return _candidates_to_arrow(parts, run.view.length, encoder)
 
 

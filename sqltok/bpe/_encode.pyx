@@ -47,6 +47,8 @@ from sqltok.pretokenizer.matcher cimport pretokenize_pattern
 
 import pyarrow as pa
 
+from sqltok.errors import SqltokError
+
 cdef enum:
     PREFETCH = 24             # pieces ahead whose table slots are requested early
     SHORT_KEY = SLOT_KEY_MAX  # pretokens up to this many bytes are looked up in the vocabulary first
@@ -524,7 +526,7 @@ cdef class Encoder:
         for k in run.order:
             id_rows_move(ordered, parts[k])
         if run.error_row >= 0:
-            raise ValueError(failure_message(run.error_row, parts[run.error_part].error_code))
+            raise SqltokError(failure_message(run.error_row, parts[run.error_part].error_code))
         if as_lists:
             if self.id_objects is None:
                 self.id_objects = list(range(self.n_vocab))

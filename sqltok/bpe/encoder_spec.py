@@ -8,12 +8,27 @@ refuses with `UnsupportedTokenizerError` instead of loading something that encod
 """
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
+from sqltok.formats.errors import ModelFormatError
 from sqltok.normalizers import normalize
 
 SOURCES = ("tiktoken", "hf")
 NORMALIZERS = (None, "NFC")
+#: How many ids below the largest one a file may leave without a token (real files leave a few, e.g.
+#: before their special tokens): more would cost memory out of proportion to the file.
+MAX_UNUSED_IDS = 1 << 20
+
+
+def id_count(ids: Collection[int]) -> int:
+    """The size of the id space of distinct token `ids` (the largest one + 1); ModelFormatError when
+    more than MAX_UNUSED_IDS of it would be unused."""
+    n = max(ids, default=-1) + 1
+    if n - len(ids) > MAX_UNUSED_IDS:
+        raise ModelFormatError(f"more than {MAX_UNUSED_IDS} ids below the largest token id have no token "
+                               "(a corrupt id?)")
+    return n
 
 
 @dataclass

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from sqltok.errors import SqltokError
 from sqltok.bpe.byte_unicode import bytes_to_unicode_str, unicode_str_to_bytes
-from sqltok.bpe.encoder_spec import EncoderSpec
+from sqltok.bpe.encoder_spec import EncoderSpec, id_count
 from sqltok.formats.errors import ModelFormatError, UnsupportedTokenizerError
 from sqltok.formats.files import read_utf8
 from sqltok.formats.json_file import load_json
@@ -298,7 +298,7 @@ def _pairs(merges: object, vocab: dict[str, int],
 def _spec(name: str, vocab: dict[str, int], pairs: list[tuple[int, int, int, int]],
           special: dict[str, int], added: dict[str, int], *, direct: bool, pattern: str,
           keep_unmatched: bool, normalizer: str | None) -> EncoderSpec:
-    n = max([*vocab.values(), *special.values(), *added.values(), -1]) + 1
+    n = id_count({*vocab.values(), *special.values(), *added.values()})
     tokens: list[bytes | None] = [None] * n
     for token, i in vocab.items():
         try:

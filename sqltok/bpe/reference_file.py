@@ -238,6 +238,8 @@ def _read_settings(lines: _Lines) -> dict:
         raise lines.error(f"invalid settings JSON ({e.msg} at column {e.colno})") from None
     if not isinstance(settings, dict):
         raise lines.error(f"expected a settings JSON object")
+    if not isinstance(settings.get("main_regex"), str):  # the pre-tokenization pattern encoders need
+        raise lines.error("the settings JSON object has no main_regex string")
     return settings
 
 

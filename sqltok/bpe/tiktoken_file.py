@@ -19,7 +19,7 @@ from pathlib import Path
 
 from sqltok.errors import SqltokError
 from sqltok.pretokenizer import patterns
-from sqltok.bpe.encoder_spec import EncoderSpec
+from sqltok.bpe.encoder_spec import EncoderSpec, id_count
 from sqltok.formats.errors import ModelFormatError, UnsupportedTokenizerError
 from sqltok.formats.files import read_bytes
 
@@ -185,7 +185,7 @@ def spec_from_ranks(ranks: dict[bytes, int], pattern: str, special_tokens: dict[
             raise SqltokError(f"special token {text!r}: {i!r} is not an id (an integer >= 0)")
     if len(set(special_tokens.values())) != len(special_tokens):
         raise SqltokError("two special tokens have the same id")
-    n = max(max(ranks.values()), *special_tokens.values(), -1) + 1
+    n = id_count({*ranks.values(), *special_tokens.values()})
     tokens: list[bytes | None] = [None] * n
     for token, rank in ranks.items():
         tokens[rank] = token

@@ -38,7 +38,8 @@ class WordPieceSpec:
 
 
 def read_wordpiece_json(path: str | os.PathLike, name: str | None = None, document: object = None) -> WordPieceSpec:
-    """The spec of a WordPiece tokenizer.json (`document`: its parsed JSON, when read already)."""
+    """The spec of a WordPiece tokenizer.json (`document`: its parsed JSON, when read already); a
+    document of the wrong shape anywhere raises ModelFormatError."""
     path = Path(path)
     doc = load_json(path) if document is None else document
     name = name or (path.parent.name if path.name == "tokenizer.json" and path.parent.name else path.stem)
@@ -46,6 +47,9 @@ def read_wordpiece_json(path: str | os.PathLike, name: str | None = None, docume
         return _spec_from_json(doc, name)
     except ModelFormatError as e:
         raise type(e)(f"{path}: {e}") from None
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as e:  # a part of the wrong shape
+        raise ModelFormatError(f"{path}: not a well-formed WordPiece tokenizer.json (a missing key or a value "
+                               f"of the wrong type: {type(e).__name__})") from None
 
 
 def read_vocab_txt(path: str | os.PathLike, name: str | None = None, **options) -> WordPieceSpec:
