@@ -9,7 +9,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sqltok.tokenizer import Tokenizer
-from sqltok.wordpiece.tokenizer import WordPieceTokenizer
 
 ENTRY = pa.struct([("id", pa.int32()), ("token", pa.large_binary()), ("text", pa.large_string()),
                    ("special", pa.bool_())])
@@ -23,11 +22,7 @@ def vocabulary(tok: Tokenizer) -> pa.StructArray:
     Built once per tokenizer."""
     entries = _vocabularies.get(tok)
     if entries is None:
-        texts = tok.token_strings()
-        if isinstance(tok, WordPieceTokenizer):
-            tokens = texts.cast(pa.large_binary())
-        else:
-            tokens = pa.array([_token_bytes(tok, i) for i in range(tok.n_vocab)], pa.large_binary())
+        texts, tokens = tok.token_strings(), tok.token_bytes_array()
         ids = pa.array(range(tok.n_vocab), pa.int32())
         specials = set(tok.special_tokens.values())
         special = pa.array([i in specials for i in range(tok.n_vocab)], pa.bool_())
@@ -35,13 +30,6 @@ def vocabulary(tok: Tokenizer) -> pa.StructArray:
         entries = entries.filter(tokens.is_valid())
         _vocabularies[tok] = entries
     return entries
-
-
-def _token_bytes(tok: Tokenizer, i: int) -> bytes | None:
-    try:
-        return tok.decode_single_token_bytes(i)
-    except ValueError:  # an id without a token (o200k's gap before its special tokens)
-        return None
 
 
 def token_lengths(tok: Tokenizer) -> bytes:

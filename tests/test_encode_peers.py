@@ -195,7 +195,7 @@ def test_non_text_is_a_type_error_as_in_tiktoken(pair, call, bad):
         getattr(tok, call)(bad)
 
 
-@pytest.mark.parametrize("ids", [[1.9999], ["1"], [None], [1, 2.5]])
+@pytest.mark.parametrize("ids", [[1.9999], ["1"], [None], [1, 2.5], [1.5] * 70, [1] * 69 + [2.5], [7] * 80 + ["x"]])
 def test_non_integer_ids_are_a_type_error_as_in_tiktoken(pair, ids):
     tok, ref = pair
     with pytest.raises(TypeError):

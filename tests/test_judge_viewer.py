@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import sqltok
 from sqltok.cli import main
-from sqltok.judge.viewer import MAX_BYTES, _token_bytes, byte_pieces, view_html
+from sqltok.judge.viewer import MAX_BYTES, byte_pieces, view_html
 from sqltok.named_tokenizers import named_tokenizers
 
 TEXTS = ["Tokenizers are fun 🙂 토크나이저", "two\nlines\tand  spaces, <|endoftext|> naïve “quotes” 𝔘𝔫𝔦 ☃\n\n",
@@ -104,7 +104,7 @@ def test_byte_pieces_spell_the_text(viewer, text):
     for name in ("o200k", "r50k"):
         tok = named_tokenizers(viewer).get(name)
         ids = tok.encode_ordinary(text)
-        pieces = byte_pieces(tok, ids, _token_bytes(tok))
+        pieces = byte_pieces(tok, ids, tok.token_bytes_array())
         assert "".join(p.text for p in pieces) == text
         assert [i for p in pieces for i in p.ids] == ids
         for p in pieces:  # a piece of several tokens only when the first alone is not UTF-8
@@ -116,7 +116,7 @@ def test_byte_pieces_spell_the_text(viewer, text):
 
 def test_a_split_character_is_one_outlined_span(viewer):
     tok = named_tokenizers(viewer).get("r50k")
-    pieces = byte_pieces(tok, tok.encode_ordinary("☃"), _token_bytes(tok))
+    pieces = byte_pieces(tok, tok.encode_ordinary("☃"), tok.token_bytes_array())
     assert len(pieces) == 1 and len(pieces[0].ids) > 1 and pieces[0].text == "☃"
     assert 'class="tok split' in view_html(viewer, ["r50k"], ["☃"])
 

@@ -144,3 +144,21 @@ def test_parallel_modules_are_built_with_openmp():
     import sqltok.wordpiece._encode  # noqa: F401
 
     assert "libgomp" in Path("/proc/self/maps").read_text()
+
+
+def test_token_tables_by_id(bundled):
+    """Every family's token bytes and texts by id, one array each, agree with the per-id calls."""
+    for tok in (Tokenizer.load(bundled("r50k_base.tiktoken")), Tokenizer.load(bundled("bert-base-uncased_tokenizer.json"))):
+        tokens, texts = tok.token_bytes_array(), tok.token_strings()
+        assert len(tokens) == len(texts) == tok.n_vocab
+        for i in (0, 1, 200, 1000, tok.n_vocab - 1):
+            assert tokens[i].as_py() == tok.decode_single_token_bytes(i)
+            assert texts[i].as_py() == tok.decode_single_token_bytes(i).decode("utf-8", "replace")
+
+
+@pytest.mark.parametrize("ids", [[], [1, 2, 3], (5,), range(10), list(range(300, 400)), range(500, 700)])
+def test_decode_takes_any_integer_sequence(bundled, ids):
+    import numpy as np
+
+    tok = Tokenizer.load(bundled("r50k_base.tiktoken"))
+    assert tok.decode(ids) == tok.decode(np.array(list(ids), np.int64)) == tok.decode_bytes(list(ids)).decode("utf-8", "replace")

@@ -33,13 +33,12 @@ def letter_mask(tok: BPETokenizer) -> bytes:
     if mask is None:
         specials = set(tok.special_tokens.values())
         flags = bytearray(tok.n_vocab)
-        for t in range(tok.n_vocab):
-            if t in specials:
+        for t, token in enumerate(tok.token_bytes_array().to_pylist()):
+            if token is None or t in specials:
                 continue
             try:
-                text = tok.decode_single_token_bytes(t).decode("utf-8")
-            except (ValueError, UnicodeDecodeError):
+                flags[t] = _LETTER.search(token.decode("utf-8")) is not None
+            except UnicodeDecodeError:  # a byte-level piece of a character holds no letter
                 continue
-            flags[t] = _LETTER.search(text) is not None
         mask = _letter_masks[tok] = bytes(flags)
     return mask

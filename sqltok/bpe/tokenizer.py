@@ -22,7 +22,7 @@ from sqltok.pretokenizer import patterns
 from sqltok.pretokenizer._pretokenize import PATTERN_IDS, pattern_id
 from sqltok.store import load_model
 from sqltok.threads import default_threads
-from sqltok.tokenizer import AllowedSpecial, Tokenizer, id_array, text_array
+from sqltok.tokenizer import AllowedSpecial, Tokenizer, id_array
 
 #: Pattern id meaning "each piece is already one pretoken" (used after a Python `regex` split).
 PAT_NONE = -1
@@ -33,6 +33,7 @@ class BPETokenizer(Tokenizer):
     `BPETokenizer.from_model(model, name)` or `BPETokenizer.from_spec(spec)`."""
 
     file_kinds = ("tiktoken", "reference", "hf-bpe", "gpt2-vocab", "gpt2-merges")
+    fixes_surrogates = True  # as tiktoken: a surrogate pair is its character, a lone one U+FFFD
 
     def __init__(self, name: str, encoder: Encoder, special_tokens: dict[str, int],
                  pattern: str, normalizer: str | None = None) -> None:
@@ -125,18 +126,14 @@ class BPETokenizer(Tokenizer):
             return self._encoder.encode_arrow(texts, allowed, threads, counts_only)
         return self._encode_fallback(texts, allowed, threads, counts_only)
 
-    def _encode_lists(self, texts: Sequence[str], allowed_special: AllowedSpecial,
+    def _encode_lists(self, texts: pa.Array, allowed_special: AllowedSpecial,
                       threads: int | None) -> list[list[int]]:
         threads = threads or default_threads()
-        arr = self._prepare(self._text_array(texts), threads)
+        arr = self._prepare(texts, threads)
         allowed = self._allowed_ids(allowed_special)
         if self._fallback is None:
             return self._encoder.encode_arrow(arr, allowed, threads, as_lists=True)
         return self._encode_fallback(arr, allowed, threads, False).to_pylist()
-
-    def _text_array(self, texts: Sequence[str]) -> pa.Array:
-        """As tiktoken: surrogate pairs become their character, lone surrogates U+FFFD."""
-        return text_array(texts, fix_surrogates=True)
 
     def _encode_fallback(self, texts: pa.Array, allowed, threads: int, counts_only: bool) -> pa.Array:
         """Unknown pattern: pretokens from Python `regex`, merged in Cython (slow but exact)."""

@@ -22,7 +22,6 @@ import pyarrow.compute as pc
 from sqltok.tokenizer import Tokenizer
 from sqltok.judge.metrics import tokenizer_names
 from sqltok.named_tokenizers import named_tokenizers
-from sqltok.vocabulary import vocabulary
 from sqltok.wordpiece.tokenizer import WordPieceTokenizer
 
 MAX_BYTES = 20_000  # bytes of each text shown: a page of some thousand spans per panel stays quick
@@ -119,17 +118,6 @@ def _span(piece: Piece, n: int) -> str:
     return f'<span class="tok {kind}" data-ids="{ids}" title="{html.escape(title)}">{_visible(piece.text)}</span>'
 
 
-def _token_bytes(tok: Tokenizer) -> pa.Array:
-    """Every token's bytes by id (large_binary; NULL for an id without a token); WordPiece tokens
-    as written."""
-    if isinstance(tok, WordPieceTokenizer):
-        return tok.token_strings().cast(pa.large_binary())
-    vocab = vocabulary(tok)
-    where = np.full(tok.n_vocab, -1, dtype=np.int64)
-    where[vocab.field("id").to_numpy()] = np.arange(len(vocab))
-    return vocab.field("token").take(pa.array(where, mask=where < 0))
-
-
 def _shown(ids: pa.Array, token_bytes: pa.Array, max_bytes: int) -> int:
     """How many of the leading tokens fit in `max_bytes` bytes."""
     lengths = pc.fill_null(pc.binary_length(token_bytes), 0).to_numpy(zero_copy_only=False)
@@ -142,7 +130,7 @@ def _panel(tok: Tokenizer, text: str, max_bytes: int) -> str:
     total = len(ids)
     nbytes = len(text.encode())
     byte_level = not isinstance(tok, WordPieceTokenizer)
-    token_bytes = _token_bytes(tok)
+    token_bytes = tok.token_bytes_array()
     shown = _shown(ids, token_bytes, max_bytes) if nbytes > max_bytes else total
     head = ids[:shown].to_pylist()
     pieces = byte_pieces(tok, head, token_bytes) if byte_level else wordpiece_pieces(tok, head)

@@ -59,6 +59,7 @@ class WordPieceTokenizer(Tokenizer):
             spec.max_input_chars_per_word, spec.normalizer, list(spec.single), list(spec.pair),
             [t.encode() for t in first], [t.encode() for t in later], list(self._special_by_id))
         self._token_strings = pa.array(spec.tokens, pa.large_string())  # tokens() shows them as HF does
+        self._token_bytes = self._token_strings.cast(pa.large_binary())
 
     @classmethod
     def from_file(cls, file: TokenizerFile, name: str | None = None, **options) -> "WordPieceTokenizer":
