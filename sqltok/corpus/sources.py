@@ -104,11 +104,11 @@ class Source:
             # Read as JSON, so that a number or a list under the key is an error, not stringified.
             cols = "{" + quote_literal(self.text_key) + ": 'JSON'}"
             wrong = quote_literal(f"a line's {self.text_key!r} is not a string but a ")
-            return (f"SELECT CASE WHEN {key} IS NULL OR json_type({key}) = 'NULL' THEN NULL "
-                    f"WHEN json_type({key}) = 'VARCHAR' THEN {key} ->> '$' "
-                    f"ELSE error({wrong} || json_type({key})) END AS text "
+            return ("SELECT CASE WHEN kind IS NULL OR kind = 'NULL' THEN NULL WHEN kind = 'VARCHAR' THEN v ->> '$' "
+                    f"ELSE error({wrong} || kind) END AS text "
+                    f"FROM (SELECT {key} AS v, json_type({key}) AS kind "
                     f"FROM read_json({lit}, format = 'newline_delimited', columns = {cols}, "
-                    "maximum_object_size = 268435456)")
+                    "maximum_object_size = 268435456))")
         if self.text_mode == "file":
             return f"SELECT content AS text FROM read_text({lit})"
         if self.text_mode == "line":
