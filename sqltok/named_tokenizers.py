@@ -18,7 +18,7 @@ import duckdb
 from sqltok.bpe.tokenizer import BPETokenizer
 from sqltok.errors import ModelNotFoundError, SqltokError
 from sqltok.formats.files import file_access
-from sqltok.store import model_exists, on_model_change
+from sqltok.store import load_model_file, model_exists, on_model_change
 from sqltok.tokenizer import Tokenizer
 
 _by_connection: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, NamedTokenizers]" = weakref.WeakKeyDictionary()
@@ -89,7 +89,9 @@ class NamedTokenizers:
         if tok is not None:
             return tok
         try:
-            tok = BPETokenizer.from_db(self._cursor(), name)
+            cur = self._cursor()
+            kept = load_model_file(cur, name)
+            tok = Tokenizer.from_stored(kept.kind, kept.content, name) if kept else BPETokenizer.from_db(cur, name)
         except ModelNotFoundError:
             known = sorted(set(self._loaded) | set(self._cached))
             raise ModelNotFoundError(

@@ -9,6 +9,7 @@ goes through `delete_rows`, so no writer can forget to tell, and the store impor
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Callable
 
 import pyarrow as pa
@@ -21,7 +22,7 @@ from sqltok.sql_files import run_script
 from sqltok.store_migration import migrate
 
 _MODEL_TABLES = ("models", "tokens", "merges", "special_tokens", "pretoken_counts", "candidate_counts",
-                 "phase1_tokens")
+                 "phase1_tokens", "model_files")
 _listeners: list[Callable[[object, str], None]] = []
 
 
@@ -149,9 +150,43 @@ def _merges(rows: pa.Table) -> list[Merge]:
     return [Merge(*m) for m in zip(*cols)]
 
 
+@dataclass(frozen=True)
+class ModelFile:
+    """A model kept whole as a file of one of `sqltok.formats.kind.KINDS`."""
+
+    method: str
+    kind: str
+    content: bytes
+
+
+def save_model_file(con, name: str, model: ModelFile, vocab_size: int, settings: dict,
+                    info: dict | None = None) -> None:
+    """Insert a model kept as a file under `name` (the caller checks the name and holds the
+    transaction); `info` as for `save_model`."""
+    info = info or {}
+    con.execute(
+        "INSERT INTO sqltok_store.models (model, method, vocab_size, script_aware, settings, source, documents, "
+        "null_documents, empty_documents, bytes) VALUES (?, ?, ?, false, ?, ?, ?, ?, ?, ?)",
+        [name, model.method, vocab_size, json.dumps(settings), info.get("source"), info.get("documents"),
+         info.get("null_documents"), info.get("empty_documents"), info.get("bytes")])
+    con.execute("INSERT INTO sqltok_store.model_files VALUES (?, ?, ?)", [name, model.kind, model.content])
+
+
+def load_model_file(con, name: str) -> ModelFile | None:
+    """Model `name` when it is kept as a file; None when it is a byte-level BPE model or no model."""
+    if not _has_store(con):
+        return None
+    rows = con.execute("SELECT m.method, f.kind, f.content FROM sqltok_store.model_files f "
+                       "JOIN sqltok_store.models m USING (model) WHERE model = ?", [name]).fetchall()
+    return ModelFile(*rows[0]) if rows else None
+
+
 def load_model(con, name: str) -> Model:
     """Read model `name` back from its tables (each merge with the `new_id` its row holds)."""
     require_model(con, name)
+    kept = load_model_file(con, name)
+    if kept is not None:
+        raise SqltokError(f"model {name!r} is a {kept.method} model, not a byte-level BPE one")
     method, settings, super_settings = con.execute(
         "SELECT method, settings, super_settings FROM sqltok_store.models WHERE model = ?", [name]).fetchall()[0]
     tok = arrow_table(con, "SELECT token, count, is_super FROM sqltok_store.tokens WHERE model = ? ORDER BY id", [name])

@@ -11,6 +11,7 @@ import operator
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import ClassVar, Literal
 
 import pyarrow as pa
@@ -19,7 +20,8 @@ import regex
 
 from sqltok.errors import SqltokError
 from sqltok.formats.errors import UnsupportedTokenizerError
-from sqltok.formats.kind import TokenizerFile, sniff
+from sqltok.formats.json_file import load_json
+from sqltok.formats.kind import KINDS, TokenizerFile, sniff
 
 AllowedSpecial = Literal["all"] | Collection[str]
 
@@ -57,6 +59,17 @@ class Tokenizer(ABC):
         if not issubclass(family, cls):
             raise SqltokError(f"{file.path} is {file.describe()}, not a file of {cls.__name__}")
         return family.from_file(file, name, **options)
+
+    @classmethod
+    def from_stored(cls, kind: str, content: bytes, name: str) -> Tokenizer:
+        """The tokenizer of a model kept in a database as a file of `kind` (see `store.ModelFile`)."""
+        family = Tokenizer._families.get(kind)
+        if family is None:
+            raise UnsupportedTokenizerError(f"model {name!r} is kept as {KINDS.get(kind, kind)}, which this "
+                                            "sqltok does not read")
+        label = Path(f"<model {name}>")
+        document = load_json(label, content) if kind.startswith("hf-") else None
+        return family.from_file(TokenizerFile(label, kind, document, content=content), name)
 
     @classmethod
     @abstractmethod

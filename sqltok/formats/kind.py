@@ -31,12 +31,14 @@ _TIKTOKEN_LINE = re.compile(rb"[A-Za-z0-9+/]+=*[ \t]+[0-9]+\r?")
 @dataclass(frozen=True)
 class TokenizerFile:
     """A tokenizer file and its kind; `document` is the parsed JSON of JSON kinds, `companion` the
-    other file of a GPT-2 pair (merges.txt beside a vocab.json, and the reverse)."""
+    other file of a GPT-2 pair (merges.txt beside a vocab.json, and the reverse), `content` the file's
+    bytes when they come from elsewhere than `path` (a model kept in a database; `path` labels it)."""
 
     path: Path
     kind: str
     document: object = None
     companion: Path | None = None
+    content: bytes | None = None
 
     def describe(self) -> str:
         return KINDS.get(self.kind, self.kind)

@@ -3,7 +3,8 @@ CREATE SCHEMA IF NOT EXISTS sqltok_store;
 
 CREATE TABLE IF NOT EXISTS sqltok_store.models (
     model          VARCHAR NOT NULL,   -- the name SQL and Python refer to it by
-    method         VARCHAR NOT NULL,   -- word | boundless | superbpe (the reference's names)
+    method         VARCHAR NOT NULL,   -- word | boundless | superbpe (the reference's names), or a
+                                       -- family whose models are kept as files (see model_files)
     vocab_size     INTEGER NOT NULL,   -- tokens, special tokens not included
     script_aware   BOOLEAN NOT NULL,
     settings       VARCHAR NOT NULL,   -- the reference's settings line (JSON)
@@ -65,3 +66,12 @@ CREATE TABLE IF NOT EXISTS sqltok_store.phase1_tokens (
 
 -- Two-phase models: the phase-1 vocabulary size their candidates were extracted with.
 ALTER TABLE sqltok_store.models ADD COLUMN IF NOT EXISTS phase1_vocab_size INTEGER;
+
+-- Models of the families that are not byte-level BPE (Unigram, WordPiece, ...) are kept whole as the
+-- file their family's library reads (kind: a kind of `sqltok.formats.kind.KINDS`), beside their row
+-- in `models`; their tokens are not in `tokens`/`merges`.
+CREATE TABLE IF NOT EXISTS sqltok_store.model_files (
+    model   VARCHAR NOT NULL,
+    kind    VARCHAR NOT NULL,
+    content BLOB NOT NULL
+);
