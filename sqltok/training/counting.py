@@ -15,7 +15,8 @@ import pyarrow as pa
 from sqltok.corpus.sources import Source
 from sqltok.duck import arrow_table
 from sqltok.sql_files import sql_text
-from sqltok.training.corpus import CorpusStats, prepare_corpus
+from sqltok.training.corpus import CorpusStats, as_source, prepare_corpus
+from sqltok.training.whole_files import is_staged, stage_whole_files
 from sqltok.training.work_tables import WorkTables
 
 
@@ -78,7 +79,9 @@ class CorpusCounts:
 
 def count_corpus(con: duckdb.DuckDBPyConnection, source: Source | str, script_aware: bool,
                  work: WorkTables) -> CorpusCounts:
-    """Prepare `source` and count its pretokens into the run's work table `pretoken_counts`."""
-    corpus = prepare_corpus(con, source)
+    """Prepare `source` and count its pretokens into the run's work table `pretoken_counts` (whole-file
+    documents are first read into the work table `documents` in pieces, see `whole_files`)."""
+    src = as_source(source)
+    corpus = stage_whole_files(con, src, work.table("documents")) if is_staged(src) else prepare_corpus(con, src)
     pretokens = count_units(con, corpus.query, pretoken_units(script_aware), work.table("pretoken_counts"))
     return CorpusCounts(corpus.stats, script_aware, pretokens, corpus.query)
