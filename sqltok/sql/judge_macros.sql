@@ -8,10 +8,11 @@ CREATE OR REPLACE TEMP MACRO sqltok_document_group(d, "by") AS
     coalesce(CASE WHEN "by" IS NULL THEN dominant_script(d.text) ELSE CAST(struct_extract(d, "by") AS VARCHAR) END,
              '(null)');
 
--- How often tokenizer `tok` uses each token id over the texts of `q`.
+-- How often tokenizer `tok` uses each token id over the texts of `q` (lists are unnested from a
+-- subquery's column, which takes linear time; see count_units.sql).
 CREATE OR REPLACE TEMP MACRO sqltok_token_counts(tok, q) AS TABLE
     SELECT id, count(*) AS n
-    FROM (SELECT unnest(encode(tok, d.text)) AS id FROM query(q) AS d)
+    FROM (SELECT unnest(ids) AS id FROM (SELECT encode(tok, d.text) AS ids FROM query(q) AS d))
     GROUP BY id;
 
 -- One row per tokenizer and group, and one per tokenizer over all groups ("group" NULL).
@@ -118,10 +119,10 @@ WITH docs AS MATERIALIZED (
     FROM query(q) AS d WHERE d.text IS NOT NULL
 ),
 units AS (
-    SELECT grp, 'pretokens' AS unit, unnest(pretokenize(text)) AS u FROM docs
+    SELECT grp, 'pretokens' AS unit, unnest(l) AS u FROM (SELECT grp, pretokenize(text) AS l FROM docs)
     UNION ALL  -- a candidate is a list of token ids; its text form is its identity
-    SELECT grp, 'candidates', CAST(unnest(sqltok_candidates(model, text)) AS VARCHAR) FROM docs
-    WHERE model IS NOT NULL
+    SELECT grp, 'candidates', CAST(unnest(l) AS VARCHAR)
+    FROM (SELECT grp, sqltok_candidates(model, text) AS l FROM docs WHERE model IS NOT NULL)
 )
 SELECT grp AS "group", unit, count(DISTINCT u) AS unique_count, count(*) AS total,
        count(DISTINCT u) / count(*) AS type_token_ratio
