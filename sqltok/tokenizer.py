@@ -158,9 +158,18 @@ class Tokenizer(ABC):
     # -- Arrow helpers -----------------------------------------------------------------------------
     def tokens_arrow(self, texts: pa.Array) -> pa.Array:
         """Each row's tokens as strings (list<large_string>), taken from `token_strings()`."""
+        return self._tokens_from(texts, self.token_strings())
+
+    def token_bytes_arrow(self, texts: pa.Array) -> pa.Array:
+        """Each row's tokens as bytes (list<large_binary>), taken from `token_bytes_array()`: what
+        `tokens_arrow` shows as U+FFFD (a byte-level piece of a character) stays exact here."""
+        return self._tokens_from(texts, self.token_bytes_array())
+
+    def _tokens_from(self, texts: pa.Array, table: pa.Array) -> pa.Array:
+        """Each row's ids as the entries of `table` (one per id)."""
         ids = self.encode_arrow(texts)
         first = ids.offsets[0].as_py()
-        return pa.LargeListArray.from_arrays(pc.subtract(ids.offsets, first), self.token_strings().take(ids.values),
+        return pa.LargeListArray.from_arrays(pc.subtract(ids.offsets, first), table.take(ids.values),
                                              mask=ids.is_null() if ids.null_count else None)
 
     def token_bytes_array(self) -> pa.Array:
@@ -367,9 +376,11 @@ def id_lists_array(batch: Sequence[Sequence[int]]) -> pa.Array:
     if isinstance(batch, (str, bytes)):
         raise TypeError(f"expected a list of id lists, not {type(batch).__name__}")
     rows = list(batch)
-    try:
-        lists = pa.array(rows, pa.large_list(pa.int64()))
+    try:  # inferred, not cast: a cast to integers would truncate 2.5 to 2
+        lists = pa.array(rows)
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+        lists = None
+    if lists is None or not (pa.types.is_list(lists.type) and pa.types.is_integer(lists.type.value_type)):
         lists = pa.array([[operator.index(i) for i in row] for row in rows], pa.large_list(pa.int64()))
     try:
         return lists.cast(pa.large_list(pa.int32()))

@@ -147,10 +147,10 @@ class WordPieceTokenizer(Tokenizer):
         return {t: i for i, t in enumerate(self.spec.tokens)}, dict(self._special_tokens)
 
     def encode_with_offsets(self, text: str) -> EncodedText:
-        """`encode(text)` with HF's character offsets of each token into the original text (the
-        normalizer's changes undone; [CLS] and [SEP] are (0, 0))."""
+        """`encode(text)` (special-token text as text) with HF's character offsets of each token into
+        the original text (the normalizer's changes undone; [CLS] and [SEP] are (0, 0))."""
         text = require_str([text])[0]
-        ids = self.encode(text)
+        ids = self.encode(text, disallowed_special=())
         return EncodedText(ids, wordpiece_offsets(self.spec, text, ids))
 
     def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
