@@ -10,11 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sqltok import BPETokenizer
-from sqltok.bpe.tiktoken_file import read_tiktoken
+from conftest import tiktoken_pair
 
-tiktoken = pytest.importorskip("tiktoken")
-import tiktoken.load  # noqa: E402
+pytest.importorskip("tiktoken")
 
 FILES = ["r50k_base.tiktoken", "cl100k_base.tiktoken", "o200k_base.tiktoken"]
 CORPUS = Path(__file__).parent / "data" / "corpora_sample.jsonl"
@@ -30,12 +28,7 @@ def texts() -> list[str]:
 @pytest.fixture(scope="module", params=FILES)
 def pair(request, bundled):
     """(sqltok BPETokenizer, tiktoken Encoding) of one bundled `.tiktoken` file."""
-    path = bundled(request.param)
-    spec = read_tiktoken(path)
-    ref = tiktoken.Encoding(spec.name, pat_str=spec.pattern,
-                            mergeable_ranks=tiktoken.load.load_tiktoken_bpe(str(path)),
-                            special_tokens=spec.special_tokens)
-    return BPETokenizer.load(path), ref
+    return tiktoken_pair(bundled(request.param))
 
 
 def test_attributes_equal_tiktoken(pair):
@@ -137,3 +130,26 @@ def test_generated_text_equals_tiktoken(pair, text):
     assert np.array_equal(tok.encode_to_numpy(text), ref.encode_to_numpy(text))
     if not text.endswith((" ", "\n", "\t")):  # ending in whitespace: tens of thousands of completions
         assert _unstable(tok, text) == _unstable(ref, text)
+
+
+def test_wordpiece_has_the_same_api(bundled):
+    """The same calls on a WordPiece tokenizer: decoding is HF's decoder, and `decode_with_offsets`
+    says where each token's part of that text starts."""
+    from sqltok import Tokenizer
+
+    tok = Tokenizer.load(bundled("bert-base-uncased_tokenizer.json"))
+    batch = [tok.encode(t) for t in ["Hello, world!", "naïve café", "don't", ""]]
+    assert tok.decode_batch(batch) == [tok.decode(ids) for ids in batch]
+    assert tok.decode_bytes_batch(batch) == [tok.decode(ids).encode() for ids in batch]
+    assert np.array_equal(tok.encode_to_numpy("Hello, world!"), np.array(batch[0], np.uint32))
+    assert tok.encode_single_token("##ing") == tok.token_to_id("##ing")
+    assert tok.is_special_token(tok.token_to_id("[CLS]")) and not tok.is_special_token(tok.token_to_id("the"))
+    with pytest.raises(KeyError):
+        tok.eot_token  # noqa: B018  (no <|endoftext|>, as tiktoken says)
+    with pytest.raises(KeyError):
+        tok.decode_single_token_bytes(tok.n_vocab)
+    ids = tok.encode("Hello, world! It's a test-case.")
+    text, offsets = tok.decode_with_offsets(ids)
+    assert text == tok.decode(ids) == "hello, world! it ' s a test - case."  # as HF decodes it
+    parts = [text[a:b] for a, b in zip(offsets, offsets[1:] + [len(text)])]
+    assert parts == ["", "hello", ",", " world", "!", " it", " '", " s", " a", " test", " -", " case", ".", ""]
