@@ -111,3 +111,5 @@ def test_offsets_cover_the_text(bundled):
     assert ids == tok.encode_ordinary(text) and offsets[0][0] == 0 and offsets[-1][1] == len(text)
     for (s0, e0), (s1, e1) in zip(offsets, offsets[1:]):
         assert s1 in (e0, e0 - 1) and s0 <= s1 < e1 and e0 <= e1
+    with pytest.raises(sqltok.SqltokError, match="surrogate"):
+        tok.encode_with_offsets("a\ud800b")
