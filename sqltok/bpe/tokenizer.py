@@ -217,6 +217,11 @@ class BPETokenizer(Tokenizer):
         """`encode_ordinary(text)` with HF's character offsets of each token into `text` (into the
         original text when the tokenizer normalizes it)."""
         text = require_str([text])[0]
+        if not text.isascii():
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                raise SqltokError("offsets are into valid Unicode text; this text holds a surrogate") from None
         ids = self.encode_ordinary(text)
         normalized = normalize(text, self.normalizer) if self.normalizer else text
         origin = nfc_origin(text) if self.normalizer else None
