@@ -26,7 +26,7 @@ from sqltok.formats.files import read_bytes
 from sqltok.formats.kind import TokenizerFile, sniff
 from sqltok.normalizers import normalize
 from sqltok.normalizers._normalize import normalize_arrow
-from sqltok.normalizers.nfc_alignment import nfc_origin
+from sqltok.normalizers.alignment import nfc_origin
 from sqltok.pretokenizer import patterns
 from sqltok.pretokenizer._pretokenize import PATTERN_IDS, pattern_id, pretokenize
 from sqltok.store import load_model

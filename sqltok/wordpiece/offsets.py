@@ -5,18 +5,19 @@ made a space, spaces put around CJK ideographs, accents stripped after NFD, lowe
 lengthen a character) and aligns each normalized character with the original character it came
 from; a token's offsets run from the start of its first character's original to the end of its
 last one's. So each original character is normalized alone here (one Arrow call for all of them),
-and the tokens the encoder gave are laid over the normalized text in order: the pre-tokenizer's
-words are separated by whitespace and each punctuation character is a word of its own; a word's
-first piece starts it, a continuation ("##") piece follows the previous one, and [UNK] covers the
-rest of its word.
+except where NFD reorders accents across characters (HF then aligns by position, as
+`sqltok.normalizers.alignment` does). The tokens the encoder gave are laid over the normalized text
+in order: the pre-tokenizer's words are separated by whitespace and each punctuation character is a
+word of its own; a word's first piece starts it, a continuation ("##") piece follows the previous
+one, and [UNK] covers the rest of its word.
 """
 from __future__ import annotations
 
-import unicodedata
-
 import pyarrow as pa
+import unicodedata2
 
 from sqltok.normalizers import bert_normalize
+from sqltok.normalizers.alignment import nfd_origin
 from sqltok.white_space import WHITE_SPACE
 from sqltok.wordpiece.files import WordPieceSpec
 
@@ -25,14 +26,7 @@ def wordpiece_offsets(spec: WordPieceSpec, text: str, ids: list[int]) -> list[tu
     """The offsets of `ids`, the encoding of `text` with the post-processor's template around it."""
     before, after = spec.single
     body = ids[len(before):len(ids) - len(after)]
-    if spec.normalizer is None:
-        pieces = list(text)
-    else:
-        clean, chinese, strip, lower = spec.normalizer
-        pieces = bert_normalize(pa.array(list(text), pa.large_string()), clean_text=clean,
-                                handle_chinese_chars=chinese, strip_accents=strip, lowercase=lower).to_pylist()
-    normalized = "".join(pieces)
-    origin = [i for i, piece in enumerate(pieces) for _ in piece]
+    normalized, origin = _normalized(spec, text)
     unk = spec.tokens.index(spec.unk_token)
     offsets: list[tuple[int, int]] = []
     at, in_word = 0, False
@@ -58,6 +52,35 @@ def wordpiece_offsets(spec: WordPieceSpec, text: str, ids: list[int]) -> list[tu
     return [(0, 0)] * len(before) + offsets + [(0, 0)] * len(after)
 
 
+def _normalized(spec: WordPieceSpec, text: str) -> tuple[str, list[int]]:
+    """The normalized text and the original character each of its characters stands for."""
+    if spec.normalizer is None:
+        return text, list(range(len(text)))
+    clean, chinese, strip, lower = spec.normalizer
+    chars = pa.array(list(text), pa.large_string())
+    pieces = _bert(chars, clean, chinese, strip, lower)
+    origin = [i for i, piece in enumerate(pieces) for _ in piece]
+    if strip:
+        cleaned = _bert(chars, clean, chinese, False, False)
+        reordered = nfd_origin("".join(cleaned))
+        if reordered is not None:  # NFD moved a part across characters: HF aligns by position
+            before = [i for i, piece in enumerate(cleaned) for _ in piece]
+            parts, at = reordered
+            kept = [(c, before[k]) for c, k in zip(parts, at) if unicodedata2.category(c) != "Mn"]
+            lowered = _bert(pa.array([c for c, _ in kept], pa.large_string()), False, False, False, lower)
+            origin = [o for (_, o), piece in zip(kept, lowered) for _ in piece]
+            if "".join(lowered) != "".join(pieces):
+                raise ValueError("the normalizer's alignment does not give the normalized text")
+            pieces = lowered
+    return "".join(pieces), origin
+
+
+def _bert(chars: pa.Array, clean: bool, chinese: bool, strip: bool, lower: bool) -> list[str]:
+    """BertNormalizer of each character alone."""
+    return bert_normalize(chars, clean_text=clean, handle_chinese_chars=chinese, strip_accents=strip,
+                          lowercase=lower).to_pylist()
+
+
 def _word_end(text: str, start: int) -> int:
     """Where the pre-tokenizer's word that starts at `start` ends."""
     if start < len(text) and _is_punctuation(text[start]):
@@ -71,4 +94,4 @@ def _word_end(text: str, start: int) -> int:
 def _is_punctuation(c: str) -> bool:
     """HF BertPreTokenizer's punctuation: ASCII punctuation or a Unicode P* character."""
     return (c.isascii() and not c.isalnum() and c.isprintable() and c != " ") or \
-        unicodedata.category(c).startswith("P")
+        unicodedata2.category(c).startswith("P")
