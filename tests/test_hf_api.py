@@ -92,8 +92,8 @@ def test_offsets_equal_hf_on_edge_cases(pair):
 
 
 ALPHABET = st.sampled_from([*"aAeEzZ 09.,!'#\n\t", "\u0301", "\u0323", "\u0307", "\u0308", "\U0001d165", "é", "Å",
-                            "ﬁ", "İ", "ß",
-                            "Σ", "ς", "日", "本", "한", "\u00a0", "\u3000", "\x00", "\x07", "\u200d", "🙂", "€"])
+                            "ﬁ", "İ", "ß", "Σ", "ς", "日", "本", "한", "\u00a0", "\u3000", "\x00", "\x07", "\u200d",
+                            "🙂", "€"])
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
