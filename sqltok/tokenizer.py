@@ -9,7 +9,6 @@ HF's vocabulary lookups and pickling.
 """
 from __future__ import annotations
 
-import bisect
 import operator
 import os
 from abc import ABC, abstractmethod
@@ -50,7 +49,7 @@ class Tokenizer(ABC):
         self._token_bytes: pa.Array | None = None
         self._token_strings: pa.Array | None = None
         self._ids_by_bytes: dict[bytes, int] | None = None
-        self._sorted_bytes: list[bytes] | None = None
+        self._sorted_tokens: tuple[list[bytes], list[int]] | None = None
         self._lookups: tuple[dict[str, int], dict[str, int], dict[int, str], dict[int, str]] | None = None
         #: How pickle rebuilds this tokenizer: (callable, args) from its source, set by the family.
         self._pickle_as: tuple[Callable[..., Tokenizer], tuple] | None = None
@@ -284,22 +283,16 @@ class Tokenizer(ABC):
 
     def token_byte_values(self) -> list[bytes]:
         """The bytes of every token that is not special, sorted (tiktoken's order)."""
-        if self._sorted_bytes is None:
-            self._sorted_bytes = sorted(b for t, b in enumerate(self.token_bytes_array().to_pylist())
-                                        if b is not None and t not in self._special_by_id)
-        return list(self._sorted_bytes)
+        return list(self.sorted_tokens()[0])
 
-    def _tokens_starting_with(self, prefix: bytes) -> list[bytes]:
-        """The bytes of every token that is not special and starts with `prefix`, sorted."""
-        if self._sorted_bytes is None:
-            self.token_byte_values()
-        tokens = self._sorted_bytes
-        found = []
-        for k in range(bisect.bisect_left(tokens, prefix), len(tokens)):
-            if not tokens[k].startswith(prefix):
-                break
-            found.append(tokens[k])
-        return found
+    def sorted_tokens(self) -> tuple[list[bytes], list[int]]:
+        """The bytes of every token that is not special, sorted, and the id of each (built once;
+        the tokens that start with some bytes are one slice of it)."""
+        if self._sorted_tokens is None:
+            pairs = sorted((b, t) for t, b in enumerate(self.token_bytes_array().to_pylist())
+                           if b is not None and t not in self._special_by_id)
+            self._sorted_tokens = ([b for b, _ in pairs], [t for _, t in pairs])
+        return self._sorted_tokens
 
     def encode_to_numpy(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
                         disallowed_special: AllowedSpecial = "all") -> np.ndarray:

@@ -245,8 +245,8 @@ class BPETokenizer(Tokenizer):
         tail = normalize(tail, self.normalizer) if self.normalizer else tail
         pieces = self._pretokens(tail)
         last_piece = len(self.encode_ordinary(pieces[-1])) if pieces else 0
-        return unstable_completions(tokens, last_piece, self.decode_single_token_bytes, self._tokens_starting_with,
-                                    self.encode_single_token, self.encode_ordinary_batch, self._encoder.merge_bytes)
+        return unstable_completions(tokens, last_piece, self.decode_single_token_bytes, self.sorted_tokens(),
+                                    self.encode_ordinary_batch, self._encoder.merge_bytes)
 
     def _pretokens(self, text: str) -> list[str]:
         """The pretokens of `text` under the tokenizer's pattern."""

@@ -11,6 +11,7 @@ bytes end in whitespace, the two parts around that last character merged apart.
 """
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 
 from sqltok.white_space import WHITE_SPACE
@@ -19,15 +20,25 @@ _SPACE = frozenset(b" \n\t")
 
 
 def unstable_completions(tokens: list[int], last_piece: int, token_bytes: Callable[[int], bytes],
-                         starting_with: Callable[[bytes], list[bytes]], token_id: Callable[[bytes], int],
+                         sorted_tokens: tuple[list[bytes], list[int]],
                          encode_texts: Callable[[list[str]], list[list[int]]],
                          merge_bytes: Callable[[bytes], list[int]]) -> tuple[list[int], list[list[int]]]:
     """(stable tokens, completions) of a text whose ids are `tokens`, the last `last_piece` of them
-    from its last pretoken (0 when it ends with a special token). `starting_with(prefix)`: the
-    sorted bytes of the non-special tokens that start with it; `encode_texts`: `encode_ordinary` of
-    each text; `merge_bytes`: the ids of bytes merged as one piece."""
+    from its last pretoken (0 when it ends with a special token). `sorted_tokens`: the bytes of the
+    non-special tokens, sorted, and their ids; `encode_texts`: `encode_ordinary` of each text;
+    `merge_bytes`: the ids of bytes merged as one piece."""
     if last_piece == 0:
         return tokens, []
+    vocab, ids_of = sorted_tokens
+
+    def starting_with(prefix: bytes) -> range:
+        """The positions in `vocab` of the tokens that start with `prefix`: from `prefix` up to the
+        first bytes after all that start with it."""
+        stem = prefix.rstrip(b"\xff")
+        lo = bisect.bisect_left(vocab, prefix)
+        if not stem:
+            return range(lo, len(vocab))
+        return range(lo, bisect.bisect_left(vocab, stem[:-1] + bytes([stem[-1] + 1]), lo))
 
     def all_space(t: int) -> bool:
         return all(b in _SPACE for b in token_bytes(t))
@@ -37,13 +48,13 @@ def unstable_completions(tokens: list[int], last_piece: int, token_bytes: Callab
             last_piece += 1
     unstable = b"".join(token_bytes(t) for t in tokens[-last_piece:])
     stable = tokens[:-last_piece]
-    completions: set[tuple[int, ...]] = {(token_id(t),) for t in starting_with(unstable)}
+    completions: set[tuple[int, ...]] = {(ids_of[k],) for k in starting_with(unstable)}
 
     texts, merged = [], []
     for i in range(1, len(unstable)):
         prefix, suffix = unstable[:i], unstable[i:]
-        for t in starting_with(suffix):
-            possibility = prefix + t
+        for k in starting_with(suffix):
+            possibility = prefix + vocab[k]
             try:
                 texts.append(possibility.decode("utf-8"))
             except UnicodeDecodeError:
@@ -61,7 +72,7 @@ def unstable_completions(tokens: list[int], last_piece: int, token_bytes: Callab
         head, last = _split_last_char(unstable)
         if head and last.decode("utf-8", "replace") in WHITE_SPACE:
             completions.add(tuple(merge_bytes(head) + merge_bytes(last)))
-    return stable, [list(c) for c in completions]
+    return stable, list(map(list, completions))
 
 
 def _split_last_char(data: bytes) -> tuple[bytes, bytes]:
