@@ -21,6 +21,7 @@ import regex
 import unicodedata2
 
 _RUNS = regex.compile(r"[\x00-\x7f]?[^\x00-\x7f]+")
+_MARKS = regex.compile(r"\p{M}")
 
 
 def nfc_origin(text: str) -> np.ndarray | None:
@@ -48,6 +49,8 @@ def _is_nfc(text: str) -> bool:
 def nfd_origin(text: str) -> tuple[str, list[int]] | None:
     """(NFD(text), for each of its characters the index in `text` HF aligns it with), or None when
     NFD works character by character on `text` (each part stands for the character it came from)."""
+    if not _MARKS.search(text):  # reordering moves combining marks only
+        return None
     tagged = _decomposed(text)
     if not _reorder(tagged):
         return None

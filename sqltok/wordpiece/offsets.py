@@ -14,12 +14,15 @@ one, and [UNK] covers the rest of its word.
 from __future__ import annotations
 
 import pyarrow as pa
+import regex
 import unicodedata2
 
 from sqltok.normalizers import bert_normalize
 from sqltok.normalizers.alignment import nfd_origin
 from sqltok.white_space import WHITE_SPACE
 from sqltok.wordpiece.files import WordPieceSpec
+
+_PUNCTUATION = regex.compile(r"[\p{P}\x21-\x2f\x3a-\x40\x5b-\x60\x7b-\x7e]")
 
 
 def wordpiece_offsets(spec: WordPieceSpec, text: str, ids: list[int]) -> list[tuple[int, int]]:
@@ -93,5 +96,4 @@ def _word_end(text: str, start: int) -> int:
 
 def _is_punctuation(c: str) -> bool:
     """HF BertPreTokenizer's punctuation: ASCII punctuation or a Unicode P* character."""
-    return (c.isascii() and not c.isalnum() and c.isprintable() and c != " ") or \
-        unicodedata2.category(c).startswith("P")
+    return _PUNCTUATION.match(c) is not None
