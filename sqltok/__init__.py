@@ -19,7 +19,7 @@ from sqltok.corpus.language import detect_language
 from sqltok.corpus.pii import find_pii, mask_pii
 from sqltok.corpus.prepare import PrepareSettings, prepare
 from sqltok.corpus.sources import Source
-from sqltok.errors import CorpusError, ModelExistsError, ModelNotFoundError, SqltokError
+from sqltok.errors import CorpusError, ModelExistsError, ModelNotFoundError, SqltokError, UnknownTokenError
 from sqltok.bpe.model import Merge, Model
 from sqltok.model_files import export_model, import_model
 from sqltok.normalizers import bert_normalize, normalize
@@ -27,6 +27,7 @@ from sqltok.register import register
 from sqltok.store import drop_model, load_model, model_names
 from sqltok.bpe.superword import SuperwordReport, train_superword
 from sqltok.bpe.tokenizer import BPETokenizer
+from sqltok.token_offsets import EncodedText
 from sqltok.tokenizer import Tokenizer
 from sqltok.wordpiece.tokenizer import WordPieceTokenizer
 from sqltok.bpe.train import TrainReport, train_bpe
@@ -37,7 +38,7 @@ __all__ = [
     "pretokenize", "register", "SuperwordReport", "Tokenizer", "train_bpe", "train_superword",
     "bert_normalize", "normalize", "WordPieceTokenizer", "BPETokenizer",
     "bert_normalize", "normalize", "WordPieceTokenizer", "detect_language", "exact_duplicates", "find_pii",
-    "mask_pii", "near_duplicates", "prepare", "PrepareSettings",
+    "mask_pii", "near_duplicates", "prepare", "PrepareSettings", "EncodedText", "UnknownTokenError",
 ]
 
 try:

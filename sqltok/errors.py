@@ -18,3 +18,10 @@ class ModelNotFoundError(SqltokError, KeyError):
 
 class ModelExistsError(SqltokError):
     """A model of that name exists already (pass replace=True / --replace)."""
+
+
+class UnknownTokenError(SqltokError, KeyError):
+    """A token id (or token) the vocabulary does not have; a KeyError, as tiktoken raises."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return self.args[0] if self.args else ""

@@ -3,25 +3,29 @@ and `Tokenizer.load(path)`, which picks the family by the file's content.
 
 A family (byte-level BPE, WordPiece, ...) subclasses `Tokenizer`, names the file kinds it reads
 (`file_kinds`, see `sqltok.formats.kind`) and implements `from_file`, `n_vocab`, `encode_arrow`,
-`decode_arrow` and `decode_single_token_bytes`; the rest comes from here.
+`decode_arrow`, `decode_single_token_bytes`, `vocabularies` and `encode_with_offsets`, and sets
+`_pickle_as` when it builds a tokenizer; the rest comes from here: tiktoken's whole `Encoding` API,
+HF's vocabulary lookups and pickling.
 """
 from __future__ import annotations
 
 import operator
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import ClassVar, Literal
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import regex
 
-from sqltok.errors import SqltokError
+from sqltok.errors import SqltokError, UnknownTokenError
 from sqltok.formats.errors import UnsupportedTokenizerError
 from sqltok.formats.json_file import load_json
 from sqltok.formats.kind import KINDS, TokenizerFile, sniff
+from sqltok.token_offsets import EncodedText
 
 AllowedSpecial = Literal["all"] | Collection[str]
 
@@ -46,6 +50,11 @@ class Tokenizer(ABC):
         self._special_by_id = {i: s for s, i in self._special_tokens.items()}
         self._token_bytes: pa.Array | None = None
         self._token_strings: pa.Array | None = None
+        self._ids_by_bytes: dict[bytes, int] | None = None
+        self._sorted_tokens: tuple[list[bytes], list[int]] | None = None
+        self._lookups: tuple[dict[str, int], dict[str, int], dict[int, str], dict[int, str]] | None = None
+        #: How pickle rebuilds this tokenizer: (callable, args) from its source, set by the family.
+        self._pickle_as: tuple[Callable[..., Tokenizer], tuple] | None = None
 
     # -- loading -----------------------------------------------------------------------------------
     @classmethod
@@ -93,7 +102,22 @@ class Tokenizer(ABC):
 
     @abstractmethod
     def decode_single_token_bytes(self, token: int) -> bytes:
-        """The bytes of one token id; ValueError for an id without a token."""
+        """The bytes of one token id (special tokens too); `UnknownTokenError` (a KeyError, as
+        tiktoken raises, and a ValueError) for an id without a token."""
+
+    @abstractmethod
+    def vocabularies(self) -> tuple[dict[str, int], dict[str, int]]:
+        """(model vocabulary, added tokens) as HF `tokenizers` holds them, token string -> id: what
+        `get_vocab`, `token_to_id` and the other HF lookups read."""
+
+    @abstractmethod
+    def encode_with_offsets(self, text: str) -> EncodedText:
+        """`encode(text)` with each token's (start, end) character offsets into `text`, as HF
+        `tokenizers` gives them (`Tokenizer.encode(text).offsets`); special-token text is text."""
+
+    def decode_bytes_arrow(self, ids: pa.Array) -> pa.Array:
+        """Bytes (large_binary) of a list<integer> array: the UTF-8 of `decode_arrow`."""
+        return self.decode_arrow(ids).cast(pa.large_binary())
 
     # -- special tokens ----------------------------------------------------------------------------
     @property
@@ -146,9 +170,18 @@ class Tokenizer(ABC):
     # -- Arrow helpers -----------------------------------------------------------------------------
     def tokens_arrow(self, texts: pa.Array) -> pa.Array:
         """Each row's tokens as strings (list<large_string>), taken from `token_strings()`."""
+        return self._tokens_from(texts, self.token_strings())
+
+    def token_bytes_arrow(self, texts: pa.Array) -> pa.Array:
+        """Each row's tokens as bytes (list<large_binary>), taken from `token_bytes_array()`: what
+        `tokens_arrow` shows as U+FFFD (a byte-level piece of a character) stays exact here."""
+        return self._tokens_from(texts, self.token_bytes_array())
+
+    def _tokens_from(self, texts: pa.Array, table: pa.Array) -> pa.Array:
+        """Each row's ids as the entries of `table` (one per id)."""
         ids = self.encode_arrow(texts)
         first = ids.offsets[0].as_py()
-        return pa.LargeListArray.from_arrays(pc.subtract(ids.offsets, first), self.token_strings().take(ids.values),
+        return pa.LargeListArray.from_arrays(pc.subtract(ids.offsets, first), table.take(ids.values),
                                              mask=ids.is_null() if ids.null_count else None)
 
     def token_bytes_array(self) -> pa.Array:
@@ -158,7 +191,7 @@ class Tokenizer(ABC):
             for t in range(self.n_vocab):
                 try:
                     tokens.append(self.decode_single_token_bytes(t))
-                except ValueError:
+                except UnknownTokenError:
                     tokens.append(None)
             self._token_bytes = pa.array(tokens, pa.large_binary())
         return self._token_bytes
@@ -224,8 +257,141 @@ class Tokenizer(ABC):
         """The bytes of each id."""
         return [self.decode_single_token_bytes(t) for t in ids]
 
+    # -- tiktoken's Encoding API beyond encode and decode ------------------------------------------
+    @property
+    def max_token_value(self) -> int:
+        """The largest token id (special tokens included)."""
+        return self.n_vocab - 1
+
+    @property
+    def eot_token(self) -> int:
+        """The id of "<|endoftext|>"; KeyError when the tokenizer has none, as tiktoken."""
+        return self._special_tokens["<|endoftext|>"]
+
+    def is_special_token(self, token: int) -> bool:
+        """Whether `token` is the id of a special token."""
+        if not isinstance(token, int):
+            raise TypeError(f"token must be an int, not {type(token).__name__}")
+        return token in self._special_by_id
+
+    def encode_single_token(self, text_or_bytes: str | bytes) -> int:
+        """The id of the token whose bytes are `text_or_bytes` (special tokens too); KeyError
+        (`UnknownTokenError`) when no token has them, TypeError for anything but str or bytes."""
+        if isinstance(text_or_bytes, str):
+            text_or_bytes = text_or_bytes.encode("utf-8", "surrogatepass")
+        if not isinstance(text_or_bytes, bytes):
+            raise TypeError(f"expected str or bytes, not {type(text_or_bytes).__name__}")
+        if self._ids_by_bytes is None:
+            ids: dict[bytes, int] = {}
+            for t, b in enumerate(self.token_bytes_array().to_pylist()):
+                if b is not None and t not in self._special_by_id:
+                    ids.setdefault(b, t)
+            for s, t in self._special_tokens.items():
+                ids.setdefault(s.encode(), t)
+            self._ids_by_bytes = ids
+        try:
+            return self._ids_by_bytes[text_or_bytes]
+        except KeyError:
+            raise UnknownTokenError(f"no token has the bytes {text_or_bytes!r}") from None
+
+    def token_byte_values(self) -> list[bytes]:
+        """The bytes of every token that is not special, sorted (tiktoken's order)."""
+        return list(self.sorted_tokens()[0])
+
+    def sorted_tokens(self) -> tuple[list[bytes], list[int]]:
+        """The bytes of every token that is not special, sorted, and the id of each (built once;
+        the tokens that start with some bytes are one slice of it)."""
+        if self._sorted_tokens is None:
+            pairs = sorted((b, t) for t, b in enumerate(self.token_bytes_array().to_pylist())
+                           if b is not None and t not in self._special_by_id)
+            self._sorted_tokens = ([b for b, _ in pairs], [t for _, t in pairs])
+        return self._sorted_tokens
+
+    def encode_to_numpy(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
+                        disallowed_special: AllowedSpecial = "all") -> np.ndarray:
+        """`encode(text)` as a read-only uint32 array over the encoder's own buffer (no list)."""
+        texts = require_str([text])
+        self._check_disallowed(texts, allowed_special, disallowed_special)
+        ids = self.encode_arrow(arrow_texts(texts, self.fixes_surrogates), allowed_special, 1).flatten()
+        return ids.to_numpy(zero_copy_only=True).view(np.uint32)
+
+    def decode_batch(self, batch: Sequence[Sequence[int]], *, errors: str = "replace",
+                     num_threads: int | None = None) -> list[str]:
+        """`decode` of every id list, in one pass over Arrow (`num_threads` is tiktoken's argument;
+        decoding is a copy of bytes and needs no threads)."""
+        return self.decode_arrow(id_lists_array(batch), errors).to_pylist()
+
+    def decode_bytes_batch(self, batch: Sequence[Sequence[int]], *, num_threads: int | None = None) -> list[bytes]:
+        """`decode_bytes` of every id list, in one pass over Arrow."""
+        return self.decode_bytes_arrow(id_lists_array(batch)).to_pylist()
+
+    def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
+        """The text of `tokens` and the character index where each token starts in it (tiktoken's
+        definition: a token that starts inside a character starts at that character); the text
+        must be valid UTF-8 (UnicodeDecodeError otherwise, as tiktoken)."""
+        pieces = self.decode_tokens_bytes(tokens)
+        offsets, chars = [], 0
+        for piece in pieces:
+            offsets.append(max(0, chars - (0x80 <= piece[0] < 0xC0)) if piece else chars)
+            chars += sum(1 for c in piece if not 0x80 <= c < 0xC0)
+        return b"".join(pieces).decode("utf-8", errors="strict"), offsets
+
+    # -- HF tokenizers' vocabulary lookups ---------------------------------------------------------
+    def _lookup_tables(self) -> tuple[dict[str, int], dict[str, int], dict[int, str], dict[int, str]]:
+        if self._lookups is None:
+            model, added = self.vocabularies()
+            self._lookups = (model, added, {i: t for t, i in model.items()}, {i: t for t, i in added.items()})
+        return self._lookups
+
+    def token_to_id(self, token: str) -> int | None:
+        """The id of a token string (added tokens first, as HF), or None."""
+        model, added, _, _ = self._lookup_tables()
+        return added.get(token, model.get(token))
+
+    def id_to_token(self, id: int) -> str | None:
+        """The token string of an id (added tokens first, as HF), or None."""
+        _, _, model, added = self._lookup_tables()
+        return added.get(id, model.get(id))
+
+    def get_vocab(self, with_added_tokens: bool = True) -> dict[str, int]:
+        """Token string -> id, the added tokens included unless `with_added_tokens` is false."""
+        model, added, _, _ = self._lookup_tables()
+        return {**model, **added} if with_added_tokens else dict(model)
+
+    def get_vocab_size(self, with_added_tokens: bool = True) -> int:
+        """How many entries `get_vocab(with_added_tokens)` has, as HF counts them."""
+        model, added, _, _ = self._lookup_tables()
+        return len(model) + (sum(t not in model for t in added) if with_added_tokens else 0)
+
+    # -- pickling ----------------------------------------------------------------------------------
+    def __reduce__(self):
+        """Pickled as its source (a file path with its content's digest, a spec or a model), never
+        its C state: the copy is rebuilt from it and gives the same ids."""
+        if self._pickle_as is None:
+            raise TypeError(f"{type(self).__name__} {self.name!r} was built from an encoder directly and does not "
+                            "know its source; build it with Tokenizer.load, from_spec or from_model to pickle it")
+        return self._pickle_as
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r} n_vocab={self.n_vocab}>"
+
+
+def id_lists_array(batch: Sequence[Sequence[int]]) -> pa.Array:
+    """Rows of token ids (large_list<int32>); TypeError for an id that is not an integer, as tiktoken;
+    OverflowError for one that no vocabulary can have."""
+    if isinstance(batch, (str, bytes)):
+        raise TypeError(f"expected a list of id lists, not {type(batch).__name__}")
+    rows = list(batch)
+    try:  # inferred, not cast: a cast to integers would truncate 2.5 to 2
+        lists = pa.array(rows)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+        lists = None
+    if lists is None or not (pa.types.is_list(lists.type) and pa.types.is_integer(lists.type.value_type)):
+        lists = pa.array([[operator.index(i) for i in row] for row in rows], pa.large_list(pa.int64()))
+    try:
+        return lists.cast(pa.large_list(pa.int32()))
+    except pa.ArrowInvalid:
+        raise OverflowError("a token id is out of range (ids are below 2**31)") from None
 
 
 def require_str(texts: Sequence[str]) -> list[str]:

@@ -61,6 +61,20 @@ def bundled(tmp_path_factory):
     return get
 
 
+def tiktoken_pair(path: Path):
+    """(sqltok BPETokenizer, tiktoken Encoding) of one `.tiktoken` file."""
+    import tiktoken
+    import tiktoken.load
+
+    from sqltok import BPETokenizer
+    from sqltok.bpe.tiktoken_file import read_tiktoken
+
+    spec = read_tiktoken(path)
+    ref = tiktoken.Encoding(spec.name, pat_str=spec.pattern, mergeable_ranks=tiktoken.load.load_tiktoken_bpe(str(path)),
+                            special_tokens=spec.special_tokens)
+    return BPETokenizer.load(path), ref
+
+
 def pytest_report_header(config) -> str:
     """Which sqltok the tests run against (CI installs it from the sdist into a fresh venv)."""
     import sqltok

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from sqltok.bpe.tiktoken_file import read_tiktoken
 from sqltok import BPETokenizer
 
-from conftest import SHARED_TOKENIZERS
+from conftest import SHARED_TOKENIZERS, tiktoken_pair
 
 tiktoken = pytest.importorskip("tiktoken")
 import tiktoken.load  # noqa: E402
@@ -38,12 +38,7 @@ EDGE_TEXTS = [
 @pytest.fixture(scope="module", params=TIKTOKEN_FILES)
 def pair(request, bundled):
     """(sqltok Tokenizer, tiktoken Encoding) for one bundled `.tiktoken` file."""
-    path = bundled(request.param)
-    spec = read_tiktoken(path)
-    ref = tiktoken.Encoding(spec.name, pat_str=spec.pattern,
-                            mergeable_ranks=tiktoken.load.load_tiktoken_bpe(str(path)),
-                            special_tokens=spec.special_tokens)
-    return BPETokenizer.load(path), ref
+    return tiktoken_pair(bundled(request.param))
 
 
 def test_corpus_and_edge_cases_equal_tiktoken(pair):

@@ -37,7 +37,7 @@ def _each_row_alone(con, expr: str, table: str = "which", key: str = "m"):
 
 
 @pytest.mark.parametrize("expr", [
-    "encode(m, text)", "encode_special(m, text)", "token_count(m, text)", "tokens(m, text)",
+    "encode(m, text)", "encode_special(m, text)", "token_count(m, text)", "tokens(m, text)", "token_bytes(m, text)",
     "encode_uinteger(m, text)", "decode(m, encode(m, text))",
 ])
 def test_mixed_tokenizers_in_one_batch(mixed, expr):

@@ -39,7 +39,7 @@ cdef class Encoder:
     cdef vector[int32_t] special_ids
     cdef vector[int32_t] always_ids
     cdef uint8_t special_first[256]
-    cdef int pattern
+    cdef readonly int pattern
     cdef bint rank_guard
     cdef readonly int32_t n_vocab
     cdef IdPool* pool                 # ids memory handed back by Arrow, for the next call

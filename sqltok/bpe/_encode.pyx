@@ -47,7 +47,7 @@ from sqltok.pretokenizer.matcher cimport pretokenize_pattern
 
 import pyarrow as pa
 
-from sqltok.errors import SqltokError
+from sqltok.errors import SqltokError, UnknownTokenError
 
 cdef enum:
     PREFETCH = 24             # pieces ahead whose table slots are requested early
@@ -548,10 +548,24 @@ cdef class Encoder:
         return decode_arrow(ids, pieces, pa.large_binary())
 
     def token_bytes(self, int32_t token_id) -> bytes:
-        """The bytes of one token id."""
+        """The bytes of one token id; UnknownTokenError (a KeyError, as tiktoken's) for an id without one."""
         if token_id < 0 or token_id >= <int32_t>self.starts.size() or not self.valid[token_id]:
-            raise ValueError(f"token id {token_id} is not in this vocabulary")
+            raise UnknownTokenError(f"token id {token_id} is not in this vocabulary")
         return self.vocab.substr(self.starts[token_id], self.ends[token_id] - self.starts[token_id])
+
+    def merge_bytes(self, bytes piece) -> list:
+        """The ids that merging the bytes of `piece` alone gives: no pretokenization, no vocabulary
+        lookup, no supermerges (tiktoken's `byte_pair_encode`); SqltokError when a byte has no token."""
+        cdef IdVector out
+        cdef Workspace* ws = self._take_workspace()
+        cdef int rc
+        try:
+            rc = self._merge(<const uint8_t*><char*>piece, len(piece), out, ws[0])
+        finally:
+            self._give_back(ws, False)
+        if rc:
+            raise SqltokError(f"a byte of {piece!r} has no token")
+        return [out[i] for i in range(out.size())]
 
     def token_id(self, bytes b):
         """The id of the token with bytes `b` that a pretoken maps to directly, or None."""

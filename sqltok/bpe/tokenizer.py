@@ -4,25 +4,35 @@ in the Cython `Encoder` over Arrow arrays with the GIL released.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+from collections.abc import Collection, Mapping, Sequence
+from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import regex
 
 from sqltok.bpe._encode import Encoder
 from sqltok.bpe.encoder_spec import EncoderSpec
 from sqltok.bpe.hf_read import read_hf, read_hf_vocab_merges
+from sqltok.bpe.byte_unicode import bytes_to_unicode_str
 from sqltok.bpe.model import BYTE_ALPHABET, Model
 from sqltok.bpe.reference_file import read_reference
 from sqltok.bpe.tiktoken_file import read_tiktoken
+from sqltok.bpe.unstable import unstable_completions
 from sqltok.errors import SqltokError
-from sqltok.formats.kind import TokenizerFile
+from sqltok.formats.files import read_bytes
+from sqltok.formats.kind import TokenizerFile, sniff
+from sqltok.normalizers import normalize
 from sqltok.normalizers._normalize import normalize_arrow
+from sqltok.normalizers.alignment import nfc_origin
 from sqltok.pretokenizer import patterns
-from sqltok.pretokenizer._pretokenize import PATTERN_IDS, pattern_id
+from sqltok.pretokenizer._pretokenize import PATTERN_IDS, pattern_id, pretokenize
 from sqltok.store import load_model
 from sqltok.threads import default_threads
-from sqltok.tokenizer import AllowedSpecial, Tokenizer, id_array
+from sqltok.token_offsets import EncodedText, byte_span_offsets
+from sqltok.tokenizer import AllowedSpecial, Tokenizer, id_array, require_str
 
 #: Pattern id meaning "each piece is already one pretoken" (used after a Python `regex` split).
 PAT_NONE = -1
@@ -36,9 +46,14 @@ class BPETokenizer(Tokenizer):
     fixes_surrogates = True  # as tiktoken: a surrogate pair is its character, a lone one U+FFFD
 
     def __init__(self, name: str, encoder: Encoder, special_tokens: dict[str, int],
-                 pattern: str, normalizer: str | None = None) -> None:
+                 pattern: str, normalizer: str | None = None, added_tokens: Mapping[str, int] | None = None,
+                 in_vocabulary: Collection[int] = ()) -> None:
+        """`added_tokens`: HF's non-special added tokens; `in_vocabulary`: the ids of special and
+        added tokens that are also tokens of the model's vocabulary (HF files list some there)."""
         super().__init__(name, special_tokens)
         self._encoder = encoder
+        self._added_tokens = dict(added_tokens or {})
+        self._in_vocabulary = frozenset(in_vocabulary)
         self.has_supermerges = False  # a two-phase model (BoundlessBPE, SuperBPE); see from_model
         self.pattern = pattern
         self.normalizer = normalizer
@@ -54,13 +69,16 @@ class BPETokenizer(Tokenizer):
             raise SqltokError(f"pattern= is for .tiktoken files; {file.path} is {file.describe()}")
         name = name or file.path.stem
         if file.kind == "reference":
-            return cls.from_model(read_reference(file.path), name)
-        if file.kind == "hf-bpe":
-            return cls.from_spec(read_hf(file.path, name=name, document=file.document), name)
-        if file.kind in ("gpt2-vocab", "gpt2-merges"):
+            tok = cls.from_model(read_reference(file.path), name)
+        elif file.kind == "hf-bpe":
+            tok = cls.from_spec(read_hf(file.path, name=name, document=file.document), name)
+        elif file.kind in ("gpt2-vocab", "gpt2-merges"):
             vocab, merges = (file.path, file.companion) if file.kind == "gpt2-vocab" else (file.companion, file.path)
-            return cls.from_spec(read_hf_vocab_merges(vocab, merges, name=name), name)
-        return cls.from_spec(read_tiktoken(file.path, pattern=pattern, name=name), name)
+            tok = cls.from_spec(read_hf_vocab_merges(vocab, merges, name=name), name)
+        else:
+            tok = cls.from_spec(read_tiktoken(file.path, pattern=pattern, name=name), name)
+        tok._pickle_as = (_from_pickled_file, (cls, str(file.path.absolute()), name, pattern, _digest(file)))
+        return tok
 
     @classmethod
     def from_spec(cls, spec: EncoderSpec, name: str | None = None) -> "BPETokenizer":
@@ -69,7 +87,12 @@ class BPETokenizer(Tokenizer):
         enc = Encoder(spec.tokens, spec.pairs, spec.byte_ids, spec.direct, PAT_NONE if pid is None else pid,
                       rank_guard=False, special_tokens=spec.special_tokens,
                       always_tokens=getattr(spec, "added_tokens", None) or {})
-        return cls(name or spec.name, enc, spec.special_tokens, spec.pattern, spec.normalizer)
+        added = getattr(spec, "added_tokens", None) or {}
+        shared = [i for i in (*spec.special_tokens.values(), *added.values())
+                  if i < len(spec.tokens) and spec.tokens[i] is not None]
+        tok = cls(name or spec.name, enc, spec.special_tokens, spec.pattern, spec.normalizer, added, shared)
+        tok._pickle_as = (cls.from_spec, (spec, name))
+        return tok
 
     @classmethod
     def from_model(cls, model: Model, name: str) -> "BPETokenizer":
@@ -93,6 +116,7 @@ class BPETokenizer(Tokenizer):
                       special_tokens=model.special_tokens, supermerges=supers)
         tok = cls(name, enc, model.special_tokens, pattern)
         tok.has_supermerges = bool(supers)
+        tok._pickle_as = (cls.from_model, (model, name))
         return tok
 
     @classmethod
@@ -172,8 +196,81 @@ class BPETokenizer(Tokenizer):
         return self.decode_bytes(ids).decode("utf-8", errors)
 
     def decode_single_token_bytes(self, token: int) -> bytes:
-        """The bytes of one token id; ValueError for an id without a token."""
+        """The bytes of one token id; UnknownTokenError (a KeyError) for an id without a token."""
         return self._encoder.token_bytes(token)
+
+    # -- tiktoken's and HF's API beyond encode and decode ------------------------------------------
+    def decode_bytes_arrow(self, ids: pa.Array) -> pa.Array:
+        """Bytes (large_binary) of a list<integer> array."""
+        return self._encoder.decode_arrow(ids)
+
+    def vocabularies(self) -> tuple[dict[str, int], dict[str, int]]:
+        """(model vocabulary, added tokens) as HF holds them: each token of the model in GPT-2's
+        byte-to-unicode form ("Ġworld"), each special and added token as its text."""
+        added = {**self._special_tokens, **self._added_tokens}
+        added_only = set(added.values()) - self._in_vocabulary
+        model = {bytes_to_unicode_str(b): t for t, b in enumerate(self.token_bytes_array().to_pylist())
+                 if b is not None and t not in added_only}
+        return model, added
+
+    def encode_with_offsets(self, text: str) -> EncodedText:
+        """`encode_ordinary(text)` with HF's character offsets of each token into `text` (into the
+        original text when the tokenizer normalizes it)."""
+        text = require_str([text])[0]
+        if not text.isascii():
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                raise SqltokError("offsets are into valid Unicode text; this text holds a surrogate") from None
+        ids = self.encode_ordinary(text)
+        normalized = normalize(text, self.normalizer) if self.normalizer else text
+        origin = nfc_origin(text) if self.normalizer else None
+        lengths = pc.binary_length(self.token_bytes_array().take(pa.array(ids, pa.int32()))).to_numpy()
+        return EncodedText(ids, byte_span_offsets(normalized, np.asarray(lengths, np.int64), origin))
+
+    def encode_with_unstable(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
+                             disallowed_special: AllowedSpecial = "all") -> tuple[list[int], list[list[int]]]:
+        """tiktoken's `encode_with_unstable`: (stable tokens, completions), the tokens of `text` that
+        no continuation can change and every token sequence a continuation may start with (see
+        `sqltok.bpe.unstable`). Completions come in no particular order, as in tiktoken."""
+        if self.has_supermerges:
+            raise SqltokError(f"{self.name!r} is a superword model: its tokens cross pretokens, so none is stable")
+        text = require_str([text])[0]
+        self._check_disallowed([text], allowed_special, disallowed_special)
+        allowed = self._allowed_ids(allowed_special)
+        tokens = self.encode(text, allowed_special=allowed_special, disallowed_special=())
+        tail = ""
+        for segment, special in self._split_specials(text, allowed):
+            tail = segment if special is None else ""
+        tail = normalize(tail, self.normalizer) if self.normalizer else tail
+        pieces = self._pretokens(tail)
+        last_piece = len(self.encode_ordinary(pieces[-1])) if pieces else 0
+        return unstable_completions(tokens, last_piece, self.decode_single_token_bytes, self.sorted_tokens(),
+                                    self.encode_ordinary_batch, self._encoder.merge_bytes)
+
+    def _pretokens(self, text: str) -> list[str]:
+        """The pretokens of `text` under the tokenizer's pattern."""
+        if self._fallback is not None:
+            return self._fallback.findall(text)
+        return pretokenize(text, pattern=self._encoder.pattern)
+
+
+def _digest(file: TokenizerFile) -> str:
+    """sha256 of the files a tokenizer was read from (the file and its companion)."""
+    h = hashlib.sha256()
+    for path in (file.path, file.companion):
+        if path is not None:
+            h.update(read_bytes(path))
+    return h.hexdigest()
+
+
+def _from_pickled_file(cls: type[BPETokenizer], path: str, name: str, pattern: str | None,
+                       digest: str) -> BPETokenizer:
+    """A pickled tokenizer's file read again, refused when its content changed since."""
+    file = sniff(Path(path))
+    if _digest(file) != digest:
+        raise SqltokError(f"{path} changed since the tokenizer {name!r} was pickled; load it again")
+    return cls.from_file(file, name, pattern=pattern)
 
 
 def _to_text(data: pa.Array, errors: str) -> pa.Array:

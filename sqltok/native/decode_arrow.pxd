@@ -22,8 +22,10 @@ cdef struct TokenPieces:
 
 cdef inline object decode_arrow(object ids, const TokenPieces& pieces, object out_type):
     """The pieces of each row of the list<integer> array `ids` as an `out_type` array (large_binary or
-    large_string); NULL stays NULL, an id without a piece raises ValueError."""
+    large_string); NULL stays NULL, an id without a piece raises UnknownTokenError
+    (a ValueError and a KeyError)."""
     import pyarrow as pa
+    from sqltok.errors import UnknownTokenError
     cdef list keep = []
     cdef IdListView view = id_list_view(ids, keep)
     ids = keep[0]  # the array as read: large_list
@@ -51,7 +53,7 @@ cdef inline object decode_arrow(object ids, const TokenPieces& pieces, object ou
                 break
             offs.push_back(<int64_t>out.size())
     if bad >= 0:
-        raise ValueError(f"token id {tok[bad]} is not in this vocabulary (ids 0..{pieces.n_ids - 1})")
+        raise UnknownTokenError(f"token id {tok[bad]} is not in this vocabulary (ids 0..{pieces.n_ids - 1})")
     off_bytes = PyBytes_FromStringAndSize(<const char*>offs.data(), offs.size() * sizeof(int64_t))
     data = pa.Array.from_buffers(out_type, n, [None, pa.py_buffer(off_bytes), pa.py_buffer(out)])
     if ids.null_count:

@@ -1,4 +1,4 @@
-"""`encode`, `decode`, `token_count`, `tokens` and `sqltok_load` (the macro over `sqltok_load_file`) in SQL, over Arrow batches.
+"""`encode`, `decode`, `token_count`, `tokens`, `token_bytes` and `sqltok_load` (the macro over `sqltok_load_file`) in SQL, over Arrow batches.
 
 The first argument names a tokenizer (one loaded with `sqltok_load` or a model in the database).
 Special-token text is ordinary text in `encode` and `token_count`; `encode_special` matches every
@@ -55,6 +55,10 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
         return by_model(names, texts, lambda n, t: reg.get(n).tokens_arrow(t).cast(pa.list_(pa.string())),
                          pa.list_(pa.string()))
 
+    def token_bytes(names, texts):
+        return by_model(names, texts, lambda n, t: reg.get(n).token_bytes_arrow(t).cast(pa.list_(pa.binary())),
+                        pa.list_(pa.binary()))
+
     def load(names, paths, patterns):
         out = []
         for name, path, pattern in zip(names.to_pylist(), paths.to_pylist(), patterns.to_pylist()):
@@ -71,4 +75,5 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
     define(con, "token_count", token_count, [varchar, varchar], duckdb.sqltype("BIGINT"))
     define(con, "decode", decode, [varchar, ids_type], varchar)
     define(con, "tokens", tokens, [varchar, varchar], duckdb.list_type(varchar))
+    define(con, "token_bytes", token_bytes, [varchar, varchar], duckdb.list_type(duckdb.sqltype("BLOB")))
     define(con, "sqltok_load_file", load, [varchar, varchar, varchar], varchar, side_effects=True)

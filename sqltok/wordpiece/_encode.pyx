@@ -17,6 +17,8 @@ from libcpp.vector cimport vector
 
 import pyarrow as pa
 
+from sqltok.errors import UnknownTokenError
+
 from sqltok.native.arrow_buffers cimport BinaryView, binary_view, view_bytes, view_end, view_start, view_valid
 from sqltok.normalizers.bert_normalize cimport BertOptions, bert_normalize_text, bert_options, block_capitals
 from sqltok.wordpiece.byte_trie cimport ByteTrie, byte_trie_build, byte_trie_longest
@@ -383,9 +385,10 @@ cdef class WordPieceEncoder:
         return decode_arrow(ids, pieces, pa.large_string())
 
     def token_bytes(self, int32_t token_id) -> bytes:
-        """The vocabulary entry of one id (continuation prefix included)."""
+        """The vocabulary entry of one id (continuation prefix included); UnknownTokenError (a
+        KeyError, as tiktoken's) for an id without one."""
         if token_id < 0 or token_id >= <int32_t>self.starts.size():
-            raise ValueError(f"token id {token_id} is not in this vocabulary")
+            raise UnknownTokenError(f"token id {token_id} is not in this vocabulary")
         return self.vocab.substr(self.starts[token_id], self.ends[token_id] - self.starts[token_id])
 
 

@@ -19,7 +19,9 @@ from sqltok.errors import SqltokError
 from sqltok.wordpiece.files import WordPieceSpec, read_vocab_txt, read_wordpiece_json
 from sqltok.formats.kind import TokenizerFile
 from sqltok.threads import default_threads
-from sqltok.tokenizer import AllowedSpecial, Tokenizer, text_array
+from sqltok.token_offsets import EncodedText
+from sqltok.tokenizer import AllowedSpecial, Tokenizer, require_str, text_array
+from sqltok.wordpiece.offsets import wordpiece_offsets
 
 #: HF WordPiece decoder's cleanup: spaces that tokenization put before punctuation and contractions.
 CLEANUP = [(" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"), (" 'm", "'m"),
@@ -60,6 +62,8 @@ class WordPieceTokenizer(Tokenizer):
             [t.encode() for t in first], [t.encode() for t in later], list(self._special_by_id))
         self._token_strings = pa.array(spec.tokens, pa.large_string())  # tokens() shows them as HF does
         self._token_bytes = self._token_strings.cast(pa.large_binary())
+        self._decoded_pieces = (first, later)  # what each id adds to decoded text, first or after another
+        self._pickle_as = (type(self), (spec,))
 
     @classmethod
     def from_file(cls, file: TokenizerFile, name: str | None = None, **options) -> "WordPieceTokenizer":
@@ -136,3 +140,29 @@ class WordPieceTokenizer(Tokenizer):
         """The UTF-8 bytes of one token as the vocabulary spells it ("##ing")."""
         return self._encoder.token_bytes(token)
 
+    # -- tiktoken's and HF's API beyond encode and decode ------------------------------------------
+    def vocabularies(self) -> tuple[dict[str, int], dict[str, int]]:
+        """(model vocabulary, added tokens) as HF holds them: every token as written ("##ing"), and
+        the special tokens."""
+        return {t: i for i, t in enumerate(self.spec.tokens)}, dict(self._special_tokens)
+
+    def encode_with_offsets(self, text: str) -> EncodedText:
+        """`encode(text)` (special-token text as text) with HF's character offsets of each token into
+        the original text (the normalizer's changes undone; [CLS] and [SEP] are (0, 0))."""
+        text = require_str([text])[0]
+        ids = self.encode(text, disallowed_special=())
+        return EncodedText(ids, wordpiece_offsets(self.spec, text, ids))
+
+    def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
+        """`decode(tokens)` (HF's decoder) and the character index where each token's part starts in
+        it (a special token, which decodes to nothing, at the index where it stands)."""
+        first, later = self._decoded_pieces
+        text = self.decode(tokens)
+        offsets, at, started = [], 0, False
+        for t in tokens:
+            offsets.append(at)
+            if t not in self._special_by_id:
+                piece = later[t] if started else first[t]
+                started = True
+                at += len(piece)
+        return text, offsets

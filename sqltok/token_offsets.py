@@ -1,0 +1,36 @@
+"""Character offsets of tokens: `EncodedText`, what `Tokenizer.encode_with_offsets` returns, and the
+mapping from the byte spans of tokens to character offsets into the original text.
+
+Offsets are HF `tokenizers`' (`Encoding.offsets`): (start, end) indices into the Python string the
+caller gave. A token whose bytes are part of a character covers that whole character; a token made
+from normalized text covers the original characters the normalizer aligned it with; a token the
+post-processor adds ([CLS], [SEP]) is (0, 0).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+
+class EncodedText(NamedTuple):
+    """A text's token ids and each token's (start, end) character offsets into the text."""
+
+    ids: list[int]
+    offsets: list[tuple[int, int]]
+
+
+def byte_span_offsets(text: str, lengths: np.ndarray, origin: np.ndarray | None = None) -> list[tuple[int, int]]:
+    """Character offsets of tokens that cover the UTF-8 of `text` back to back, `lengths` bytes each.
+    `origin`: for each character of `text`, the index of the original character it stands for (when
+    `text` is a normalized form of the original), or None when `text` is the original."""
+    data = np.frombuffer(text.encode("utf-8"), np.uint8)
+    if int(lengths.sum()) != len(data):
+        raise ValueError("the tokens do not cover the text's bytes")
+    char_of_byte = np.cumsum((data & 0xC0) != 0x80) - 1
+    ends = np.cumsum(lengths)
+    starts = char_of_byte[ends - lengths]
+    lasts = char_of_byte[ends - 1]
+    if origin is not None:
+        starts, lasts = origin[starts], origin[lasts]
+    return list(zip(starts.tolist(), (lasts + 1).tolist()))

@@ -1,0 +1,117 @@
+"""HF `tokenizers`' lookups (`token_to_id`, `id_to_token`, `get_vocab`, `get_vocab_size`) and
+character offsets (`Encoding.offsets`) on sqltok's tokenizers, checked against HF itself on the
+fixture tokenizer.json files (o200k, cl100k, Llama 3, Qwen 3, bert-base-uncased) and GPT-2's
+vocab.json + merges.txt, over every fixture corpus and generated text."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import sqltok
+
+from conftest import SHARED_TOKENIZERS
+
+tokenizers = pytest.importorskip("tokenizers")
+from tokenizers.implementations import ByteLevelBPETokenizer  # noqa: E402
+
+CORPORA = SHARED_TOKENIZERS.parent / "corpora"
+SHARED_JSON = ["o200k_base", "cl100k_base", "llama3", "qwen3"]
+needs_shared = pytest.mark.skipif(not SHARED_TOKENIZERS.is_dir(), reason="../shared/fixtures not present")
+
+
+def corpus_texts(per_file: int = 5, chars: int = 3000) -> list[str]:
+    """The first documents of every fixture corpus, each cut to `chars` characters."""
+    texts = []
+    for path in sorted(CORPORA.glob("*.jsonl")):
+        with open(path, encoding="utf-8") as f:
+            texts += [json.loads(next(f))["text"][:chars] for _ in range(per_file)]
+    return texts
+
+
+@pytest.fixture(scope="module", params=[*SHARED_JSON, "gpt2", "bert-base-uncased"])
+def pair(request, bundled):
+    """(sqltok tokenizer, HF Tokenizer) read from the same file(s)."""
+    name = request.param
+    if name == "gpt2":
+        vocab, merges = bundled("gpt2_vocab.json"), bundled("gpt2_merges.txt")
+        return sqltok.Tokenizer.load(vocab), ByteLevelBPETokenizer.from_file(str(vocab), str(merges))._tokenizer
+    if name == "bert-base-uncased":
+        path = bundled("bert-base-uncased_tokenizer.json")
+    else:
+        if not SHARED_TOKENIZERS.is_dir():
+            pytest.skip("../shared/fixtures not present")
+        path = SHARED_TOKENIZERS / name / "tokenizer.json"
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    hf.no_padding()
+    hf.no_truncation()
+    return sqltok.Tokenizer.load(path), hf
+
+
+def test_lookups_equal_hf(pair):
+    tok, hf = pair
+    for added in (True, False):
+        assert tok.get_vocab(with_added_tokens=added) == hf.get_vocab(with_added_tokens=added)
+        assert tok.get_vocab_size(with_added_tokens=added) == hf.get_vocab_size(with_added_tokens=added)
+    vocab = hf.get_vocab()
+    strings = [*list(vocab)[::50], *tok.special_tokens, "no such token", "", "Ġ" * 40]
+    assert [tok.token_to_id(s) for s in strings] == [hf.token_to_id(s) for s in strings]
+    ids = [*range(0, tok.n_vocab + 3, 37), *tok.special_tokens.values(), tok.n_vocab - 1, tok.n_vocab]
+    assert [tok.id_to_token(i) for i in ids] == [hf.id_to_token(i) for i in ids]
+
+
+def _hf_encoding(tok, hf, text):
+    """HF's encoding of `text` as sqltok's `encode_with_offsets` defines it (WordPiece: with the
+    template, as `encode`; byte-level BPE: none, as `encode_ordinary`)."""
+    return hf.encode(text, add_special_tokens=isinstance(tok, sqltok.WordPieceTokenizer))
+
+
+@needs_shared
+def test_offsets_equal_hf_on_every_corpus(pair):
+    tok, hf = pair
+    for text in corpus_texts():
+        want = _hf_encoding(tok, hf, text)
+        got = tok.encode_with_offsets(text)
+        assert got.ids == want.ids
+        assert got.offsets == want.offsets
+
+
+EDGE = ["", " ", "Hello, WORLD!", "  lead and trail  ", "e\u0301te\u0301 a\u0323\u0307b \u1e0b\u0323 x\u0301\u0301",
+        "\u0301start", "€uro 𝄞 🙂👍🏽", "日本語 中文 한국어", "Héllo İstanbul ﬁne Σίσυφος ǅemal",
+        "a\x00b\x7f \t\u200bc\ufffd", "\u0363\U0001d165\u00ed \u0301\U0001d165x", "x" * 150 + " ok", "don't ##x",
+        "ÅΩ\u212b\u2126"]
+
+
+def test_offsets_equal_hf_on_edge_cases(pair):
+    tok, hf = pair
+    for text in EDGE:
+        want = _hf_encoding(tok, hf, text)
+        assert tok.encode_with_offsets(text) == (want.ids, want.offsets), text
+
+
+ALPHABET = st.sampled_from([*"aAeEzZ 09.,!'#\n\t", "\u0301", "\u0323", "\u0307", "\u0308", "\U0001d165", "é", "Å",
+                            "ﬁ", "İ", "ß", "Σ", "ς", "日", "本", "한", "\u00a0", "\u3000", "\x00", "\x07", "\u200d",
+                            "🙂", "€"])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(ALPHABET, max_size=30))
+def test_offsets_equal_hf_on_generated_text(pair, text):
+    tok, hf = pair
+    want = _hf_encoding(tok, hf, text)
+    assert tok.encode_with_offsets(text) == (want.ids, want.offsets)
+
+
+def test_offsets_cover_the_text(bundled):
+    """Byte-level tokens cover the text back to back: each token starts where the previous ended, or
+    one character earlier when the previous token ended inside that character."""
+    tok = sqltok.Tokenizer.load(bundled("r50k_base.tiktoken"))
+    text = "A €uro, 𝄞 and 日本 🙂 text"
+    ids, offsets = tok.encode_with_offsets(text)
+    assert ids == tok.encode_ordinary(text) and offsets[0][0] == 0 and offsets[-1][1] == len(text)
+    for (s0, e0), (s1, e1) in zip(offsets, offsets[1:]):
+        assert s1 in (e0, e0 - 1) and s0 <= s1 < e1 and e0 <= e1
+    with pytest.raises(sqltok.SqltokError, match="surrogate"):
+        tok.encode_with_offsets("a\ud800b")

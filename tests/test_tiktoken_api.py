@@ -1,0 +1,155 @@
+"""tiktoken's whole `Encoding` API on sqltok's tokenizers, checked against tiktoken itself on the
+r50k, cl100k and o200k files: values, and the exceptions tiktoken raises."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import tiktoken_pair
+
+pytest.importorskip("tiktoken")
+
+FILES = ["r50k_base.tiktoken", "cl100k_base.tiktoken", "o200k_base.tiktoken"]
+CORPUS = Path(__file__).parent / "data" / "corpora_sample.jsonl"
+EDGE = ["", " ", "hello world", "Hello  World!!\n\n", "it's 'S don't", "日本語のテキスト", "Ünïcödé ﬁ Å",
+        "🙂👍🏽 €uro 𝄞", "def f(x):\n\treturn x ** 2  # c\r\n", "a" * 300, "<|endoftext|> as text"]
+
+
+def texts() -> list[str]:
+    docs = [json.loads(line)["text"] for line in CORPUS.read_text(encoding="utf-8").splitlines()]
+    return docs[::4] + EDGE
+
+
+@pytest.fixture(scope="module", params=FILES)
+def pair(request, bundled):
+    """(sqltok BPETokenizer, tiktoken Encoding) of one bundled `.tiktoken` file."""
+    return tiktoken_pair(bundled(request.param))
+
+
+def test_attributes_equal_tiktoken(pair):
+    tok, ref = pair
+    assert (tok.name, tok.n_vocab, tok.max_token_value, tok.eot_token) == \
+        (ref.name, ref.n_vocab, ref.max_token_value, ref.eot_token)
+    assert tok.special_tokens_set == ref.special_tokens_set
+    ids = [*ref._special_token_values, 0, 1000, ref.n_vocab - 1, ref.n_vocab]
+    assert [tok.is_special_token(i) for i in ids] == [ref.is_special_token(i) for i in ids]
+    with pytest.raises(TypeError):
+        tok.is_special_token("<|endoftext|>")
+    assert tok.token_byte_values() == ref.token_byte_values()
+
+
+def test_single_tokens_equal_tiktoken(pair):
+    tok, ref = pair
+    ids = [*range(0, len(ref._mergeable_ranks), 97), *ref._special_token_values]
+    got = [tok.decode_single_token_bytes(i) for i in ids]
+    assert got == [ref.decode_single_token_bytes(i) for i in ids]
+    assert [tok.encode_single_token(b) for b in got] == [ref.encode_single_token(b) for b in got] == ids
+    assert tok.encode_single_token("<|endoftext|>") == ref.encode_single_token("<|endoftext|>")
+    assert tok.decode_tokens_bytes(ids[:50]) == ref.decode_tokens_bytes(ids[:50])
+    for bad in (b"no such token \xff", "no such token"):
+        with pytest.raises(KeyError):
+            ref.encode_single_token(bad)
+        with pytest.raises(KeyError):
+            tok.encode_single_token(bad)
+    with pytest.raises(TypeError):
+        tok.encode_single_token(5)
+    unused_ids = [i for i in range(len(ref._mergeable_ranks), ref.n_vocab) if i not in ref._special_token_values]
+    for unused in (*unused_ids[:3], ref.n_vocab, ref.n_vocab + 1000):
+        with pytest.raises(KeyError):
+            ref.decode_single_token_bytes(unused)
+        with pytest.raises(KeyError):
+            tok.decode_single_token_bytes(unused)
+        with pytest.raises(KeyError):
+            tok.decode_batch([[1], [unused]])
+        with pytest.raises(KeyError):
+            tok.decode([unused])
+
+
+def test_batches_and_numpy_equal_tiktoken(pair):
+    tok, ref = pair
+    batch = [ref.encode_ordinary(t) for t in texts()]
+    batch.append([ref.encode_single_token(b"\xe2")])  # part of a character: U+FFFD in text, exact in bytes
+    assert tok.decode_batch(batch) == ref.decode_batch(batch)
+    assert tok.decode_batch(batch, errors="ignore") == ref.decode_batch(batch, errors="ignore")
+    assert tok.decode_bytes_batch(batch) == ref.decode_bytes_batch(batch)
+    with pytest.raises(ValueError):
+        tok.decode_batch(batch, errors="strict")
+    with pytest.raises(TypeError):
+        tok.decode_batch([[1, 2.5]])
+    for text in texts():
+        got, want = tok.encode_to_numpy(text, disallowed_special=()), ref.encode_to_numpy(text, disallowed_special=())
+        assert got.dtype == want.dtype == np.uint32 and np.array_equal(got, want)
+    assert np.array_equal(tok.encode_to_numpy("<|endoftext|>", allowed_special="all"),
+                          ref.encode_to_numpy("<|endoftext|>", allowed_special="all"))
+    with pytest.raises(ValueError, match="disallowed special token"):
+        tok.encode_to_numpy("<|endoftext|>")
+
+
+def test_decode_with_offsets_equals_tiktoken(pair):
+    tok, ref = pair
+    for text in texts():
+        ids = ref.encode_ordinary(text)
+        assert tok.decode_with_offsets(ids) == ref.decode_with_offsets(ids)
+    part = [ref.encode_single_token(b"\xe2")]
+    with pytest.raises(UnicodeDecodeError):
+        ref.decode_with_offsets(part)
+    with pytest.raises(UnicodeDecodeError):
+        tok.decode_with_offsets(part)
+
+
+UNSTABLE = ["hello fanta", "hello wor", "x = 1\n\n", "日本", "€", "", "hello <|endoftext|>", "naïve caf",
+            "1234", "don'", "a <|endoftext|>b"]
+
+
+def _unstable(enc, text, **kw):
+    stable, completions = enc.encode_with_unstable(text, **kw)
+    return stable, sorted(map(tuple, completions))
+
+
+def test_encode_with_unstable_equals_tiktoken(pair):
+    tok, ref = pair
+    for text in UNSTABLE:
+        assert _unstable(tok, text, allowed_special="all") == _unstable(ref, text, allowed_special="all"), text
+    with pytest.raises(ValueError, match="disallowed special token"):
+        tok.encode_with_unstable("a <|endoftext|>")
+    assert _unstable(tok, "a <|endoftext|>", disallowed_special=()) == \
+        _unstable(ref, "a <|endoftext|>", disallowed_special=())
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(st.sampled_from("ab éç日本\n\t.,'0123🙂") , max_size=12))
+def test_generated_text_equals_tiktoken(pair, text):
+    tok, ref = pair
+    ids = ref.encode_ordinary(text)
+    assert tok.decode_with_offsets(ids) == ref.decode_with_offsets(ids)
+    assert np.array_equal(tok.encode_to_numpy(text), ref.encode_to_numpy(text))
+    if not text.endswith((" ", "\n", "\t")):  # ending in whitespace: tens of thousands of completions
+        assert _unstable(tok, text) == _unstable(ref, text)
+
+
+def test_wordpiece_has_the_same_api(bundled):
+    """The same calls on a WordPiece tokenizer: decoding is HF's decoder, and `decode_with_offsets`
+    says where each token's part of that text starts."""
+    from sqltok import Tokenizer
+
+    tok = Tokenizer.load(bundled("bert-base-uncased_tokenizer.json"))
+    batch = [tok.encode(t) for t in ["Hello, world!", "naïve café", "don't", ""]]
+    assert tok.decode_batch(batch) == [tok.decode(ids) for ids in batch]
+    assert tok.decode_bytes_batch(batch) == [tok.decode(ids).encode() for ids in batch]
+    assert np.array_equal(tok.encode_to_numpy("Hello, world!"), np.array(batch[0], np.uint32))
+    assert tok.encode_single_token("##ing") == tok.token_to_id("##ing")
+    assert tok.is_special_token(tok.token_to_id("[CLS]")) and not tok.is_special_token(tok.token_to_id("the"))
+    with pytest.raises(KeyError):
+        tok.eot_token  # noqa: B018  (no <|endoftext|>, as tiktoken says)
+    with pytest.raises(KeyError):
+        tok.decode_single_token_bytes(tok.n_vocab)
+    ids = tok.encode("Hello, world! It's a test-case.")
+    text, offsets = tok.decode_with_offsets(ids)
+    assert text == tok.decode(ids) == "hello, world! it ' s a test - case."  # as HF decodes it
+    parts = [text[a:b] for a, b in zip(offsets, offsets[1:] + [len(text)])]
+    assert parts == ["", "hello", ",", " world", "!", " it", " '", " s", " a", " test", " -", " case", ".", ""]
