@@ -26,6 +26,8 @@ from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS, check_special_tokens
 from sqltok.store import drop_model, model_names
 from sqltok.bpe.superword import train_superword
 from sqltok.bpe.train import train_bpe
+from sqltok.wordpiece.train import train_wordpiece
+from sqltok.wordpiece.train_settings import WordPieceSettings
 
 DEFAULT_DB = "sqltok.duckdb"
 
@@ -59,6 +61,7 @@ def _train(con, args) -> None:
     if reuse and args.holdout:
         raise SqltokError("--holdout needs a source; --phase1 alone reuses stored counts")
     src = None if reuse else _source(args)
+    held = None
     if args.holdout:
         src, held = holdout_split(src, args.holdout)
     specials = check_special_tokens(s for s in args.special_tokens.split(",") if s) \
@@ -66,6 +69,8 @@ def _train(con, args) -> None:
     if args.memory_limit:
         con.execute("SET memory_limit = ?", [args.memory_limit])
     progress = sys.stderr.isatty() if args.progress is None else args.progress
+    if args.method == "wordpiece":
+        return _train_wordpiece(con, args, src, held, progress)
     if args.method == "bpe":
         _check_bpe_args(args)
         report = train_bpe(con, src, args.vocab_size, args.model, simple=args.simple,
@@ -104,6 +109,42 @@ def _train(con, args) -> None:
         c = compression(con, report.model, held)
         print(f"held-back documents ({args.holdout:.0%}): {c['documents']} documents, {c['bytes']:,} bytes, "
               f"{c['tokens']:,} tokens: {c['bytes_per_token']:.3f} bytes per token")
+
+
+def _train_wordpiece(con, args, src: Source, held: Source | None, progress: bool) -> None:
+    """`--method wordpiece`: HF's WordPieceTrainer with BertWordPieceTokenizer.train's defaults."""
+    _check_bpe_args(args)
+    specials = {} if args.special_tokens is None else \
+        {"special_tokens": tuple(s for s in args.special_tokens.split(",") if s)}
+    settings = WordPieceSettings(
+        min_frequency=args.min_frequency, limit_alphabet=None if args.limit_alphabet < 0 else args.limit_alphabet,
+        initial_alphabet=tuple(args.initial_alphabet), lowercase=args.lowercase, strip_accents=args.strip_accents,
+        **specials)
+    report = train_wordpiece(con, src, args.vocab_size, args.model, settings=settings, replace=args.replace,
+                             progress=progress)
+    print(f"model {report.model!r} (wordpiece) in {args.db}: {report.vocab_size} tokens, {report.merges} merges")
+    print(f"documents: {report.documents} used, {report.null_documents} NULL and {report.empty_documents} empty "
+          f"skipped; {report.bytes:,} bytes; {report.unique_words:,} unique words of {report.words:,}")
+    if report.vocab_size < args.vocab_size:
+        print(f"note: the corpus gives only {report.vocab_size:,} tokens, not the {args.vocab_size:,} asked for "
+              f"(no pair is left with a count of at least --min-frequency {args.min_frequency})")
+    print("seconds: " + ", ".join(f"{k} {v:.2f}" for k, v in report.seconds.items()))
+    if held is not None:
+        c = compression(con, report.model, held)
+        print(f"held-back documents ({args.holdout:.0%}): {c['documents']} documents, {c['bytes']:,} bytes, "
+              f"{c['tokens']:,} tokens: {c['bytes_per_token']:.3f} bytes per token")
+
+
+def _add_wordpiece_args(t: argparse.ArgumentParser) -> None:
+    w = t.add_argument_group("--method wordpiece (HF WordPieceTrainer; defaults: BertWordPieceTokenizer.train's)")
+    w.add_argument("--min-frequency", type=int, default=2, help="the least count a merged pair needs (default 2)")
+    w.add_argument("--limit-alphabet", type=int, default=1000,
+                   help="keep at most this many characters, the most frequent (default 1000; -1: all)")
+    w.add_argument("--initial-alphabet", default="", help="characters always in the alphabet (one string)")
+    w.add_argument("--lowercase", action=argparse.BooleanOptionalAction, default=True,
+                   help="the BERT normalizer lowercases (default: yes)")
+    w.add_argument("--strip-accents", action=argparse.BooleanOptionalAction, default=None,
+                   help="the BERT normalizer strips accents (default: as --lowercase)")
 
 
 def _check_bpe_args(args) -> None:
@@ -186,7 +227,7 @@ def _parser() -> argparse.ArgumentParser:
     def db(sp):
         sp.add_argument("--db", default=DEFAULT_DB, help=f"DuckDB database file (default: ./{DEFAULT_DB})")
 
-    t = sub.add_parser("train", help="train a byte-level BPE, BoundlessBPE or SuperBPE model")
+    t = sub.add_parser("train", help="train a byte-level BPE, BoundlessBPE, SuperBPE or WordPiece model")
     t.add_argument("source", nargs="?", help="Parquet, JSONL (.gz/.zst) or text file(s); globs allowed")
     t.add_argument("--sql", help="a SQL query whose column `text` (see --text-key) holds the documents")
     t.add_argument("--table", help="an existing table or view")
@@ -197,8 +238,8 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--max-documents", type=int, help="use only the first N documents")
     t.add_argument("--vocab-size", type=int, required=True)
     t.add_argument("--model", required=True, help="the model's name in the database")
-    t.add_argument("--method", choices=("bpe", "boundless", "superbpe"), default="bpe",
-                   help="bpe (default), or a superword method: boundless (BoundlessBPE) or superbpe")
+    t.add_argument("--method", choices=("bpe", "boundless", "superbpe", "wordpiece"), default="bpe",
+                   help="bpe (default), a superword method: boundless (BoundlessBPE) or superbpe, or wordpiece")
     t.add_argument("--supermerges", help="superbpe: how many supermerges, or 'match' (as many as BoundlessBPE "
                    "finds, from the same phase-1 run)")
     t.add_argument("--greedy-split", action="store_true",
@@ -207,7 +248,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="reuse the pretoken and candidate counts of this stored superword model (same corpus) "
                    "instead of reading the corpus")
     t.add_argument("--simple", action="store_true", help="no script splitting (GPT-4o pattern only)")
-    t.add_argument("--special-tokens", help="comma-separated (default: <|endoftext|>; '' for none)")
+    t.add_argument("--special-tokens", help="comma-separated (default: <|endoftext|>; wordpiece: "
+                   "[PAD],[UNK],[CLS],[SEP],[MASK]; '' for none)")
     t.add_argument("--holdout", type=float, default=0.0,
                    help="hold back this fraction of documents and report compression on them")
     t.add_argument("--replace", action="store_true", help="overwrite a model of the same name")
@@ -215,6 +257,7 @@ def _parser() -> argparse.ArgumentParser:
                    "default: DuckDB's, 80%% of RAM)")
     t.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar (default: when stderr is a terminal)")
+    _add_wordpiece_args(t)
     db(t)
     t.set_defaults(func=_cmd_train)
 
