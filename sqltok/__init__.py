@@ -5,6 +5,7 @@
     sqltok.register(con)
     sqltok.train_bpe(con, "SELECT text FROM docs", vocab_size=32768, model="my_bpe")
     sqltok.train_superword(con, "SELECT text FROM docs", 32768, "my_bl", method="boundless")
+    sqltok.train_wordpiece(con, "SELECT text FROM docs", 30522, "my_wp")    # BertWordPieceTokenizer's
     con.sql("SELECT * FROM sqltok_merges('my_bpe') LIMIT 10")
     con.sql("SELECT encode('my_bpe', text) FROM docs")
     tok = sqltok.Tokenizer.load("o200k_base.tiktoken")
@@ -30,6 +31,8 @@ from sqltok.bpe.tokenizer import BPETokenizer
 from sqltok.tokenizer import Tokenizer
 from sqltok.wordpiece.tokenizer import WordPieceTokenizer
 from sqltok.bpe.train import TrainReport, train_bpe
+from sqltok.wordpiece.train import WordPieceReport, train_wordpiece
+from sqltok.wordpiece.train_settings import WordPieceSettings
 
 __all__ = [
     "CorpusError", "Merge", "Model", "ModelExistsError", "ModelNotFoundError", "Source", "SqltokError",
@@ -37,7 +40,8 @@ __all__ = [
     "pretokenize", "register", "SuperwordReport", "Tokenizer", "train_bpe", "train_superword",
     "bert_normalize", "normalize", "WordPieceTokenizer", "BPETokenizer",
     "bert_normalize", "normalize", "WordPieceTokenizer", "detect_language", "exact_duplicates", "find_pii",
-    "mask_pii", "near_duplicates", "prepare", "PrepareSettings",
+    "mask_pii", "near_duplicates", "prepare", "PrepareSettings", "train_wordpiece", "WordPieceReport",
+    "WordPieceSettings",
 ]
 
 try:

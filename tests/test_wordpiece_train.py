@@ -258,3 +258,9 @@ def test_export_formats_fit_the_model(con, tmp_path):
     train_bpe(con, Source(path=str(corpus), text_mode="line"), 260, "bpe")
     with pytest.raises(SqltokError, match="writes WordPiece models"):
         export_model(con, "bpe", tmp_path / "v.txt", format="vocab")
+
+
+def test_characters_tied_at_the_alphabet_limit_drop_higher_code_points_first():
+    """HF drops them in hash order; sqltok's rule is fixed: keep the lower code points."""
+    out = merge_loop(pa.array(["a", "c", "d", "e"]), pa.array([5, 1, 1, 1], pa.int64()), 100, limit_alphabet=2)
+    assert [t.decode() for t in out["tokens"].to_pylist()] == ["a", "c"]
