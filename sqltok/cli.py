@@ -26,6 +26,7 @@ from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS, check_special_tokens
 from sqltok.store import drop_model, model_names
 from sqltok.bpe.superword import train_superword
 from sqltok.bpe.train import train_bpe
+from sqltok.extend.extend import SPECIALS, extend_model
 from sqltok.wordpiece.train import train_wordpiece
 from sqltok.wordpiece.train_settings import WordPieceSettings
 
@@ -163,6 +164,26 @@ def _supermerges(args) -> int | str | None:
         raise SqltokError(f"--supermerges takes a number or 'match', not {args.supermerges!r}") from None
 
 
+def _cmd_extend(args) -> None:
+    """Learn --add more merges on top of BASE and store the result as --model, with a regression report."""
+    mode = "line" if args.lines else "file" if args.whole_file else None
+    src = Source(path=args.on, text_key=args.text_key, text_mode=mode, max_documents=args.max_documents)
+    progress = sys.stderr.isatty() if args.progress is None else args.progress
+    with duckdb.connect(args.db) as con:
+        r = extend_model(con, args.base, src, args.add, args.model, specials=args.specials, replace=args.replace,
+                         progress=progress)
+    g = r.regression
+    print(f"model {r.model!r} in {args.db}: {r.base!r} with {r.merges} more merges, {r.new_tokens} new tokens; "
+          f"{r.vocab_size} tokens")
+    for text, (old, new) in r.special_tokens.items():
+        print(f"special token {text!r}: id {old}" + ("" if old == new else f" -> {new}"))
+    print(f"old ids: {g.old_ids - g.old_ids_changed:,} of {g.old_ids:,} decode as before")
+    print(f"new corpus: {g.documents:,} documents, {g.bytes:,} bytes; bytes per token {g.bytes_per_token_before:.3f} "
+          f"-> {g.bytes_per_token_after:.3f} ({g.tokens_before:,} -> {g.tokens_after:,} tokens); "
+          f"{g.texts_changed:,} texts encode differently")
+    print("seconds: " + ", ".join(f"{k} {v:.2f}" for k, v in r.seconds.items()))
+
+
 def _cmd_encode(args) -> None:
     """Encode a column into token ids (or counts): the columns of --keep-columns plus `ids` or `n_tokens`."""
     with _read_only(args.db, required=not os.path.exists(args.model)) as con:
@@ -260,6 +281,25 @@ def _parser() -> argparse.ArgumentParser:
     _add_wordpiece_args(t)
     db(t)
     t.set_defaults(func=_cmd_train)
+
+    x = sub.add_parser("extend", help="learn more merges on top of a byte-level BPE model, its ids kept")
+    x.add_argument("base", help="a model in the database, or a reference .model file")
+    x.add_argument("--on", required=True, metavar="SOURCE", help="the new corpus: Parquet, JSONL or text file(s)")
+    x.add_argument("--add", type=int, required=True, help="how many merges to learn")
+    x.add_argument("--model", required=True, help="the extended model's name in the database")
+    x.add_argument("--specials", choices=SPECIALS, default="move",
+                   help="the special tokens: move after the new tokens, in their order (default), or keep their "
+                   "ids (when no new token needs one)")
+    x.add_argument("--text-key", default="text")
+    g = x.add_mutually_exclusive_group()
+    g.add_argument("--lines", action="store_true", help="plain text: one document per line")
+    g.add_argument("--whole-file", action="store_true", help="plain text: one document per file")
+    x.add_argument("--max-documents", type=int, help="use only the first N documents")
+    x.add_argument("--replace", action="store_true", help="overwrite a model of the same name")
+    x.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar (default: when stderr is a terminal)")
+    db(x)
+    x.set_defaults(func=_cmd_extend)
 
     c = sub.add_parser("encode", help="encode a text column into token ids (or count tokens)")
     c.add_argument("--model", required=True,
