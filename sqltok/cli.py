@@ -174,7 +174,7 @@ def _cmd_extend(args) -> None:
                          progress=progress)
     g = r.regression
     print(f"model {r.model!r} in {args.db}: {r.base!r} with {r.merges} more merges, {r.new_tokens} new tokens; "
-          f"{r.vocab_size} tokens")
+          f"ids 0..{r.n_vocab - 1}")
     for text, (old, new) in r.special_tokens.items():
         print(f"special token {text!r}: id {old}" + ("" if old == new else f" -> {new}"))
     print(f"old ids: {g.old_ids - g.old_ids_changed:,} of {g.old_ids:,} decode as before")
@@ -283,7 +283,8 @@ def _parser() -> argparse.ArgumentParser:
     t.set_defaults(func=_cmd_train)
 
     x = sub.add_parser("extend", help="learn more merges on top of a byte-level BPE model, its ids kept")
-    x.add_argument("base", help="a model in the database, or a reference .model file")
+    x.add_argument("base", help="a model in the database, a reference .model file or an HF byte-level BPE "
+                   "tokenizer.json (GPT-4o pattern)")
     x.add_argument("--on", required=True, metavar="SOURCE", help="the new corpus: Parquet, JSONL or text file(s)")
     x.add_argument("--add", type=int, required=True, help="how many merges to learn")
     x.add_argument("--model", required=True, help="the extended model's name in the database")

@@ -48,12 +48,13 @@ def import_model(con, path: str | Path, name: str, replace: bool = False) -> Non
 
 
 def _kept_as(kept: ModelFile, name: str, format: str) -> bytes:
-    """A model kept as a WordPiece tokenizer.json, as the bytes of `format`: the file itself (`hf`), or
-    `vocab`: its tokens by id, one a line, as HF's WordPiece model saves vocab.txt."""
-    if kept.kind == "hf-wordpiece" and format == "hf":
+    """A model kept as a tokenizer.json, as the bytes of `format`: the file itself (`hf`), or for a
+    WordPiece one `vocab`: its tokens by id, one a line, as HF's WordPiece model saves vocab.txt."""
+    if kept.kind.startswith("hf-") and format == "hf":
         return kept.content
     if kept.kind == "hf-wordpiece" and format == "vocab":
         vocab = json.loads(kept.content)["model"]["vocab"]
         return "".join(t + "\n" for t in sorted(vocab, key=vocab.get)).encode()
     raise SqltokError(f"model {name!r} is a {kept.method} model ({kept.kind}); it exports as "
-                      + ("--format hf or --format vocab" if kept.kind == "hf-wordpiece" else "the file it is kept as"))
+                      + ("--format hf or --format vocab" if kept.kind == "hf-wordpiece" else
+                         "--format hf" if kept.kind.startswith("hf-") else "the file it is kept as"))

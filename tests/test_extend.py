@@ -26,7 +26,7 @@ from sqltok.model_files import export_model
 from sqltok.store import load_model, model_names
 from sqltok.wordpiece.train import train_wordpiece
 
-from conftest import TRAIN_DIR
+from conftest import SHARED_TOKENIZERS, TRAIN_DIR
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +63,7 @@ def test_extending_on_the_same_corpus_is_training_the_larger_vocabulary(con, cor
     train_bpe(con, source, 500, "small", simple=simple)
     train_bpe(con, source, 800, "big", simple=simple)
     report = extend_model(con, "small", source, 300, "ext")
-    assert (report.merges, report.new_tokens, report.vocab_size) == (300, 300, 800)
+    assert (report.merges, report.new_tokens, report.n_vocab) == (300, 300, 801)
     ext, big = load_model(con, "ext"), load_model(con, "big")
     assert ext.tokens == big.tokens
     assert ext.merges == big.merges and ext.new_ids(ext.merges) == big.new_ids(big.merges)
@@ -144,7 +144,7 @@ def test_a_reference_file_extends_as_the_stored_model(con, tmp_path, EN, MULTI):
 def test_special_tokens_keep_their_ids_when_no_new_token_needs_them(con, EN, MULTI):
     train_bpe(con, EN, 400, "plain", special_tokens=())
     report = extend_model(con, "plain", MULTI, 50, "kept", specials="keep")
-    assert report.special_tokens == {} and report.vocab_size == 450
+    assert report.special_tokens == {} and report.n_vocab == 450
     train_bpe(con, EN, 400, "eot")
     with pytest.raises(SqltokError, match="specials='move'"):
         extend_model(con, "eot", MULTI, 50, "bad", specials="keep")
@@ -166,7 +166,7 @@ def test_bad_input_is_named(con, tmp_path, EN, MULTI):
         extend_model(con, "wp", MULTI, 10, "x")
     ranks = tmp_path / "r.tiktoken"
     ranks.write_text("YQ== 0\nYg== 1\n")
-    with pytest.raises(SqltokError, match="not supported yet"):
+    with pytest.raises(SqltokError, match=".tiktoken bases are not supported yet"):
         extend_model(con, str(ranks), MULTI, 10, "x")
     assert sorted(model_names(con)) == ["en", "wp"]
 
@@ -199,3 +199,41 @@ def test_the_command_prints_the_report(tmp_path, capsys, EN, MULTI):
     assert "300 of 300 decode as before" in out and "texts encode differently" in out
     assert main(["extend", "en", "--on", corpus, "--add", "5", "--model", "multi", "--db", db]) == 2
     assert "exists already" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("specials", ["move", "keep"])
+def test_a_tokenizer_json_extends_into_one_hf_reads_alike(con, tmp_path, EN, MULTI, specials):
+    train_bpe(con, EN, 400, "en", simple=True)
+    export_model(con, "en", tmp_path / "base.json", format="hf")
+    report = extend_model(con, str(tmp_path / "base.json"), MULTI, 120, "ext", specials=specials)
+    export_model(con, "ext", tmp_path / "ext.json", format="hf")
+    base, hf = HFTokenizer.from_file(str(tmp_path / "base.json")), HFTokenizer.from_file(str(tmp_path / "ext.json"))
+    vocab, old = hf.get_vocab(), base.get_vocab()
+    assert all(vocab[t] == i for t, i in old.items() if t != "<|endoftext|>")
+    first = 400 if specials == "move" else 401
+    assert sorted(i for t, i in vocab.items() if t not in old) == list(range(first, first + report.new_tokens))
+    assert vocab["<|endoftext|>"] == report.special_tokens["<|endoftext|>"][1] == \
+        (400 + report.new_tokens if specials == "move" else 400)
+    texts = [r[0] for r in con.execute(f"SELECT text FROM ({MULTI.query()}) LIMIT 150").fetchall()]
+    got = [r[0] for r in con.execute("SELECT encode('ext', t) FROM (SELECT unnest(?) AS t)", [texts]).fetchall()]
+    assert got == [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)]
+    assert got != [e.ids for e in base.encode_batch(texts, add_special_tokens=False)]
+    assert report.regression.old_ids_changed == 0 and report.regression.old_ids == 400
+
+
+O200K_JSON = SHARED_TOKENIZERS / "o200k_base" / "tokenizer.json"
+
+
+@pytest.mark.skipif(not O200K_JSON.exists(), reason="../shared/fixtures/tokenizers not present")
+def test_o200k_extends_with_its_ids_and_special_tokens_moved(con, tmp_path, MULTI):
+    report = extend_model(con, str(O200K_JSON), MULTI, 100, "o200k_multi")
+    assert report.special_tokens == {"<|endoftext|>": (199999, 199998 + report.new_tokens),
+                                     "<|endofprompt|>": (200018, 199999 + report.new_tokens)}
+    assert report.regression.old_ids_changed == 0
+    assert report.regression.bytes_per_token_after > report.regression.bytes_per_token_before
+    export_model(con, "o200k_multi", tmp_path / "tokenizer.json", format="hf")
+    hf = HFTokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    texts = [r[0] for r in con.execute(f"SELECT text FROM ({MULTI.query()}) LIMIT 100").fetchall()]
+    got = [r[0] for r in con.execute("SELECT encode('o200k_multi', t) FROM (SELECT unnest(?) AS t)",
+                                     [texts]).fetchall()]
+    assert got == [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)]

@@ -21,14 +21,16 @@ def extend_merges(sequences, counts, list tokens, int64_t add, progress=None, in
     base token ids) weighted by `counts` (int64); `tokens` are the base's token bytes by id.
 
     Returns pyarrow arrays: merges (`left`, `right`, `new_id`, `count`, `flag`) in order, `tokens`
-    (the bytes of the new ids, len(tokens) on), `token_counts` (the weighted frequency of every id
+    (the bytes of the new ids, len(tokens) on; a base id whose entry is None has no token), `token_counts` (the weighted frequency of every id
     in the merged sequences)."""
     cdef MergeState st = MergeState()
     cdef int32_t n_base = len(tokens)
     cdef int32_t i
     cdef list keep = []
     for t in tokens:
-        if st.intern(t) != <int32_t>st.token_bytes.size() - 1:
+        if t is None:                   # an id without a mergeable token: held, never matched
+            st.token_bytes.push_back(string())
+        elif st.intern(t) != <int32_t>st.token_bytes.size() - 1:
             raise ValueError(f"the base vocabulary holds {t!r} twice")
     sequences = sequences.cast(pa.large_list(pa.int32()))
     if sequences.null_count or len(sequences) != len(counts):
@@ -44,7 +46,7 @@ def extend_merges(sequences, counts, list tokens, int64_t add, progress=None, in
         for w in range(n):
             st.add_sequence(cnt[w])
             for j in range(offsets[w], offsets[w + 1]):
-                if ids[j] < 0 or ids[j] >= n_base:
+                if ids[j] < 0 or ids[j] >= n_base or st.token_bytes[ids[j]].size() == 0:
                     bad = w
                     break
                 st.units.push_back(ids[j])

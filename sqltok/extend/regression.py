@@ -9,7 +9,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sqltok.bpe.model import Model
 from sqltok.duck import arrow_batches
 from sqltok.tokenizer import Tokenizer
 
@@ -57,12 +56,13 @@ def changed_rows(a: pa.Array, b: pa.Array) -> int:
 
 
 def regression(con: duckdb.DuckDBPyConnection, query: str, before: Tokenizer, after: Tokenizer,
-               base: Model) -> Regression:
-    """The report for the documents of `query` (a `text` column), encoded by `before` (the base) and
-    `after` (the extended model)."""
-    old = pa.array(base.tokens, pa.large_binary())
+               base_tokens: list[bytes | None]) -> Regression:
+    """The report for the documents of `query` (a `text` column), encoded by `before` (the base, whose
+    token bytes by id are `base_tokens`) and `after` (the extended model)."""
+    old = pa.array(base_tokens, pa.large_binary())
     now = after.token_bytes_array().slice(0, len(old))
-    changed = len(old) - pc.sum(pc.equal(old, now).fill_null(False)).as_py() if len(old) else 0
+    ids = pc.sum(pc.is_valid(old)).as_py() or 0
+    changed = ids - (pc.sum(pc.equal(old, now).fill_null(False)).as_py() or 0)
     docs = nbytes = tokens_before = tokens_after = texts = 0
     for batch in arrow_batches(con, f"SELECT text FROM ({query}) WHERE text <> ''", BATCH_ROWS):
         text = batch.column(0)
@@ -72,4 +72,4 @@ def regression(con: duckdb.DuckDBPyConnection, query: str, before: Tokenizer, af
         tokens_before += pc.sum(pc.list_value_length(a)).as_py() or 0
         tokens_after += pc.sum(pc.list_value_length(b)).as_py() or 0
         texts += changed_rows(a, b)
-    return Regression(len(old), changed, docs, nbytes, tokens_before, tokens_after, texts)
+    return Regression(ids, changed, docs, nbytes, tokens_before, tokens_after, texts)
