@@ -150,6 +150,7 @@ def extend_model(con: duckdb.DuckDBPyConnection, base: str, source: Source | str
                                 progress=None if bar is None else bar.update)
             if bar is not None:
                 bar.close()
+        with watch("build"):
             if old.model is not None:
                 new = extended_model(old.model, out, specials)
                 after = BPETokenizer.from_model(new, model)
