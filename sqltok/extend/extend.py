@@ -136,8 +136,9 @@ def extend_model(con: duckdb.DuckDBPyConnection, base: str, source: Source | str
     register(con)
     ensure_schema(con)
     check_new_name(con, model, replace)
-    old = load_base(con, base)
     watch = Stopwatch(con if progress else None)
+    with watch("load_base"):
+        old = load_base(con, base)
     with WorkTables(con) as work:
         with watch("pretokenize_and_count"):
             counts = count_corpus(con, source, old.script_aware, work)
