@@ -16,6 +16,22 @@ from libcpp.vector cimport vector
 
 from sqltok.bpe.pair_table cimport (PairTable, pack_pair, pair_table_free, pair_table_get,
                          pair_table_get_or_insert, pair_table_init)
+from sqltok.native.arrow_buffers cimport int8_array, int32_array, int64_array
+
+
+cdef struct MergeLog:
+    # The merges done, in order: the pair, the token it became, its count then, its flag.
+    vector[int32_t] left
+    vector[int32_t] right
+    vector[int32_t] new_id
+    vector[int64_t] count
+    vector[int8_t] flag
+
+
+cdef dict log_arrays(const MergeLog& log):
+    """The merges as pyarrow arrays `left`, `right`, `new_id`, `count`, `flag`."""
+    return {"left": int32_array(log.left), "right": int32_array(log.right), "new_id": int32_array(log.new_id),
+            "count": int64_array(log.count), "flag": int8_array(log.flag)}
 
 
 cdef struct HeapEntry:
@@ -190,6 +206,20 @@ cdef class MergeState:
             if 0 < self.pair_count[top.pair] < top.count:
                 self._push(top.pair)
         return -1
+
+    cdef int32_t merge_best(self, MergeLog& log) except -2 nogil:
+        """Merge the best pair into the token of its bytes (made when new) and log it; the new token's
+        id, or -1 when no pair is left."""
+        cdef int32_t pair = self.best_pair()
+        if pair < 0:
+            return -1
+        cdef int32_t new_id = self.intern(self.token_bytes[self.pair_left[pair]] + self.token_bytes[self.pair_right[pair]])
+        log.left.push_back(self.pair_left[pair])
+        log.right.push_back(self.pair_right[pair])
+        log.new_id.push_back(new_id)
+        log.count.push_back(self.pair_count[pair])
+        log.flag.push_back(self.merge(pair, new_id))
+        return new_id
 
     cdef void _touch(self, int32_t pair) noexcept nogil:
         if self.pair_stamp[pair] != self.step:

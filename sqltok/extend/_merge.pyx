@@ -5,11 +5,11 @@ each already encoded by the base model, weighted by their counts, merged by sqlt
 from bytes). The base's tokens keep their ids; a merge whose bytes are a base token yields that token.
 """
 from cpython.exc cimport PyErr_CheckSignals
-from libc.stdint cimport int8_t, int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
-from sqltok.native.arrow_buffers cimport buffer_address, int8_array, int32_array, int64_array, int64_values
+from sqltok.native.arrow_buffers cimport buffer_address, int64_array, int64_values
 
 import pyarrow as pa
 
@@ -55,34 +55,19 @@ def extend_merges(sequences, counts, list tokens, int64_t add, progress=None, in
                 break
     if bad >= 0:
         raise ValueError(f"sequence {bad} holds an id that is not a base token")
-    cdef vector[int32_t] m_left, m_right, m_new
-    cdef vector[int64_t] m_count, freqs
-    cdef vector[int8_t] m_flag
-    cdef int32_t pair, new_id
-    cdef string merged
+    cdef MergeLog log
+    cdef vector[int64_t] freqs
     with nogil:
         st.count_all_pairs()
-        while <int64_t>m_left.size() < add:
-            pair = st.best_pair()
-            if pair < 0:
+        while <int64_t>log.left.size() < add:
+            if st.merge_best(log) < 0:
                 break
-            merged = st.token_bytes[st.pair_left[pair]] + st.token_bytes[st.pair_right[pair]]
-            new_id = st.intern(merged)
-            m_left.push_back(st.pair_left[pair])
-            m_right.push_back(st.pair_right[pair])
-            m_new.push_back(new_id)
-            m_count.push_back(st.pair_count[pair])
-            m_flag.push_back(st.merge(pair, new_id))
-            if m_left.size() % progress_every == 0:
+            if log.left.size() % progress_every == 0:
                 with gil:
                     PyErr_CheckSignals()
                     if progress is not None:
-                        progress(m_left.size())
+                        progress(log.left.size())
         st.token_frequencies(freqs)
-    return {
-        "left": int32_array(m_left), "right": int32_array(m_right), "new_id": int32_array(m_new),
-        "count": int64_array(m_count), "flag": int8_array(m_flag),
-        "tokens": pa.array([bytes(st.token_bytes[i]) for i in range(n_base, <int32_t>st.token_bytes.size())],
-                           pa.large_binary()),
-        "token_counts": int64_array(freqs),
-    }
+    return {**log_arrays(log), "token_counts": int64_array(freqs),
+            "tokens": pa.array([bytes(st.token_bytes[i]) for i in range(n_base, <int32_t>st.token_bytes.size())],
+                               pa.large_binary())}
