@@ -4,7 +4,6 @@
 Input comes from DuckDB as Arrow (pretoken VARCHAR, n BIGINT); output is the merge list and the
 vocabulary as Arrow arrays, ready to be inserted into the model's tables.
 """
-from cpython.exc cimport PyErr_CheckSignals
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
 from libcpp.string cimport string
 from libcpp.vector cimport vector
@@ -68,17 +67,6 @@ def train_bpe(pretokens, counts, int vocab_size, progress=None, int progress_eve
 
     cdef MergeLog log
     cdef vector[int64_t] freqs
-    with nogil:
-        st.count_all_pairs()
-        while <int64_t>st.token_bytes.size() < vocab_size:
-            if st.merge_best(log) < 0:
-                break
-            if log.left.size() % progress_every == 0:
-                with gil:
-                    PyErr_CheckSignals()
-                    if progress is not None:
-                        progress(log.left.size(), st.token_bytes.size())
-        st.token_frequencies(freqs)
-    if progress is not None:
-        progress(log.left.size(), st.token_bytes.size())
+    run_merges(st, log, -1, vocab_size, progress, progress_every)
+    st.token_frequencies(freqs)
     return {**log_arrays(log), "tokens": large_binary_array(st.token_bytes), "token_counts": int64_array(freqs)}

@@ -8,6 +8,7 @@ overlap inside a run of equal tokens, a merge applies left to right without over
 has the highest count, ties going to the smallest left token bytes, then the smallest right token bytes.
 Each merge costs time in proportion to the sequences that hold the pair (a pair -> sequences index).
 """
+from cpython.exc cimport PyErr_CheckSignals
 from cython.operator cimport dereference as deref
 from libc.stdint cimport int8_t, int32_t, int64_t
 from libcpp.string cimport string
@@ -32,6 +33,27 @@ cdef dict log_arrays(const MergeLog& log):
     """The merges as pyarrow arrays `left`, `right`, `new_id`, `count`, `flag`."""
     return {"left": int32_array(log.left), "right": int32_array(log.right), "new_id": int32_array(log.new_id),
             "count": int64_array(log.count), "flag": int8_array(log.flag)}
+
+
+cdef int run_merges(MergeState st, MergeLog& log, int64_t max_merges, int64_t max_tokens, object progress,
+                    int progress_every) except -1:
+    """Count the pairs, then merge the best pair until `max_merges` merges are logged, the vocabulary
+    holds `max_tokens` tokens (-1: no such limit) or no pair is left, the GIL released;
+    `progress(merges, tokens)` every `progress_every` merges and at the end."""
+    cdef bint more = True
+    with nogil:
+        st.count_all_pairs()
+        while more and (max_merges < 0 or <int64_t>log.left.size() < max_merges) and \
+                (max_tokens < 0 or <int64_t>st.token_bytes.size() < max_tokens):
+            more = st.merge_best(log) >= 0
+            if more and log.left.size() % progress_every == 0:
+                with gil:
+                    PyErr_CheckSignals()
+                    if progress is not None:
+                        progress(log.left.size(), st.token_bytes.size())
+    if progress is not None:
+        progress(log.left.size(), st.token_bytes.size())
+    return 0
 
 
 cdef struct HeapEntry:

@@ -4,7 +4,6 @@ each already encoded by the base model, weighted by their counts, merged by sqlt
 (`merge_state.pxi`: the same pair counting, best-pair order and left-to-right merging as training
 from bytes). The base's tokens keep their ids; a merge whose bytes are a base token yields that token.
 """
-from cpython.exc cimport PyErr_CheckSignals
 from libc.stdint cimport int32_t, int64_t
 from libcpp.string cimport string
 from libcpp.vector cimport vector
@@ -22,7 +21,7 @@ def extend_merges(sequences, counts, list tokens, int64_t add, progress=None, in
 
     Returns pyarrow arrays: merges (`left`, `right`, `new_id`, `count`, `flag`) in order, `tokens`
     (the bytes of the new ids, len(tokens) on; a base id whose entry is None has no token), `token_counts` (the weighted frequency of every id
-    in the merged sequences)."""
+    in the merged sequences). `progress(merges_done, tokens)` every `progress_every` merges."""
     cdef MergeState st = MergeState()
     cdef int32_t n_base = len(tokens)
     cdef int32_t i
@@ -57,17 +56,8 @@ def extend_merges(sequences, counts, list tokens, int64_t add, progress=None, in
         raise ValueError(f"sequence {bad} holds an id that is not a base token")
     cdef MergeLog log
     cdef vector[int64_t] freqs
-    with nogil:
-        st.count_all_pairs()
-        while <int64_t>log.left.size() < add:
-            if st.merge_best(log) < 0:
-                break
-            if log.left.size() % progress_every == 0:
-                with gil:
-                    PyErr_CheckSignals()
-                    if progress is not None:
-                        progress(log.left.size())
-        st.token_frequencies(freqs)
+    run_merges(st, log, add, -1, progress, progress_every)
+    st.token_frequencies(freqs)
     return {**log_arrays(log), "token_counts": int64_array(freqs),
             "tokens": pa.array([bytes(st.token_bytes[i]) for i in range(n_base, <int32_t>st.token_bytes.size())],
                                pa.large_binary())}

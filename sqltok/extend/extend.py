@@ -148,7 +148,7 @@ def extend_model(con: duckdb.DuckDBPyConnection, base: str, source: Source | str
         with watch("merge"):
             bar = Progress("merging", add, "merges") if progress else None
             out = extend_merges(sequences, column(table, 1), old.tokens, add,
-                                progress=None if bar is None else bar.update)
+                                progress=None if bar is None else (lambda done, size: bar.update(done)))
             if bar is not None:
                 bar.close()
         with watch("build"):
