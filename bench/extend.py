@@ -16,7 +16,7 @@ import json
 import os
 import tempfile
 
-from child import run_child
+from child import READ_DOCS, run_child
 
 EXTEND_CHILD = r"""
 import json, resource, sys, time, duckdb, sqltok
@@ -37,15 +37,12 @@ print(json.dumps({"total": time.perf_counter() - t0, "stages": r.seconds, "merge
                   "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
-HF_CHILD = r"""
-import json, resource, sys, time, duckdb, sqltok
+HF_CHILD = READ_DOCS + r"""
+import json, resource, sys, time
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 from sqltok.pretokenizer.patterns import O200K
 corpus, col, lines, vocab = sys.argv[1], sys.argv[2], sys.argv[3] == "1", int(sys.argv[4])
-con = duckdb.connect()
-sqltok.register(con)
-src = sqltok.Source(path=corpus, text_key=col, text_mode="line" if lines else None)
-docs = [r[0] for r in con.execute(f"SELECT text FROM ({src.query()}) WHERE text IS NOT NULL").fetchall()]
+docs = read_docs(corpus, col, lines)
 t0 = time.perf_counter()
 tok = Tokenizer(models.BPE())
 tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(O200K), behavior="isolated"),

@@ -19,7 +19,7 @@ import json
 import os
 import tempfile
 
-from child import run_child
+from child import READ_DOCS, run_child
 
 SQLTOK_CHILD = r"""
 import json, resource, sys, time, duckdb, sqltok
@@ -38,15 +38,11 @@ print(json.dumps({"total": total, "stages": rep.seconds, "merges": rep.merges, "
                   "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
-HF_CHILD = r"""
-import json, resource, sys, time, duckdb, sqltok
+HF_CHILD = READ_DOCS + r"""
+import json, resource, sys, time
 from tokenizers import BertWordPieceTokenizer
 corpus, col, lines, vocab = sys.argv[1], sys.argv[2], sys.argv[3] == "1", int(sys.argv[4])
-con = duckdb.connect()
-sqltok.register(con)
-src = sqltok.Source(path=corpus, text_key=col, text_mode="line" if lines else None)
-docs = [r[0] for r in con.execute(f"SELECT text FROM ({src.query()}) WHERE text IS NOT NULL").fetchall()]
-con.close()
+docs = read_docs(corpus, col, lines)
 t0 = time.perf_counter()
 tok = BertWordPieceTokenizer()
 tok.train_from_iterator(docs, vocab_size=vocab, show_progress=False)
