@@ -115,6 +115,8 @@ def _train(con, args) -> None:
 def _train_wordpiece(con, args, src: Source, held: Source | None, progress: bool) -> None:
     """`--method wordpiece`: HF's WordPieceTrainer with BertWordPieceTokenizer.train's defaults."""
     _check_bpe_args(args)
+    if args.simple:
+        raise SqltokError("--simple is for the byte-level BPE methods; WordPiece splits words as BERT does")
     specials = {} if args.special_tokens is None else \
         {"special_tokens": tuple(s for s in args.special_tokens.split(",") if s)}
     settings = WordPieceSettings(
