@@ -39,7 +39,7 @@ from conftest import TRAIN_DIR
 CORPORA = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "corpora"
 FIXTURES = sorted(TRAIN_DIR.glob("*.jsonl.zst")) + sorted(CORPORA.glob("*.jsonl"))  # CORPORA: when present
 #: Text taken from the start of each fixture (whole documents), to keep the suite fast.
-FIXTURE_BYTES = 1_200_000
+FIXTURE_BYTES = 600_000
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
