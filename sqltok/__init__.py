@@ -5,6 +5,7 @@
     sqltok.register(con)
     sqltok.train_bpe(con, "SELECT text FROM docs", vocab_size=32768, model="my_bpe")
     sqltok.train_superword(con, "SELECT text FROM docs", 32768, "my_bl", method="boundless")
+    sqltok.train_wordpiece(con, "SELECT text FROM docs", 30522, "my_wp")    # BertWordPieceTokenizer's
     con.sql("SELECT * FROM sqltok_merges('my_bpe') LIMIT 10")
     con.sql("SELECT encode('my_bpe', text) FROM docs")
     tok = sqltok.Tokenizer.load("o200k_base.tiktoken")
@@ -31,14 +32,16 @@ from sqltok.token_offsets import EncodedText
 from sqltok.tokenizer import Tokenizer
 from sqltok.wordpiece.tokenizer import WordPieceTokenizer
 from sqltok.bpe.train import TrainReport, train_bpe
+from sqltok.wordpiece.train import WordPieceReport, train_wordpiece
+from sqltok.wordpiece.train_settings import WordPieceSettings
 
 __all__ = [
-    "CorpusError", "Merge", "Model", "ModelExistsError", "ModelNotFoundError", "Source", "SqltokError",
-    "TrainReport", "drop_model", "export_model", "import_model", "load_model", "model_names",
-    "pretokenize", "register", "SuperwordReport", "Tokenizer", "train_bpe", "train_superword",
-    "bert_normalize", "normalize", "WordPieceTokenizer", "BPETokenizer",
-    "bert_normalize", "normalize", "WordPieceTokenizer", "detect_language", "exact_duplicates", "find_pii",
-    "mask_pii", "near_duplicates", "prepare", "PrepareSettings", "EncodedText", "UnknownTokenError",
+    "BPETokenizer", "CorpusError", "EncodedText", "Merge", "Model", "ModelExistsError", "ModelNotFoundError",
+    "PrepareSettings", "Source", "SqltokError", "SuperwordReport", "Tokenizer", "TrainReport", "UnknownTokenError",
+    "WordPieceReport", "WordPieceSettings", "WordPieceTokenizer", "bert_normalize", "detect_language",
+    "drop_model", "exact_duplicates", "export_model", "find_pii", "import_model", "load_model", "mask_pii",
+    "model_names", "near_duplicates", "normalize", "prepare", "pretokenize", "register", "train_bpe",
+    "train_superword", "train_wordpiece",
 ]
 
 try:

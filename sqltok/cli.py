@@ -26,6 +26,9 @@ from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS, check_special_tokens
 from sqltok.store import drop_model, model_names
 from sqltok.bpe.superword import train_superword
 from sqltok.bpe.train import train_bpe
+from sqltok.extend.extend import SPECIALS, extend_model
+from sqltok.wordpiece.train import train_wordpiece
+from sqltok.wordpiece.train_settings import WordPieceSettings
 
 DEFAULT_DB = "sqltok.duckdb"
 
@@ -59,6 +62,7 @@ def _train(con, args) -> None:
     if reuse and args.holdout:
         raise SqltokError("--holdout needs a source; --phase1 alone reuses stored counts")
     src = None if reuse else _source(args)
+    held = None
     if args.holdout:
         src, held = holdout_split(src, args.holdout)
     specials = check_special_tokens(s for s in args.special_tokens.split(",") if s) \
@@ -66,6 +70,8 @@ def _train(con, args) -> None:
     if args.memory_limit:
         con.execute("SET memory_limit = ?", [args.memory_limit])
     progress = sys.stderr.isatty() if args.progress is None else args.progress
+    if args.method == "wordpiece":
+        return _train_wordpiece(con, args, src, held, progress)
     if args.method == "bpe":
         _check_bpe_args(args)
         report = train_bpe(con, src, args.vocab_size, args.model, simple=args.simple,
@@ -106,6 +112,44 @@ def _train(con, args) -> None:
               f"{c['tokens']:,} tokens: {c['bytes_per_token']:.3f} bytes per token")
 
 
+def _train_wordpiece(con, args, src: Source, held: Source | None, progress: bool) -> None:
+    """`--method wordpiece`: HF's WordPieceTrainer with BertWordPieceTokenizer.train's defaults."""
+    _check_bpe_args(args)
+    if args.simple:
+        raise SqltokError("--simple is for the byte-level BPE methods; WordPiece splits words as BERT does")
+    specials = {} if args.special_tokens is None else \
+        {"special_tokens": tuple(s for s in args.special_tokens.split(",") if s)}
+    settings = WordPieceSettings(
+        min_frequency=args.min_frequency, limit_alphabet=None if args.limit_alphabet < 0 else args.limit_alphabet,
+        initial_alphabet=tuple(args.initial_alphabet), lowercase=args.lowercase, strip_accents=args.strip_accents,
+        **specials)
+    report = train_wordpiece(con, src, args.vocab_size, args.model, settings=settings, replace=args.replace,
+                             progress=progress)
+    print(f"model {report.model!r} (wordpiece) in {args.db}: {report.vocab_size} tokens, {report.merges} merges")
+    print(f"documents: {report.documents} used, {report.null_documents} NULL and {report.empty_documents} empty "
+          f"skipped; {report.bytes:,} bytes; {report.unique_words:,} unique words of {report.words:,}")
+    if report.vocab_size < args.vocab_size:
+        print(f"note: the corpus gives only {report.vocab_size:,} tokens, not the {args.vocab_size:,} asked for "
+              f"(no pair is left with a count of at least --min-frequency {args.min_frequency})")
+    print("seconds: " + ", ".join(f"{k} {v:.2f}" for k, v in report.seconds.items()))
+    if held is not None:
+        c = compression(con, report.model, held)
+        print(f"held-back documents ({args.holdout:.0%}): {c['documents']} documents, {c['bytes']:,} bytes, "
+              f"{c['tokens']:,} tokens: {c['bytes_per_token']:.3f} bytes per token")
+
+
+def _add_wordpiece_args(t: argparse.ArgumentParser) -> None:
+    w = t.add_argument_group("--method wordpiece (HF WordPieceTrainer; defaults: BertWordPieceTokenizer.train's)")
+    w.add_argument("--min-frequency", type=int, default=2, help="the least count a merged pair needs (default 2)")
+    w.add_argument("--limit-alphabet", type=int, default=1000,
+                   help="keep at most this many characters, the most frequent (default 1000; -1: all)")
+    w.add_argument("--initial-alphabet", default="", help="characters always in the alphabet (one string)")
+    w.add_argument("--lowercase", action=argparse.BooleanOptionalAction, default=True,
+                   help="the BERT normalizer lowercases (default: yes)")
+    w.add_argument("--strip-accents", action=argparse.BooleanOptionalAction, default=None,
+                   help="the BERT normalizer strips accents (default: as --lowercase)")
+
+
 def _check_bpe_args(args) -> None:
     for flag, value in (("--supermerges", args.supermerges), ("--greedy-split", args.greedy_split),
                         ("--phase1", args.phase1)):
@@ -120,6 +164,26 @@ def _supermerges(args) -> int | str | None:
         return int(args.supermerges)
     except ValueError:
         raise SqltokError(f"--supermerges takes a number or 'match', not {args.supermerges!r}") from None
+
+
+def _cmd_extend(args) -> None:
+    """Learn --add more merges on top of BASE and store the result as --model, with a regression report."""
+    mode = "line" if args.lines else "file" if args.whole_file else None
+    src = Source(path=args.on, text_key=args.text_key, text_mode=mode, max_documents=args.max_documents)
+    progress = sys.stderr.isatty() if args.progress is None else args.progress
+    with duckdb.connect(args.db) as con:
+        r = extend_model(con, args.base, src, args.add, args.model, specials=args.specials, replace=args.replace,
+                         progress=progress)
+    g = r.regression
+    print(f"model {r.model!r} in {args.db}: {r.base!r} with {r.merges} more merges, {r.new_tokens} new tokens; "
+          f"ids 0..{r.n_vocab - 1}")
+    for text, (old, new) in r.special_tokens.items():
+        print(f"special token {text!r}: id {old}" + ("" if old == new else f" -> {new}"))
+    print(f"old ids: {g.old_ids - g.old_ids_changed:,} of {g.old_ids:,} decode as before")
+    print(f"new corpus: {g.documents:,} documents, {g.bytes:,} bytes; bytes per token {g.bytes_per_token_before:.3f} "
+          f"-> {g.bytes_per_token_after:.3f} ({g.tokens_before:,} -> {g.tokens_after:,} tokens); "
+          f"{g.texts_changed:,} texts encode differently")
+    print("seconds: " + ", ".join(f"{k} {v:.2f}" for k, v in r.seconds.items()))
 
 
 def _cmd_encode(args) -> None:
@@ -186,7 +250,7 @@ def _parser() -> argparse.ArgumentParser:
     def db(sp):
         sp.add_argument("--db", default=DEFAULT_DB, help=f"DuckDB database file (default: ./{DEFAULT_DB})")
 
-    t = sub.add_parser("train", help="train a byte-level BPE, BoundlessBPE or SuperBPE model")
+    t = sub.add_parser("train", help="train a byte-level BPE, BoundlessBPE, SuperBPE or WordPiece model")
     t.add_argument("source", nargs="?", help="Parquet, JSONL (.gz/.zst) or text file(s); globs allowed")
     t.add_argument("--sql", help="a SQL query whose column `text` (see --text-key) holds the documents")
     t.add_argument("--table", help="an existing table or view")
@@ -197,8 +261,8 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--max-documents", type=int, help="use only the first N documents")
     t.add_argument("--vocab-size", type=int, required=True)
     t.add_argument("--model", required=True, help="the model's name in the database")
-    t.add_argument("--method", choices=("bpe", "boundless", "superbpe"), default="bpe",
-                   help="bpe (default), or a superword method: boundless (BoundlessBPE) or superbpe")
+    t.add_argument("--method", choices=("bpe", "boundless", "superbpe", "wordpiece"), default="bpe",
+                   help="bpe (default), a superword method: boundless (BoundlessBPE) or superbpe, or wordpiece")
     t.add_argument("--supermerges", help="superbpe: how many supermerges, or 'match' (as many as BoundlessBPE "
                    "finds, from the same phase-1 run)")
     t.add_argument("--greedy-split", action="store_true",
@@ -207,7 +271,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="reuse the pretoken and candidate counts of this stored superword model (same corpus) "
                    "instead of reading the corpus")
     t.add_argument("--simple", action="store_true", help="no script splitting (GPT-4o pattern only)")
-    t.add_argument("--special-tokens", help="comma-separated (default: <|endoftext|>; '' for none)")
+    t.add_argument("--special-tokens", help="comma-separated (default: <|endoftext|>; wordpiece: "
+                   "[PAD],[UNK],[CLS],[SEP],[MASK]; '' for none)")
     t.add_argument("--holdout", type=float, default=0.0,
                    help="hold back this fraction of documents and report compression on them")
     t.add_argument("--replace", action="store_true", help="overwrite a model of the same name")
@@ -215,8 +280,29 @@ def _parser() -> argparse.ArgumentParser:
                    "default: DuckDB's, 80%% of RAM)")
     t.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar (default: when stderr is a terminal)")
+    _add_wordpiece_args(t)
     db(t)
     t.set_defaults(func=_cmd_train)
+
+    x = sub.add_parser("extend", help="learn more merges on top of a byte-level BPE model, its ids kept")
+    x.add_argument("base", help="a model in the database, a reference .model file or an HF byte-level BPE "
+                   "tokenizer.json (GPT-4o pattern)")
+    x.add_argument("--on", required=True, metavar="SOURCE", help="the new corpus: Parquet, JSONL or text file(s)")
+    x.add_argument("--add", type=int, required=True, help="how many merges to learn")
+    x.add_argument("--model", required=True, help="the extended model's name in the database")
+    x.add_argument("--specials", choices=SPECIALS, default="move",
+                   help="the special tokens: move after the new tokens, in their order (default), or keep their "
+                   "ids (when no new token needs one)")
+    x.add_argument("--text-key", default="text")
+    g = x.add_mutually_exclusive_group()
+    g.add_argument("--lines", action="store_true", help="plain text: one document per line")
+    g.add_argument("--whole-file", action="store_true", help="plain text: one document per file")
+    x.add_argument("--max-documents", type=int, help="use only the first N documents")
+    x.add_argument("--replace", action="store_true", help="overwrite a model of the same name")
+    x.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar (default: when stderr is a terminal)")
+    db(x)
+    x.set_defaults(func=_cmd_extend)
 
     c = sub.add_parser("encode", help="encode a text column into token ids (or count tokens)")
     c.add_argument("--model", required=True,

@@ -14,6 +14,12 @@ def arrow_table(con, query: str, params: list | None = None) -> pa.Table:
     return fetch().combine_chunks()
 
 
+def arrow_batches(con, query: str, rows: int) -> pa.RecordBatchReader:
+    """The result of `query` as a stream of record batches of about `rows` rows."""
+    rel = con.sql(query)
+    return (getattr(rel, "to_arrow_reader", None) or rel.fetch_record_batch)(rows)
+
+
 def column(table: pa.Table, i: int) -> pa.Array:
     """Column `i` of a combined table as one Array (empty tables give an empty Array)."""
     col = table.column(i)

@@ -1,24 +1,35 @@
-"""Models between the database and files: the reference's `.model` format and HF `tokenizer.json`."""
+"""Models between the database and files: the reference's `.model` format, HF `tokenizer.json` and
+BERT's `vocab.txt`."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from sqltok.errors import SqltokError
 from sqltok.bpe.hf_write import write_hf
 from sqltok.bpe.reference_file import read_reference, write_reference
-from sqltok.store import check_new_name, delete_rows, ensure_schema, load_model, save_model, transaction
+from sqltok.store import (ModelFile, check_new_name, delete_rows, ensure_schema, load_model, load_model_file,
+                          require_model, save_model, transaction)
 
-FORMATS = ("reference", "hf")
+FORMATS = ("reference", "hf", "vocab")
 
 
 def export_model(con, name: str, path: str | Path, format: str = "reference", lossy: bool = False) -> None:
-    """Write model `name` to `path`: `reference` (`.model` v2) or `hf` (`tokenizer.json`).
+    """Write model `name` to `path`: `reference` (`.model` v2), `hf` (`tokenizer.json`) or, for a
+    WordPiece model, `vocab` (`vocab.txt`).
 
     HF cannot reproduce script-aware splitting or supermerges: such models are refused unless
     `lossy=True`, which writes the closest HF equivalent and warns what differs.
     """
     if format not in FORMATS:
         raise SqltokError(f"unknown format {format!r}; expected one of {FORMATS}")
+    require_model(con, name)
+    kept = load_model_file(con, name)
+    if kept is not None:
+        Path(path).write_bytes(_kept_as(kept, name, format))
+        return
+    if format == "vocab":
+        raise SqltokError(f"model {name!r} is a byte-level BPE model; --format vocab writes WordPiece models")
     model = load_model(con, name)
     if format == "reference":
         write_reference(model, path)
@@ -34,3 +45,16 @@ def import_model(con, path: str | Path, name: str, replace: bool = False) -> Non
     with transaction(con):
         delete_rows(con, name)
         save_model(con, name, model, {"source": str(path)})
+
+
+def _kept_as(kept: ModelFile, name: str, format: str) -> bytes:
+    """A model kept as a tokenizer.json, as the bytes of `format`: the file itself (`hf`), or for a
+    WordPiece one `vocab`: its tokens by id, one a line, as HF's WordPiece model saves vocab.txt."""
+    if kept.kind.startswith("hf-") and format == "hf":
+        return kept.content
+    if kept.kind == "hf-wordpiece" and format == "vocab":
+        vocab = json.loads(kept.content)["model"]["vocab"]
+        return "".join(t + "\n" for t in sorted(vocab, key=vocab.get)).encode()
+    raise SqltokError(f"model {name!r} is a {kept.method} model ({kept.kind}); it exports as "
+                      + ("--format hf or --format vocab" if kept.kind == "hf-wordpiece" else
+                         "--format hf" if kept.kind.startswith("hf-") else "the file it is kept as"))

@@ -4,13 +4,12 @@
 Input comes from DuckDB as Arrow (pretoken VARCHAR, n BIGINT); output is the merge list and the
 vocabulary as Arrow arrays, ready to be inserted into the model's tables.
 """
-from cpython.exc cimport PyErr_CheckSignals
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
-from sqltok.native.arrow_buffers cimport (BinaryView, binary_view, int8_array, int32_array, int64_array,
-                            int64_values, large_binary_array, view_end, view_start)
+from sqltok.native.arrow_buffers cimport (BinaryView, binary_view, int64_array, int64_values, large_binary_array,
+                            view_end, view_start)
 
 include "merge_state.pxi"
 
@@ -66,36 +65,8 @@ def train_bpe(pretokens, counts, int vocab_size, progress=None, int progress_eve
         byte_id[b] = st.intern(bytes([b]))
     _load_pretokens(st, byte_id, pretokens, counts)
 
-    cdef vector[int32_t] m_left, m_right, m_new
-    cdef vector[int64_t] m_count
-    cdef vector[int8_t] m_flag
+    cdef MergeLog log
     cdef vector[int64_t] freqs
-    cdef int32_t pair, new_id
-    cdef string merged
-    cdef bint stop = False
-    with nogil:
-        st.count_all_pairs()
-        while <int64_t>st.token_bytes.size() < vocab_size:
-            pair = st.best_pair()
-            if pair < 0:
-                break
-            merged = st.token_bytes[st.pair_left[pair]] + st.token_bytes[st.pair_right[pair]]
-            new_id = st.intern(merged)
-            m_left.push_back(st.pair_left[pair])
-            m_right.push_back(st.pair_right[pair])
-            m_new.push_back(new_id)
-            m_count.push_back(st.pair_count[pair])
-            m_flag.push_back(st.merge(pair, new_id))
-            if m_left.size() % progress_every == 0:
-                with gil:
-                    PyErr_CheckSignals()
-                    if progress is not None:
-                        progress(m_left.size(), st.token_bytes.size())
-        st.token_frequencies(freqs)
-    if progress is not None:
-        progress(m_left.size(), st.token_bytes.size())
-    return {
-        "left": int32_array(m_left), "right": int32_array(m_right), "new_id": int32_array(m_new),
-        "count": int64_array(m_count), "flag": int8_array(m_flag),
-        "tokens": large_binary_array(st.token_bytes), "token_counts": int64_array(freqs),
-    }
+    run_merges(st, log, -1, vocab_size, progress, progress_every)
+    st.token_frequencies(freqs)
+    return {**log_arrays(log), "tokens": large_binary_array(st.token_bytes), "token_counts": int64_array(freqs)}

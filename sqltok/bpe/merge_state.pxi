@@ -8,6 +8,7 @@ overlap inside a run of equal tokens, a merge applies left to right without over
 has the highest count, ties going to the smallest left token bytes, then the smallest right token bytes.
 Each merge costs time in proportion to the sequences that hold the pair (a pair -> sequences index).
 """
+from cpython.exc cimport PyErr_CheckSignals
 from cython.operator cimport dereference as deref
 from libc.stdint cimport int8_t, int32_t, int64_t
 from libcpp.string cimport string
@@ -16,6 +17,43 @@ from libcpp.vector cimport vector
 
 from sqltok.bpe.pair_table cimport (PairTable, pack_pair, pair_table_free, pair_table_get,
                          pair_table_get_or_insert, pair_table_init)
+from sqltok.native.arrow_buffers cimport int8_array, int32_array, int64_array
+
+
+cdef struct MergeLog:
+    # The merges done, in order: the pair, the token it became, its count then, its flag.
+    vector[int32_t] left
+    vector[int32_t] right
+    vector[int32_t] new_id
+    vector[int64_t] count
+    vector[int8_t] flag
+
+
+cdef dict log_arrays(const MergeLog& log):
+    """The merges as pyarrow arrays `left`, `right`, `new_id`, `count`, `flag`."""
+    return {"left": int32_array(log.left), "right": int32_array(log.right), "new_id": int32_array(log.new_id),
+            "count": int64_array(log.count), "flag": int8_array(log.flag)}
+
+
+cdef int run_merges(MergeState st, MergeLog& log, int64_t max_merges, int64_t max_tokens, object progress,
+                    int progress_every) except -1:
+    """Count the pairs, then merge the best pair until `max_merges` merges are logged, the vocabulary
+    holds `max_tokens` tokens (-1: no such limit) or no pair is left, the GIL released;
+    `progress(merges, tokens)` every `progress_every` merges and at the end."""
+    cdef bint more = True
+    with nogil:
+        st.count_all_pairs()
+        while more and (max_merges < 0 or <int64_t>log.left.size() < max_merges) and \
+                (max_tokens < 0 or <int64_t>st.token_bytes.size() < max_tokens):
+            more = st.merge_best(log) >= 0
+            if more and log.left.size() % progress_every == 0:
+                with gil:
+                    PyErr_CheckSignals()
+                    if progress is not None:
+                        progress(log.left.size(), st.token_bytes.size())
+    if progress is not None:
+        progress(log.left.size(), st.token_bytes.size())
+    return 0
 
 
 cdef struct HeapEntry:
@@ -190,6 +228,20 @@ cdef class MergeState:
             if 0 < self.pair_count[top.pair] < top.count:
                 self._push(top.pair)
         return -1
+
+    cdef int32_t merge_best(self, MergeLog& log) except -2 nogil:
+        """Merge the best pair into the token of its bytes (made when new) and log it; the new token's
+        id, or -1 when no pair is left."""
+        cdef int32_t pair = self.best_pair()
+        if pair < 0:
+            return -1
+        cdef int32_t new_id = self.intern(self.token_bytes[self.pair_left[pair]] + self.token_bytes[self.pair_right[pair]])
+        log.left.push_back(self.pair_left[pair])
+        log.right.push_back(self.pair_right[pair])
+        log.new_id.push_back(new_id)
+        log.count.push_back(self.pair_count[pair])
+        log.flag.push_back(self.merge(pair, new_id))
+        return new_id
 
     cdef void _touch(self, int32_t pair) noexcept nogil:
         if self.pair_stamp[pair] != self.step:

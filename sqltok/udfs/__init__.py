@@ -3,7 +3,7 @@ module per family of SQL functions."""
 import duckdb
 
 from sqltok.named_tokenizers import instance_key, named_tokenizers
-from sqltok.udfs import candidates, encode, judge, normalize, pairs, pieces, prepare, pretokenize
+from sqltok.udfs import bert_words, candidates, encode, judge, normalize, pairs, pieces, prepare, pretokenize
 from sqltok.udfs.define import define_instance_key
 
 
@@ -17,6 +17,7 @@ def register_udfs(con: duckdb.DuckDBPyConnection) -> None:
     encode.register(con)
     candidates.register(con)
     normalize.register(con)
+    bert_words.register(con)
     pairs.register(con)
     judge.register(con)
     prepare.register(con)

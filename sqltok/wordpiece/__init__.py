@@ -1,1 +1,1 @@
-"""WordPiece (BERT): the encoder and its files (HF tokenizer.json, vocab.txt)."""
+"""WordPiece (BERT): the encoder, its files (HF tokenizer.json, vocab.txt) and its trainer."""
