@@ -1,4 +1,6 @@
 """Models kept in the database as the file their family reads (`sqltok_store.model_files`)."""
+import pickle
+
 import pytest
 
 from sqltok.errors import SqltokError
@@ -23,6 +25,8 @@ def test_a_kept_file_encodes_in_sql_as_the_file_does(con):
     text = "Héllo, WORLD! Tokenizers in SQL."
     assert con.execute("SELECT encode('bert', ?)", [text]).fetchall()[0][0] == Tokenizer.load(BERT).encode(text)
     assert load_model_file(con, "bert").kind == "hf-wordpiece"
+    kept = Tokenizer.from_stored("hf-wordpiece", BERT.read_bytes(), "bert")
+    assert pickle.loads(pickle.dumps(kept)).encode(text) == kept.encode(text)
     assert con.execute("SELECT method FROM sqltok_store.models WHERE model = 'bert'").fetchall() == [("wordpiece",)]
 
 

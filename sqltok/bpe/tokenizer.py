@@ -77,7 +77,8 @@ class BPETokenizer(Tokenizer):
             tok = cls.from_spec(read_hf_vocab_merges(vocab, merges, name=name), name)
         else:
             tok = cls.from_spec(read_tiktoken(file.path, pattern=pattern, name=name), name)
-        tok._pickle_as = (_from_pickled_file, (cls, str(file.path.absolute()), name, pattern, _digest(file)))
+        if file.content is None:  # a model kept in a database pickles as its spec (from_spec, from_model)
+            tok._pickle_as = (_from_pickled_file, (cls, str(file.path.absolute()), name, pattern, _digest(file)))
         return tok
 
     @classmethod
