@@ -18,3 +18,7 @@ class ModelNotFoundError(SqltokError, KeyError):
 
 class ModelExistsError(SqltokError):
     """A model of that name exists already (pass replace=True / --replace)."""
+
+
+class ShardError(CorpusError):
+    """A shard of a source that a cluster task could not read or count; the message names it."""
