@@ -17,17 +17,13 @@ from sqltok.cluster.map_counts import ShardCounts, UnitsJob, count_shard, finish
 from sqltok.cluster.reduce_counts import reduce_path, sql_list, sum_partition
 from sqltok.cluster.session import Cluster, as_cluster
 from sqltok.cluster.shards import shards_of
-from sqltok.cluster.tasks import run_tasks
+from sqltok.cluster.tasks import TASK_THREADS, run_tasks
 from sqltok.corpus.sources import Source
 from sqltok.sql_files import sql_text
 from sqltok.training.corpus import CorpusStats, as_source, require_documents
 from sqltok.training.counting import CorpusCounts, Counts, counted
 from sqltok.training.stopwatch import Stopwatch
 from sqltok.training.work_tables import WorkTables
-
-#: DuckDB threads per task (a worker runs as many tasks at once as it has threads).
-TASK_THREADS = 1
-
 
 def count_corpus_on(cluster, con: duckdb.DuckDBPyConnection, source: Source | str, script_aware: bool,
                     work: WorkTables, watch: Stopwatch | None = None, progress: bool = False) -> CorpusCounts:

@@ -15,13 +15,13 @@ from sqltok.bpe.tokenizer import BPETokenizer
 from sqltok.cluster.outputs import output_key, publishing, read_result, write_result
 from sqltok.cluster.shard_source import shard_source
 from sqltok.cluster.shards import Shard
+from sqltok.cluster.worker_state import worker_connection, worker_tokenizer
 from sqltok.corpus.sources import Source, quote_literal
 from sqltok.errors import ShardError
-from sqltok.named_tokenizers import named_tokenizers
-from sqltok.register import register
 from sqltok.sql_files import sql_text
 from sqltok.training.corpus import read_corpus
 from sqltok.training.counting import Units, count_units, pretoken_units
+from sqltok.training.work_tables import WorkTables
 
 
 @dataclass(frozen=True)
@@ -80,39 +80,29 @@ def count_shard(shard: Shard, template: Source, job: UnitsJob, work_dir: str, pa
     if done is not None:
         return done
     try:
-        with duckdb.connect() as con:
-            con.execute(f"SET threads = {int(threads)}")
-            register(con)
-            units = _units(con, job)
-            with shard_source(con, shard, template, os.path.join(work_dir, "scratch")) as src, \
-                    publishing(folder) as tmp:
-                corpus = read_corpus(con, src)
-                counts = count_units(con, corpus.query, units, "__sqltok_shard_counts")
-                os.makedirs(tmp)
-                con.execute(sql_text("cluster_map").format(column=units.column, counts=counts.table,
-                                                           partitions=int(partitions),
-                                                           folder=quote_literal(os.path.join(tmp, "parts"))))
-                files = {int(os.path.basename(os.path.dirname(p)).split("=")[1]): os.path.relpath(p, tmp)
-                         for p in glob.glob(os.path.join(tmp, "parts", "part=*", "*.parquet"))}
-                written = sum(os.path.getsize(os.path.join(tmp, p)) for p in files.values())
-                write_result(tmp, {"shard": shard.name, "stats": asdict(corpus.stats), "files": files,
-                                   "bytes_written": written})
+        con = worker_connection(threads)
+        units = _units(con, job)
+        with shard_source(con, shard, template, os.path.join(work_dir, "scratch")) as src, \
+                WorkTables(con) as work, publishing(folder) as tmp:
+            corpus = read_corpus(con, src)
+            counts = count_units(con, corpus.query, units, work.table("shard_counts"))
+            os.makedirs(tmp)
+            con.execute(sql_text("cluster_map").format(column=units.column, counts=counts.table,
+                                                       partitions=int(partitions),
+                                                       folder=quote_literal(os.path.join(tmp, "parts"))))
+            files = {int(os.path.basename(os.path.dirname(p)).split("=")[1]): os.path.relpath(p, tmp)
+                     for p in glob.glob(os.path.join(tmp, "parts", "part=*", "*.parquet"))}
+            written = sum(os.path.getsize(os.path.join(tmp, p)) for p in files.values())
+            write_result(tmp, {"shard": shard.name, "stats": asdict(corpus.stats), "files": files,
+                               "bytes_written": written})
     except (duckdb.Error, OSError, ValueError) as e:  # SqltokErrors and Arrow's are ValueErrors
         raise ShardError(f"shard {shard.name}: {e}") from None
     return finished(folder)
-
-
-#: The phase-1 tokenizers this worker process has built, by digest (one per superword run).
-_phase1_tokenizers: dict[str, BPETokenizer] = {}
 
 
 def _units(con: duckdb.DuckDBPyConnection, job: UnitsJob) -> Units:
     if job.kind == "pretokens":
         return pretoken_units(job.script_aware)
     name = f"{PHASE1_TOKENIZER}_{job.phase1_key}"
-    tok = _phase1_tokenizers.get(job.phase1_key)
-    if tok is None:
-        _phase1_tokenizers.clear()
-        tok = _phase1_tokenizers[job.phase1_key] = BPETokenizer.from_model(job.phase1, name)
-    named_tokenizers(con).put(name, tok)
+    worker_tokenizer(con, name, job.phase1_key, lambda: BPETokenizer.from_model(job.phase1, name))
     return candidate_units(name)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import os
 
-import duckdb
-
 from sqltok.cluster.outputs import output_key, publishing
+from sqltok.cluster.worker_state import worker_connection
 from sqltok.corpus.sources import quote_literal
 from sqltok.sql_files import sql_text
 
@@ -22,10 +21,9 @@ def sum_partition(column: str, partition: int, files: list[str], work_dir: str, 
     output = reduce_path(work_dir, column, partition, files)
     if os.path.exists(output):
         return output
-    with duckdb.connect() as con, publishing(output) as tmp:
-        con.execute(f"SET threads = {int(threads)}")
-        con.execute(sql_text("cluster_reduce").format(column=column, output=quote_literal(tmp),
-                                                      files=sql_list(files)))
+    with publishing(output) as tmp:
+        sql = sql_text("cluster_reduce").format(column=column, output=quote_literal(tmp), files=sql_list(files))
+        worker_connection(threads).execute(sql)
     return output
 
 
