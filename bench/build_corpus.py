@@ -444,8 +444,8 @@ def collect_code(installed: set[str], seen: set[bytes]) -> list[Doc]:
         print(f"  {package}: {len(new)} documents", file=sys.stderr)
     for dist in sorted(importlib.metadata.distributions(), key=lambda d: (d.metadata["Name"] or "").lower()):
         files = sorted(str(dist.locate_file(f)) for f in dist.files or () if str(f).endswith(".py"))
-        new = [(f"pypi:{dist.metadata['Name']}=={dist.version}", "code", "code", pypi_license(dist), d)
-               for d in distinct(code_texts(files), seen)]
+        source, lic = f"pypi:{dist.metadata['Name']}=={dist.version}", pypi_license(dist)
+        new = [(source, "code", "code", lic, d) for d in distinct(code_texts(files), seen)]
         docs += new
     return docs
 

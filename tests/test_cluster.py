@@ -233,13 +233,15 @@ def test_cli_train_on_a_cluster_and_encode_with_workers(client, tmp_path, capsys
     assert main(["train", str(docs), "--vocab-size", "300", "--model", "m", "--db", db,
                  "--cluster", client.scheduler.address, "--cluster-dir", work, "--no-progress"]) == 0
     assert main(["encode", "--model", "m", "--input", str(docs), "--output", str(tmp_path / "ids"), "--db", db,
-                 "--workers", "1", "--cluster-dir", work, "--no-progress"]) == 0
+                 "--workers", "1", "--cluster-dir", work, "--shard-mb", "0.004", "--no-progress"]) == 0
     out = capsys.readouterr().out
-    assert "'m'" in out and "wrote 1 shards (1 now, 0 from an earlier run)" in out and "200 rows" in out
+    n = len(shards_of(sqltok.Source(path=str(docs)), int(0.004 * 2**20)))
+    assert n > 1 and "'m'" in out and f"wrote {n} shards ({n} now, 0 from an earlier run)" in out and "200 rows" in out
     with duckdb.connect(db, read_only=True) as con:
         sqltok.register(con)
         expected = con.execute(f"SELECT encode('m', text) FROM read_json('{docs}')").fetchall()
-    got = pq.read_table(tmp_path / "ids" / "docs.jsonl.parquet").column("ids").to_pylist()
+    shards = json.loads((tmp_path / "ids" / "_summary.json").read_text())["shards"]
+    got = [ids for s in shards for ids in pq.read_table(s["output"]).column("ids").to_pylist()]
     assert got == [list(r[0]) for r in expected]
     with pytest.raises(SystemExit):  # one or the other
         main(["train", str(docs), "--vocab-size", "300", "--model", "x", "--workers", "1", "--cluster", "tcp://h:1"])

@@ -9,12 +9,13 @@ import duckdb
 
 from sqltok.cluster.encoding import encode_shards
 from sqltok.cluster.session import WORK_DIR, Cluster, connected, local_cluster
+from sqltok.cluster.shards import SHARD_BYTES
 from sqltok.corpus.sources import Source
 from sqltok.errors import SqltokError
 
 
 def add_cluster_flags(p: argparse.ArgumentParser) -> None:
-    """--workers N, --cluster ADDRESS, --cluster-dir DIR."""
+    """--workers N, --cluster ADDRESS, --cluster-dir DIR, --shard-mb MB."""
     g = p.add_mutually_exclusive_group()
     g.add_argument("--workers", type=int, metavar="N",
                    help="run on a local Dask cluster (named 'sqltok') of N worker processes")
@@ -23,6 +24,8 @@ def add_cluster_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cluster-dir", default=WORK_DIR, metavar="DIR",
                    help=f"a folder every worker can read and write, for the tasks' outputs (default: ./{WORK_DIR}); "
                    "a rerun reuses the shards it finds there")
+    p.add_argument("--shard-mb", type=float, default=SHARD_BYTES / 2**20, metavar="MB",
+                   help=f"input per task: Parquet row groups or JSONL lines of about MB MiB (default {SHARD_BYTES >> 20})")
 
 
 @contextmanager
@@ -32,7 +35,7 @@ def cluster_of(args) -> Iterator[Cluster | None]:
         yield None
         return
     with (local_cluster(args.workers) if args.workers is not None else connected(args.cluster)) as client:
-        yield Cluster(client, args.cluster_dir)
+        yield Cluster(client, args.cluster_dir, shard_bytes=max(1, int(args.shard_mb * 2**20)))
 
 
 def wants_cluster(args) -> bool:
