@@ -34,6 +34,7 @@ import time
 import zlib
 from collections import Counter
 from collections.abc import Iterable
+from typing import NamedTuple
 from fnmatch import fnmatch
 from html.parser import HTMLParser
 
@@ -403,7 +404,14 @@ def pypi_license(dist) -> str:
     return "; ".join(classifiers) or "unknown"
 
 
-Doc = tuple  # (source, kind, language, license, text)
+class Doc(NamedTuple):
+    """One document of the mixed corpus and where it comes from."""
+
+    source: str     # Debian package, or pypi:NAME==VERSION
+    kind: str       # en, other (languages), code
+    language: str
+    license: str
+    text: str
 
 
 def distinct(texts: Iterable[str], seen: set[bytes]) -> Iterable[str]:
@@ -426,7 +434,7 @@ def collect_other(installed: set[str], seen: set[bytes]) -> list[Doc]:
         texts = (man_to_text(t) if "/man/" in path else t
                  for path in package_files(package, patterns, foreign=True) for t in [read_text(path)] if t)
         lic = debian_license(package)
-        new = [(package, "other", lang, lic, d) for d in distinct(texts, seen)]
+        new = [Doc(package, "other", lang, lic, d) for d in distinct(texts, seen)]
         docs += new
         print(f"  {package}: {len(new)} documents", file=sys.stderr)
     return docs
@@ -439,13 +447,13 @@ def collect_code(installed: set[str], seen: set[bytes]) -> list[Doc]:
         if package not in installed:
             continue
         lic = debian_license(package)
-        new = [(package, "code", "code", lic, d) for d in distinct(code_texts(package_files(package, patterns)), seen)]
+        new = [Doc(package, "code", "code", lic, d) for d in distinct(code_texts(package_files(package, patterns)), seen)]
         docs += new
         print(f"  {package}: {len(new)} documents", file=sys.stderr)
     for dist in sorted(importlib.metadata.distributions(), key=lambda d: (d.metadata["Name"] or "").lower()):
         files = sorted(str(dist.locate_file(f)) for f in dist.files or () if str(f).endswith(".py"))
         source, lic = f"pypi:{dist.metadata['Name']}=={dist.version}", pypi_license(dist)
-        new = [(source, "code", "code", lic, d) for d in distinct(code_texts(files), seen)]
+        new = [Doc(source, "code", "code", lic, d) for d in distinct(code_texts(files), seen)]
         docs += new
     return docs
 
@@ -475,16 +483,14 @@ def take(docs: list[Doc], nbytes: float, seed: int) -> list[Doc]:
     for n, doc in enumerate(docs):
         if total >= nbytes:
             return docs[:n]
-        total += len(doc[4].encode())
+        total += len(doc.text.encode())
     return docs
 
 
 def write_all(path: str, docs: list[Doc]) -> None:
     """Write the mixed corpus as Parquet with each document's source, kind, language and license."""
-    cols = list(zip(*docs)) if docs else [[]] * 5
-    table = pa.table({"doc_id": pa.array(range(len(docs)), pa.int64()), "text": pa.array(cols[4], pa.string()),
-                      "source": pa.array(cols[0], pa.string()), "kind": pa.array(cols[1], pa.string()),
-                      "language": pa.array(cols[2], pa.string()), "license": pa.array(cols[3], pa.string())})
+    table = pa.table({"doc_id": pa.array(range(len(docs)), pa.int64()),
+                      **{f: pa.array([getattr(d, f) for d in docs], pa.string()) for f in ("text", *Doc._fields[:4])}})
     pq.write_table(table, path, compression="zstd", row_group_size=ROW_GROUP)
 
 
@@ -513,14 +519,14 @@ def build_all(args, installed_en: dict[str, str]) -> None:
     installed = versions(list(PACKAGES) + extra)
     english = collect({p: pats for p, pats in PACKAGES.items() if p in installed_en})
     seen = {hashlib.blake2b(d.encode(), digest_size=16).digest() for _, d in english}
-    docs: list[Doc] = [(p, "en", "en", debian_license(p), d) for p, d in english]
+    docs: list[Doc] = [Doc(p, "en", "en", debian_license(p), d) for p, d in english]
     docs += collect_other(set(installed), seen)
-    prose = sum(len(d[4].encode()) for d in docs)
+    prose = sum(len(d.text.encode()) for d in docs)
     target = args.mb * 1_000_000
     code = take(collect_code(set(installed), seen), target - prose, args.seed)
     chosen = take(docs, target, args.seed) + code
     random.Random(args.seed).shuffle(chosen)
-    total = sum(len(d[4].encode()) for d in chosen)
+    total = sum(len(d.text.encode()) for d in chosen)
     if total < target:
         sys.exit(f"error: only {total:,} bytes of distinct text available, {target:,.0f} requested")
     write_all(args.out, chosen)
