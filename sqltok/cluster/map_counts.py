@@ -82,7 +82,7 @@ def count_shard(shard: Shard, template: Source, job: UnitsJob, work_dir: str, pa
     try:
         con = worker_connection(threads)
         units = _units(con, job)
-        with shard_source(con, shard, template, os.path.join(work_dir, "scratch")) as src, \
+        with shard_source(con, shard, template) as src, \
                 WorkTables(con) as work, publishing(folder) as tmp:
             corpus = read_corpus(con, src)
             counts = count_units(con, corpus.query, units, work.table("shard_counts"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import tempfile
 import uuid
 from contextlib import contextmanager
 from typing import BinaryIO, Iterator
@@ -18,11 +19,11 @@ _CHUNK = 1 << 20
 
 
 @contextmanager
-def shard_source(con: duckdb.DuckDBPyConnection, shard: Shard, template: Source, scratch: str,
+def shard_source(con: duckdb.DuckDBPyConnection, shard: Shard, template: Source,
                  columns: list[str] | None = None) -> Iterator[Source]:
     """`template` (a file source) narrowed to `shard`: row groups are read with pyarrow (`columns`,
-    default the text column) and registered as a view, a byte range is copied to a file in
-    `scratch` (removed on leaving), a whole file is read as it is."""
+    default the text column) and registered as a view, a byte range is copied to a file in the
+    worker's own temporary folder (removed on leaving), a whole file is read as it is."""
     if shard.kind == "file":
         yield dataclasses.replace(template, path=shard.path)
     elif shard.kind == "row_groups":
@@ -35,8 +36,7 @@ def shard_source(con: duckdb.DuckDBPyConnection, shard: Shard, template: Source,
         finally:
             con.unregister(view)
     else:
-        os.makedirs(scratch, exist_ok=True)
-        path = os.path.join(scratch, f"{uuid.uuid4().hex}{os.path.splitext(shard.path)[1]}")
+        path = os.path.join(tempfile.gettempdir(), f"sqltok-shard-{uuid.uuid4().hex}{os.path.splitext(shard.path)[1]}")
         try:
             with open(shard.path, "rb") as f, open(path, "wb") as out:
                 start, stop = line_start(f, shard.start), line_start(f, shard.stop)
