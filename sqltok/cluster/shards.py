@@ -87,15 +87,15 @@ def _file_shards(path: str, shard_bytes: int) -> list[Shard]:
 
 
 def _row_group_shards(path: str, st: os.stat_result, shard_bytes: int) -> list[Shard]:
-    """Runs of consecutive row groups of about `shard_bytes` compressed bytes each."""
+    """Runs of consecutive row groups of about `shard_bytes` bytes each, uncompressed (as a byte
+    range of JSONL is), so that a shard is about as much text whatever the file's compression."""
     try:
         meta = pq.ParquetFile(path).metadata
     except (OSError, ValueError) as e:
         raise CorpusError(f"cannot read the shard {path}: {e}") from None
-    sizes = [sum(meta.row_group(i).column(c).total_compressed_size for c in range(meta.num_columns))
-             for i in range(meta.num_row_groups)]
+    sizes = [meta.row_group(i).total_byte_size for i in range(meta.num_row_groups)]
     if len(sizes) <= 1:
-        return [Shard(path, st.st_size, st.st_mtime_ns, "file", 0, 0, st.st_size)]
+        return [Shard(path, st.st_size, st.st_mtime_ns, "file", 0, 0, sum(sizes))]
     shards, start, held = [], 0, 0
     for i, size in enumerate(sizes):
         held += size
