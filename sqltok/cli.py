@@ -12,6 +12,7 @@ from importlib.resources import files
 import duckdb
 
 from . import __version__
+from sqltok.cluster.commands import add_cluster_flags, cluster_of, encode_on_cluster, wants_cluster
 from sqltok.corpus.commands import add_parser as add_prepare_parser
 from sqltok.corpus.sources import Source
 from sqltok.encode_files import encode_file
@@ -52,11 +53,11 @@ def _show(token: bytes) -> str:
 
 
 def _cmd_train(args) -> None:
-    with duckdb.connect(args.db) as con:
-        _train(con, args)
+    with duckdb.connect(args.db) as con, cluster_of(args) as cluster:
+        _train(con, args, cluster)
 
 
-def _train(con, args) -> None:
+def _train(con, args, cluster=None) -> None:
     register(con)
     reuse = args.phase1 is not None and args.source is None and args.sql is None and args.table is None
     if reuse and args.holdout:
@@ -75,7 +76,7 @@ def _train(con, args) -> None:
     if args.method == "bpe":
         _check_bpe_args(args)
         report = train_bpe(con, src, args.vocab_size, args.model, simple=args.simple,
-                           special_tokens=specials, replace=args.replace, progress=progress)
+                           special_tokens=specials, replace=args.replace, progress=progress, cluster=cluster)
         print(f"model {report.model!r} in {args.db}: {report.vocab_size} tokens, {report.merges} merges")
         print(f"documents: {report.documents} used, {report.null_documents} NULL and "
               f"{report.empty_documents} empty skipped; {report.bytes:,} bytes; "
@@ -84,7 +85,7 @@ def _train(con, args) -> None:
         report = train_superword(
             con, src, args.vocab_size, args.model, method=args.method, supermerges=_supermerges(args),
             greedy_split=args.greedy_split, simple=args.simple, special_tokens=specials, replace=args.replace,
-            phase1=args.phase1, progress=progress)
+            phase1=args.phase1, progress=progress, cluster=cluster)
         print(f"model {report.model!r} ({report.method}) in {args.db}: {report.vocab_size} tokens, "
               f"{report.regular_merges} regular merges, {report.supermerges} supermerges")
         print(f"documents: {report.documents}; {report.bytes:,} bytes; pretokens {report.unique_pretokens:,} "
@@ -190,13 +191,15 @@ def _cmd_encode(args) -> None:
     """Encode a column into token ids (or counts): the columns of --keep-columns plus `ids` or `n_tokens`."""
     with _read_only(args.db, required=not os.path.exists(args.model)) as con:
         register(con)
+        mode = "line" if args.lines else "file" if args.whole_file else None
+        src = Source(path=args.input, text_key=args.text_key, text_mode=mode)
+        progress = sys.stderr.isatty() if args.progress is None else args.progress
+        if wants_cluster(args):
+            return encode_on_cluster(con, args, src, progress)
         model = args.model
         if os.path.exists(model):
             model = named_tokenizers(con).load(Path(model).stem, model).name
-        mode = "line" if args.lines else "file" if args.whole_file else None
-        src = Source(path=args.input, text_key=args.text_key, text_mode=mode)
         keep = tuple(c for c in (args.keep_columns or "").split(",") if c)
-        progress = sys.stderr.isatty() if args.progress is None else args.progress
         with QueryProgress(con, "encoding") if progress else nullcontext():
             summary = encode_file(con, model, src, args.output, count=args.count,
                                   allow_special=args.allow_special, keep_columns=keep)
@@ -281,6 +284,7 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar (default: when stderr is a terminal)")
     _add_wordpiece_args(t)
+    add_cluster_flags(t)
     db(t)
     t.set_defaults(func=_cmd_train)
 
@@ -308,7 +312,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--model", required=True,
                    help="a model in the database, or a tokenizer file (.tiktoken, tokenizer.json, .model)")
     c.add_argument("--input", required=True, help="Parquet, JSONL or text file (--lines)")
-    c.add_argument("--output", required=True, help="Parquet or JSONL file to write (.jsonl.gz, .jsonl.zst too)")
+    c.add_argument("--output", required=True, help="Parquet or JSONL file to write (.jsonl.gz, .jsonl.zst too); "
+                   "with --workers/--cluster a folder, one Parquet per shard")
     c.add_argument("--text-key", default="text")
     c.add_argument("--keep-columns", metavar="A,B", help="input columns to write before the ids ('*': all; "
                    "default: none)")
@@ -319,6 +324,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--allow-special", action="store_true", help="match special tokens in the text")
     c.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar (default: when stderr is a terminal)")
+    add_cluster_flags(c)
     db(c)
     c.set_defaults(func=_cmd_encode)
 

@@ -14,6 +14,7 @@ import duckdb
 
 from sqltok.corpus.sources import Source, quote_ident, quote_literal
 from sqltok.errors import SqltokError
+from sqltok.named_tokenizers import named_tokenizers
 
 #: Output suffixes and the COPY options they mean.
 _FORMATS = {".parquet": "FORMAT parquet", ".jsonl": "FORMAT json", ".ndjson": "FORMAT json",
@@ -46,10 +47,17 @@ def _inputs(path: str) -> set[Path]:
     return {Path(p).resolve() for p in (glob(path) if has_magic(path) else [path])}
 
 
+def id_list_type(n_vocab: int) -> str:
+    """The narrowest unsigned list type that holds every id of a vocabulary of `n_vocab` tokens."""
+    return "USMALLINT[]" if n_vocab <= 1 << 16 else "UINTEGER[]"
+
+
 def encode_file(con: duckdb.DuckDBPyConnection, tokenizer: str, src: Source, output: str, *,
-                count: bool = False, allow_special: bool = False, keep_columns: tuple[str, ...] = ()) -> EncodeSummary:
+                count: bool = False, allow_special: bool = False, keep_columns: tuple[str, ...] = (),
+                compact: bool = False) -> EncodeSummary:
     """Write the ids (`ids`, INTEGER[]) or token counts (`n_tokens`) of each document of `src` to
-    `output`, after the columns of `keep_columns` ("*" for all), in document order."""
+    `output`, after the columns of `keep_columns` ("*" for all), in document order. `compact`
+    writes the ids as `id_list_type` of the vocabulary and their number (`n_tokens`) beside them."""
     options = output_options(output)
     if src.path is not None and Path(output).resolve() in _inputs(src.path):
         raise SqltokError(f"the output {output} is the input: choose another output file")
@@ -58,11 +66,15 @@ def encode_file(con: duckdb.DuckDBPyConnection, tokenizer: str, src: Source, out
     rows_query = src.rows_query()
     key = "text" if rows_query == src.query() else src.text_key
     kept = "*, " if keep_columns == ("*",) else "".join(f"{quote_ident(c)}, " for c in keep_columns)
+    values = f"{fn}({quote_literal(tokenizer)}, {quote_ident(key)})"
+    if compact and not count:
+        values = f"{values}::{id_list_type(named_tokenizers(con).get(tokenizer).n_vocab)} AS ids, len(ids) AS n_tokens"
+    else:
+        values = f"{values} AS {column}"
     out = Path(output)
     tmp = out.with_name(f".sqltok-partial-{out.name}")  # the same suffixes: DuckDB reads it back alike
     try:
-        con.execute(f"COPY (SELECT {kept}{fn}({quote_literal(tokenizer)}, {quote_ident(key)}) AS {column} "
-                    f"FROM ({rows_query})) TO {quote_literal(str(tmp))} ({options})")
+        con.execute(f"COPY (SELECT {kept}{values} FROM ({rows_query})) TO {quote_literal(str(tmp))} ({options})")
         measure = f"sum({column})" if count else f"sum(len({column}))"
         reader = "read_parquet" if "parquet" in options else "read_json_auto"
         rows, tokens = con.execute(f"SELECT count(*), coalesce({measure}, 0) FROM {reader}({quote_literal(str(tmp))})"

@@ -25,3 +25,7 @@ class UnknownTokenError(SqltokError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return self.args[0] if self.args else ""
+
+
+class ShardError(CorpusError):
+    """A shard of a source that a cluster task could not read or count; the message names it."""

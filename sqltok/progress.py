@@ -90,3 +90,27 @@ class QueryProgress:
         if self._bar is not None:
             self._bar.update(100)
             self._bar.close()
+
+
+class ShardProgress(Progress):
+    """A bar over a cluster run's shards: call `advance(nbytes)` as each finishes; shows done/total
+    shards, the MB/s of their input and the ETA."""
+
+    def __init__(self, label: str, total: int, total_bytes: int, stream: TextIO | None = None) -> None:
+        super().__init__(label, total, "shards", stream)
+        self.total_bytes = max(total_bytes, 1)
+        self.done_bytes = 0
+
+    def advance(self, nbytes: int) -> None:
+        self.done_bytes += nbytes
+        self.update(self.done + 1)
+
+    def _draw(self, now: float, end: str) -> None:
+        elapsed = max(now - self.start, 1e-9)
+        rate = self.done_bytes / elapsed
+        frac = min(self.done_bytes / self.total_bytes, 1.0)
+        eta = f"ETA {(self.total_bytes - self.done_bytes) / rate:.0f}s" if rate > 0 and frac < 1 else \
+            "" if frac >= 1 else "ETA ..."
+        self.stream.write(f"{self.label} [{'#' * int(frac * 30):<30}] {self.done}/{self.total} shards "
+                          f"{rate / 1e6:,.1f} MB/s {elapsed:.1f}s elapsed {eta}   {end}")
+        self.stream.flush()

@@ -21,6 +21,7 @@ from sqltok.bpe.greedy_split import greedy_split as split_candidates
 from sqltok.bpe.model import Model
 from sqltok.bpe.phase1_reuse import reuse_candidates, reuse_pretoken_counts
 from sqltok.bpe.phase2 import Background, Phase2Result, assemble, prefix, prune_below, run_phase2
+from sqltok.cluster.counting import count_candidates_on, count_corpus_on
 from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS, MIN_VOCAB_SIZE, check_vocab_size
 from sqltok.bpe.train import learn_merges
 from sqltok.corpus.sources import Source
@@ -69,7 +70,7 @@ def train_superword(con: duckdb.DuckDBPyConnection, source: Source | str | None,
                     method: Literal["boundless", "superbpe"] = "boundless",
                     supermerges: int | Literal["match"] | None = None, greedy_split: bool = False,
                     simple: bool = False, special_tokens=DEFAULT_SPECIAL_TOKENS, replace: bool = False,
-                    phase1: str | None = None, progress: bool = False) -> SuperwordReport:
+                    phase1: str | None = None, progress: bool = False, cluster=None) -> SuperwordReport:
     """Train a BoundlessBPE (`method="boundless"`) or SuperBPE (`method="superbpe"`) model named
     `model` on `source` and store it in `con`'s database, identical to the reference implementation.
 
@@ -78,7 +79,8 @@ def train_superword(con: duckdb.DuckDBPyConnection, source: Source | str | None,
     number a BoundlessBPE run of `vocab_size` finds (the two models are then the same). `greedy_split`
     splits candidates into frequent pretoken n-grams first (paper Appendix B). `phase1` names a stored
     two-phase model trained on the same corpus whose pretoken and candidate counts are reused; `source`
-    is then ignored.
+    is then ignored. With `cluster` (a dask client or a `sqltok.cluster.Cluster`), a file source's
+    pretokens and candidates are counted on the cluster.
     """
     _check_arguments(vocab_size, method, supermerges)
     register(con)
@@ -88,14 +90,22 @@ def train_superword(con: duckdb.DuckDBPyConnection, source: Source | str | None,
     watch = Stopwatch(con if progress else None)
     with WorkTables(con) as work:
         with watch("pretokenize_and_count"):  # the corpus's pretokens, or those a stored model kept
-            counts = count_corpus(con, source, not simple, work) if phase1 is None else \
-                reuse_pretoken_counts(con, phase1, target, work)
+            if phase1 is not None:
+                counts = reuse_pretoken_counts(con, phase1, target, work)
+            elif cluster is not None:
+                counts = count_corpus_on(cluster, con, source, not simple, work, watch, progress)
+            else:
+                counts = count_corpus(con, source, not simple, work)
         with watch("phase1"):
             p1 = learn_merges(counts.pretokens.arrow(con), target, counts.script_aware, special_tokens, progress,
                               "phase 1")
         with watch("candidates"):
-            candidates = count_candidates(con, counts.query, p1, work) if phase1 is None else \
-                reuse_candidates(con, phase1, p1, work)
+            if phase1 is not None:
+                candidates = reuse_candidates(con, phase1, p1, work)
+            elif cluster is not None:
+                candidates = count_candidates_on(cluster, con, source, p1, work, watch, progress)
+            else:
+                candidates = count_candidates(con, counts.query, p1, work)
         plan = _plan_phase2(con, p1, candidates, target, vocab_size, method, supermerges, greedy_split, progress,
                             work, watch)
         # Phase 2 (Cython, GIL released) runs on one core while DuckDB writes the counts on the other.

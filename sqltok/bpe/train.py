@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from sqltok.bpe._train import train_bpe as _merge_loop
 from sqltok.bpe.model import Merge, Model
+from sqltok.cluster.counting import count_corpus_on
 from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS, check_vocab_size, reference_settings
 from sqltok.corpus.sources import Source
 from sqltok.duck import column
@@ -61,9 +62,10 @@ def learn_merges(counts: pa.Table, vocab_size: int, script_aware: bool, special_
 
 def train_bpe(con: duckdb.DuckDBPyConnection, source: Source | str, vocab_size: int, model: str, *,
               simple: bool = False, special_tokens=DEFAULT_SPECIAL_TOKENS, replace: bool = False,
-              progress: bool = False) -> TrainReport:
+              progress: bool = False, cluster=None) -> TrainReport:
     """Train a byte-level BPE model named `model` on `source` (a SQL query with a `text` column, or a
-    `Source`) and store it in `con`'s database. `simple=True` skips script splitting.
+    `Source`) and store it in `con`'s database. `simple=True` skips script splitting. With `cluster`
+    (a dask client or a `sqltok.cluster.Cluster`), a file source is counted on the cluster.
 
     Identical to the reference implementation: same merges, counts, flags and token ids.
     """
@@ -74,7 +76,8 @@ def train_bpe(con: duckdb.DuckDBPyConnection, source: Source | str, vocab_size: 
     watch = Stopwatch(con if progress else None)
     with WorkTables(con) as work:
         with watch("pretokenize_and_count"):
-            counts = count_corpus(con, source, not simple, work)
+            counts = count_corpus(con, source, not simple, work) if cluster is None else \
+                count_corpus_on(cluster, con, source, not simple, work, watch, progress)
         with watch("merge"):
             result = learn_merges(counts.pretokens.arrow(con), vocab_size, not simple, special_tokens, progress)
         with watch("store"), transaction(con):

@@ -44,15 +44,26 @@ def as_source(source: Source | str) -> Source:
 
 def prepare_corpus(con: duckdb.DuckDBPyConnection, source: Source | str) -> Corpus:
     """The source's text query and statistics; a source without non-empty documents is an error."""
+    corpus = read_corpus(con, source)
+    require_documents(corpus.stats, as_source(source))
+    return corpus
+
+
+def read_corpus(con: duckdb.DuckDBPyConnection, source: Source | str) -> Corpus:
+    """The source's text query and statistics, which may count no documents (one shard of many)."""
     src = as_source(source)
     query = _text_query(con, src)
     docs, nulls, empties, nbytes = con.execute(sql_text("corpus_stats").format(source=query)).fetchall()[0]
-    if docs == 0:
-        if nulls and not empties:
-            raise CorpusError(f"the training source {src.describe()!r} has no non-empty documents: all "
-                              f"{nulls:,} rows have no {src.text_key!r} (is the text key or column right?)")
-        raise CorpusError(f"the training source {src.describe()!r} has no non-empty documents")
     return Corpus(query, CorpusStats(src.describe(), docs, nulls, empties, nbytes))
+
+
+def require_documents(stats: CorpusStats, src: Source) -> None:
+    """A training source must hold a non-empty document."""
+    if stats.documents == 0:
+        if stats.null_documents and not stats.empty_documents:
+            raise CorpusError(f"the training source {src.describe()!r} has no non-empty documents: all "
+                              f"{stats.null_documents:,} rows have no {src.text_key!r} (is the text key or column right?)")
+        raise CorpusError(f"the training source {src.describe()!r} has no non-empty documents")
 
 
 def _text_query(con, src: Source) -> str:

@@ -69,7 +69,7 @@ def count_units(con: duckdb.DuckDBPyConnection, query: str, units: Units, target
 @dataclass(frozen=True)
 class CorpusCounts:
     """A corpus's pretoken counts and what it held; `query` reads its documents again (None when the
-    counts come from a stored model)."""
+    counts come from a stored model or a cluster, whose tasks read the files themselves)."""
 
     stats: CorpusStats
     script_aware: bool

@@ -1,0 +1,139 @@
+"""Encoding a dataset on a cluster: one task per shard writes that shard's ids (the narrowest
+unsigned list type the vocabulary allows) and token counts to a Parquet file of its own, in document
+order, through `encode_files.encode_file`; a record beside it, keyed by the shard and the settings,
+lets a rerun skip the shards already written. The run ends with a summary of every shard."""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+
+import duckdb
+
+from sqltok.bpe.model import Model
+from sqltok.bpe.tokenizer import BPETokenizer
+from sqltok.cluster.outputs import output_key, publishing
+from sqltok.cluster.session import as_cluster
+from sqltok.cluster.shard_source import shard_source
+from sqltok.cluster.shards import Shard, shards_of
+from sqltok.cluster.tasks import TASK_THREADS, run_tasks
+from sqltok.cluster.worker_state import worker_connection, worker_tokenizer
+from sqltok.corpus.sources import Source
+from sqltok.encode_files import encode_file
+from sqltok.errors import ShardError
+from sqltok.tokenizer import Tokenizer
+from sqltok.store import load_model
+
+SUMMARY = "_summary.json"
+_RECORDS = ".sqltok-shards"
+
+
+@dataclass(frozen=True)
+class TokenizerRecipe:
+    """How a worker gets the tokenizer: a file every worker can read, or a stored model's tables."""
+
+    name: str
+    path: str | None = None
+    model: Model | None = None
+    key: str = ""
+
+
+def recipe(con: duckdb.DuckDBPyConnection, model: str) -> TokenizerRecipe:
+    """A tokenizer file (a path that exists) or a model stored in `con`'s database, for the workers."""
+    if os.path.exists(model):
+        st = os.stat(model)
+        path = os.path.abspath(model)
+        return TokenizerRecipe(os.path.splitext(os.path.basename(model))[0], path,
+                               key=output_key(path, st.st_size, st.st_mtime_ns))
+    stored = load_model(con, model)
+    return TokenizerRecipe(model, model=stored, key=output_key(repr((stored.tokens, stored.merges,
+                                                                      stored.supermerges, stored.settings))))
+
+
+@dataclass(frozen=True)
+class ShardEncoding:
+    shard: str
+    output: str
+    rows: int
+    tokens: int
+
+
+@dataclass(frozen=True)
+class EncodeRun:
+    """What `encode_shards` wrote: one Parquet per shard, and the summary file."""
+
+    summary: str
+    shards: list[ShardEncoding]
+    written: int   # shards encoded by this run (the others were there from an earlier one)
+
+    @property
+    def rows(self) -> int:
+        return sum(s.rows for s in self.shards)
+
+    @property
+    def tokens(self) -> int:
+        return sum(s.tokens for s in self.shards)
+
+
+def encode_shards(cluster, con: duckdb.DuckDBPyConnection, model: str, source: Source, output_dir: str, *,
+                  allow_special: bool = False, progress: bool = False) -> EncodeRun:
+    """Encode every document of the file `source` with `model` (stored in `con`'s database, or a
+    tokenizer file) on `cluster`, one Parquet file of `ids` and `n_tokens` per shard under
+    `output_dir`, and a summary `_summary.json`."""
+    c = as_cluster(cluster)
+    tok = recipe(con, model)
+    output_dir = os.path.abspath(output_dir)
+    shards = shards_of(source, c.shard_bytes)
+    names = output_names(shards)
+    records = [os.path.join(output_dir, _RECORDS, f"{n}.json") for n in names]
+    keys = [output_key(s.identity(), source.text_key, source.text_mode, tok.key, allow_special) for s in shards]
+    done = [_record(r, k) for r, k in zip(records, keys)]
+    todo = [(s, os.path.join(output_dir, n), r, k) for s, n, r, k, d in zip(shards, names, records, keys, done)
+            if d is None]
+    shipped = c.client.scatter(tok, broadcast=True) if todo and tok.model is not None else tok
+    fresh = iter(run_tasks(c.client, encode_shard, todo, (source, shipped, allow_special, TASK_THREADS),
+                           [t[0].nbytes for t in todo], "encoding", progress))
+    results = [d if d is not None else next(fresh) for d in done]
+    summary = os.path.join(output_dir, SUMMARY)
+    with publishing(summary) as tmp, open(tmp, "w", encoding="utf-8") as f:
+        json.dump({"model": model, "source": source.describe(), "shards": [asdict(r) for r in results],
+                   "rows": sum(r.rows for r in results), "tokens": sum(r.tokens for r in results)}, f, indent=1)
+    return EncodeRun(summary, results, len(todo))
+
+
+def output_names(shards: list[Shard]) -> list[str]:
+    """Each shard's output file name: its file's path below the inputs' common folder (folders
+    joined by '__'), the shard's part, '.parquet'."""
+    root = os.path.commonpath([os.path.dirname(s.path) for s in shards])
+    return [os.path.relpath(s.path, root).replace(os.sep, "__") + s.label + ".parquet" for s in shards]
+
+
+def encode_shard(item: tuple[Shard, str, str, str], source: Source, tok: TokenizerRecipe, allow_special: bool,
+                 threads: int) -> ShardEncoding:
+    """Encode one shard into its output file (renamed into place when complete), then its record."""
+    shard, output, record, key = item
+    try:
+        con = worker_connection(threads)
+        worker_tokenizer(con, tok.name, tok.key, lambda: Tokenizer.load(tok.path, name=tok.name)
+                         if tok.path is not None else BPETokenizer.from_model(tok.model, tok.name))
+        with shard_source(con, shard, source, [source.text_key]) as src:
+            os.makedirs(os.path.dirname(output), exist_ok=True)
+            summary = encode_file(con, tok.name, src, output, allow_special=allow_special, compact=True)
+    except (duckdb.Error, OSError, ValueError) as e:  # SqltokErrors and Arrow's are ValueErrors
+        raise ShardError(f"shard {shard.name}: {e}") from None
+    result = ShardEncoding(shard.name, output, summary.rows, summary.tokens)
+    with publishing(record) as tmp, open(tmp, "w", encoding="utf-8") as f:
+        json.dump({"key": key, **asdict(result)}, f)
+    return result
+
+
+def _record(path: str, key: str) -> ShardEncoding | None:
+    """The shard's earlier result if its record has this key and its output is there."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            rec = json.load(f)
+    except FileNotFoundError:
+        return None
+    if rec.pop("key") != key or not os.path.exists(rec["output"]):
+        return None
+    return ShardEncoding(**rec)

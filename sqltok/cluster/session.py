@@ -1,0 +1,65 @@
+"""Which cluster a run uses and where its tasks write: a `dask.distributed` client, a folder every
+worker can read and write, and how the work is cut (bytes per shard, hash partitions of the counts)."""
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Iterator
+
+from distributed import Client, LocalCluster
+
+from sqltok.cluster.shards import SHARD_BYTES
+from sqltok.errors import SqltokError
+
+#: The name of the LocalCluster `--workers N` starts (scripts find its workers by it).
+CLUSTER_NAME = "sqltok"
+#: The folder the tasks write to when the caller names none.
+WORK_DIR = "sqltok-cluster"
+#: Hash partitions of the counts: one reduce task each. Part of the outputs' keys, so it does not
+#: follow the number of workers (a rerun with other workers reuses what was counted).
+PARTITIONS = 16
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """A run on `client`'s cluster writing under `work_dir` (shared by every worker); shards of
+    about `shard_bytes`; counts cut into `partitions` by a hash of the unit."""
+
+    client: Client
+    work_dir: str = WORK_DIR
+    shard_bytes: int = SHARD_BYTES
+    partitions: int = PARTITIONS
+
+    def __post_init__(self) -> None:
+        if self.shard_bytes < 1 or self.partitions < 1:
+            raise SqltokError("shard_bytes and partitions must be positive numbers")
+        object.__setattr__(self, "work_dir", os.path.abspath(self.work_dir))
+
+
+def as_cluster(cluster: Cluster | Client) -> Cluster:
+    """A `Cluster`, or a client as one writing under ./sqltok-cluster."""
+    if isinstance(cluster, Cluster):
+        return cluster
+    if isinstance(cluster, Client):
+        return Cluster(cluster)
+    raise TypeError("cluster must be a dask.distributed Client or a sqltok.cluster.Cluster")
+
+
+@contextmanager
+def local_cluster(workers: int, threads_per_worker: int = 1) -> Iterator[Client]:
+    """A client of a new LocalCluster named `CLUSTER_NAME` of `workers` processes, closed on leaving;
+    each worker's Cython kernels use its `threads_per_worker` threads."""
+    if workers < 1:
+        raise SqltokError("--workers needs a positive number")
+    env = {"SQLTOK_THREADS": str(threads_per_worker)}
+    with LocalCluster(name=CLUSTER_NAME, n_workers=workers, threads_per_worker=threads_per_worker,
+                      processes=True, dashboard_address=":0", env=env) as cluster, Client(cluster) as client:
+        yield client
+
+
+@contextmanager
+def connected(address: str) -> Iterator[Client]:
+    """A client of the running cluster whose scheduler is at `address` (tcp://host:8786)."""
+    with Client(address) as client:
+        yield client

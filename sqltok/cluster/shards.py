@@ -1,0 +1,105 @@
+"""Shards: the pieces of a file source that become one task each. Parquet files by runs of row groups,
+uncompressed JSONL files by byte ranges cut at line ends, every other file (compressed JSONL, text)
+whole. A shard knows the file's size and modification time, so that outputs keyed by it are reused
+only while the file is unchanged."""
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from glob import glob, has_magic
+
+import pyarrow.parquet as pq
+
+from sqltok.corpus.sources import Source
+from sqltok.errors import CorpusError
+
+#: The bytes a shard holds when the caller does not say (a task of about a second of counting).
+SHARD_BYTES = 64 * 2**20
+
+_JSONL = (".jsonl", ".ndjson", ".json")
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One task's part of a file: `kind` "row_groups" (row groups [start, stop)), "bytes" (the lines
+    that begin in bytes [start, stop)) or "file" (all of it, start = stop = 0); `nbytes` what it
+    holds on disk, for the progress bar."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    kind: str
+    start: int
+    stop: int
+    nbytes: int
+
+    @property
+    def name(self) -> str:
+        """The shard as errors and file names show it."""
+        if self.kind == "row_groups":
+            return f"{self.path} (row groups {self.start}-{self.stop - 1})"
+        if self.kind == "bytes":
+            return f"{self.path} (bytes {self.start}-{self.stop})"
+        return self.path
+
+    @property
+    def label(self) -> str:
+        """A file-name-safe suffix telling the shard from the file's other shards ('' when whole)."""
+        return "" if self.kind == "file" else f".{'rg' if self.kind == 'row_groups' else 'b'}{self.start}-{self.stop}"
+
+    def identity(self) -> dict:
+        """What outputs made from the shard are keyed by: path, part, size and modification time."""
+        return asdict(self)
+
+
+def source_files(source: Source) -> list[str]:
+    """The files of a file source, sorted; the source must name files (not a table or a query)."""
+    if source.path is None:
+        raise CorpusError("counting or encoding on a cluster reads files: give the source as a path or glob "
+                          "(Parquet, JSONL or text files every worker can read), not a table or a query")
+    if source.max_documents is not None:
+        raise CorpusError("max_documents takes the first documents in file order, which shards do not have: "
+                          "write those documents to a file first")
+    source.query()  # the format is known (and plain text has its mode), or this says why not
+    paths = sorted(glob(source.path)) if has_magic(source.path) else [source.path]
+    files = [os.path.abspath(p) for p in paths if os.path.isfile(p)]
+    if not files:
+        raise CorpusError(f"no files match {source.path}")
+    return files
+
+
+def shards_of(source: Source, shard_bytes: int = SHARD_BYTES) -> list[Shard]:
+    """The shards of a file source, in file order, each of about `shard_bytes` bytes."""
+    if shard_bytes < 1:
+        raise CorpusError("shard_bytes must be a positive number")
+    return [s for path in source_files(source) for s in _file_shards(path, shard_bytes)]
+
+
+def _file_shards(path: str, shard_bytes: int) -> list[Shard]:
+    st = os.stat(path)
+    lower = path.lower()
+    if lower.endswith(".parquet"):
+        return _row_group_shards(path, st, shard_bytes)
+    if lower.endswith(_JSONL) and st.st_size > shard_bytes:
+        return [Shard(path, st.st_size, st.st_mtime_ns, "bytes", a, min(a + shard_bytes, st.st_size),
+                      min(shard_bytes, st.st_size - a)) for a in range(0, st.st_size, shard_bytes)]
+    return [Shard(path, st.st_size, st.st_mtime_ns, "file", 0, 0, st.st_size)]
+
+
+def _row_group_shards(path: str, st: os.stat_result, shard_bytes: int) -> list[Shard]:
+    """Runs of consecutive row groups of about `shard_bytes` bytes each, uncompressed (as a byte
+    range of JSONL is), so that a shard is about as much text whatever the file's compression."""
+    try:
+        meta = pq.ParquetFile(path).metadata
+    except (OSError, ValueError) as e:
+        raise CorpusError(f"cannot read the shard {path}: {e}") from None
+    sizes = [meta.row_group(i).total_byte_size for i in range(meta.num_row_groups)]
+    if len(sizes) <= 1:
+        return [Shard(path, st.st_size, st.st_mtime_ns, "file", 0, 0, sum(sizes))]
+    shards, start, held = [], 0, 0
+    for i, size in enumerate(sizes):
+        held += size
+        if held >= shard_bytes or i == len(sizes) - 1:
+            shards.append(Shard(path, st.st_size, st.st_mtime_ns, "row_groups", start, i + 1, held))
+            start, held = i + 1, 0
+    return shards

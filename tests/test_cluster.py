@@ -1,0 +1,289 @@
+"""Counting and encoding on a Dask cluster: every golden model of the reference trained through a
+2-worker LocalCluster is the same byte for byte; shards read every document once; outputs are reused
+while their shard is unchanged; a killed worker costs a retry; a bad shard fails the run by name."""
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import sqltok
+from sqltok.bpe.reference_file import dumps
+from sqltok.cli import main
+from sqltok.cluster import Cluster, local_cluster, map_counts
+from sqltok.cluster.encoding import encode_shards
+from sqltok.cluster.shard_source import shard_source
+from sqltok.cluster.shards import shards_of
+from sqltok.encode_files import id_list_type
+from sqltok.errors import CorpusError, ShardError
+from sqltok.progress import ShardProgress
+
+GOLDEN = Path(__file__).parent / "data" / "golden"
+TRAIN = Path(__file__).parent / "data" / "train"
+MANIFEST = json.loads((GOLDEN / "MANIFEST.json").read_text())
+SHARD_BYTES = 2_000_000  # the 12-17 MB training files become 7-9 shards
+
+
+def _golden(name: str) -> str:
+    return gzip.decompress((GOLDEN / f"{name}.model.gz").read_bytes()).decode("utf-8")
+
+
+def _assert_same_text(got: str, expected: str) -> None:
+    """Equal model files; else the first line that differs (a diff of whole models takes minutes)."""
+    same = got == expected
+    first = next(((i, a, b) for i, (a, b) in enumerate(zip(got.splitlines(), expected.splitlines())) if a != b),
+                 ("lengths", len(got), len(expected)))
+    assert same, first
+
+
+@pytest.fixture(scope="module")
+def training_files(tmp_path_factory) -> dict[str, str]:
+    """The reference's training files as the cluster shards them: English as plain JSONL (byte
+    ranges), the multilingual one as Parquet of small row groups (runs of row groups)."""
+    folder = tmp_path_factory.mktemp("train")
+    with duckdb.connect() as con:
+        con.execute(f"COPY (SELECT text FROM read_json('{TRAIN / 'en_train.jsonl.zst'}')) "
+                    f"TO '{folder / 'en_train.jsonl'}' (FORMAT json)")
+        con.execute(f"COPY (SELECT text FROM read_json('{TRAIN / 'multi_train.jsonl.zst'}')) "
+                    f"TO '{folder / 'multi_train.parquet'}' (FORMAT parquet, ROW_GROUP_SIZE 2048)")
+    return {"en_train.jsonl": str(folder / "en_train.jsonl"), "multi_train.jsonl": str(folder / "multi_train.parquet")}
+
+
+@pytest.fixture(scope="module")
+def client():
+    with local_cluster(2) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def golden_work(tmp_path_factory):
+    """One work folder for the golden runs: each corpus's pretokens are counted once and reused."""
+    return str(tmp_path_factory.mktemp("cluster-golden"))
+
+
+def _train(con, spec: dict, files: dict[str, str], cluster) -> None:
+    src = sqltok.Source(path=files[spec["train"]])
+    simple = spec.get("simple", False)
+    if spec["method"] == "bpe":
+        sqltok.train_bpe(con, src, spec["vocab_size"], spec["name"], simple=simple, cluster=cluster)
+    else:
+        options = {"method": "superbpe", "supermerges": spec["supermerges"]} if spec["method"] == "super" else {}
+        sqltok.train_superword(con, src, spec["vocab_size"], spec["name"], simple=simple,
+                               greedy_split=spec.get("greedy", False), cluster=cluster, **options)
+
+
+@pytest.mark.parametrize("spec", MANIFEST, ids=[m["name"] for m in MANIFEST])
+def test_every_golden_through_two_workers(con, client, golden_work, training_files, spec):
+    shards = shards_of(sqltok.Source(path=training_files[spec["train"]]), SHARD_BYTES)
+    assert len(shards) > 3
+    _train(con, spec, training_files, Cluster(client, golden_work, shard_bytes=SHARD_BYTES))
+    _assert_same_text(dumps(sqltok.load_model(con, spec["name"])), _golden(spec["name"]))
+
+
+def _lines(docs: list[str]) -> bytes:
+    return "".join(json.dumps({"text": d}) + "\n" for d in docs).encode()
+
+
+@settings(max_examples=60, deadline=None)
+@given(docs=st.lists(st.text(max_size=30), max_size=30), shard_bytes=st.integers(1, 200))
+def test_byte_range_shards_hold_every_line_once(tmp_path_factory, docs, shard_bytes):
+    path = tmp_path_factory.mktemp("ranges") / "docs.jsonl"
+    path.write_bytes(_lines(docs))
+    src = sqltok.Source(path=str(path))
+    shards = shards_of(src, shard_bytes)
+    got = []
+    with duckdb.connect() as con:
+        for shard in shards:
+            with shard_source(con, shard, src) as part:
+                got += Path(part.path).read_bytes().splitlines(keepends=True)
+    assert got == _lines(docs).splitlines(keepends=True)
+
+
+def _docs(n: int) -> list[str]:
+    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "über", "日本語", "código"]
+    return [" ".join(words[(i * k) % len(words)] for k in range(1, 3 + i % 9)) + f" #{i}" for i in range(n)]
+
+
+def _pretoken_counts(con, model: str) -> list:
+    return con.execute(f"SELECT pretoken, n FROM sqltok_pretoken_counts('{model}') ORDER BY ALL").fetchall()
+
+
+def test_parquet_row_groups_jsonl_and_text_files_count_like_one_process(con, client, tmp_path):
+    docs = _docs(400) + [""]
+    pq.write_table(pa.table({"body": docs}), tmp_path / "a.parquet", row_group_size=37)
+    (tmp_path / "b.jsonl").write_text("".join(json.dumps({"body": d}) + "\n" for d in docs), encoding="utf-8")
+    (tmp_path / "c.txt").write_text("\n".join(docs[:50]) + "\n", encoding="utf-8")
+    cluster = Cluster(client, str(tmp_path / "work"), shard_bytes=500)
+    for name, src in {"parquet": sqltok.Source(path=str(tmp_path / "a.parquet"), text_key="body"),
+                      "jsonl": sqltok.Source(path=str(tmp_path / "b.jsonl"), text_key="body"),
+                      "lines": sqltok.Source(path=str(tmp_path / "c.txt"), text_mode="line")}.items():
+        kinds = {s.kind for s in shards_of(src, 500)}
+        assert kinds == {"parquet": {"row_groups"}, "jsonl": {"bytes"}, "lines": {"file"}}[name]
+        one = sqltok.train_bpe(con, src, 300, f"{name}_one")
+        many = sqltok.train_bpe(con, src, 300, f"{name}_many", cluster=cluster)
+        assert _pretoken_counts(con, f"{name}_many") == _pretoken_counts(con, f"{name}_one")
+        assert (many.documents, many.empty_documents, many.bytes) == (one.documents, one.empty_documents, one.bytes)
+        _assert_same_text(dumps(sqltok.load_model(con, f"{name}_many")), dumps(sqltok.load_model(con, f"{name}_one")))
+
+
+def _map_folders(work: Path) -> set[str]:
+    return {p.name for p in (work / "map").iterdir() if not p.name.startswith(".partial-")}
+
+
+def test_a_rerun_reuses_the_shards_counted_and_recounts_a_changed_one(con, client, tmp_path):
+    for i in range(3):
+        (tmp_path / f"part{i}.jsonl").write_text("".join(json.dumps({"text": d}) + "\n" for d in _docs(50 + i)),
+                                                 encoding="utf-8")
+    src = sqltok.Source(path=str(tmp_path / "part*.jsonl"))
+    work = tmp_path / "work"
+    cluster = Cluster(client, str(work))
+    sqltok.train_bpe(con, src, 300, "first", cluster=cluster)
+    first = _map_folders(work)
+    assert len(first) == 3
+    sqltok.train_bpe(con, src, 300, "again", cluster=cluster)
+    assert _map_folders(work) == first
+    st_ = os.stat(tmp_path / "part1.jsonl")
+    os.utime(tmp_path / "part1.jsonl", ns=(st_.st_atime_ns, st_.st_mtime_ns + 10**9))
+    sqltok.train_bpe(con, src, 300, "touched", cluster=cluster)
+    assert len(_map_folders(work) - first) == 1
+    sqltok.train_bpe(con, src, 300, "simple", simple=True, cluster=cluster)  # other settings: counted anew
+    assert len(_map_folders(work) - first) == 4
+    _assert_same_text(dumps(sqltok.load_model(con, "touched")), dumps(sqltok.load_model(con, "first")))
+
+
+def test_an_unreadable_shard_fails_the_run_with_its_name(con, client, tmp_path):
+    (tmp_path / "good.jsonl").write_text(json.dumps({"text": "fine words"}) + "\n", encoding="utf-8")
+    lines = [json.dumps({"text": d}) + "\n" for d in _docs(40)]
+    lines[30] = '{"text": "broken\n'
+    (tmp_path / "bad.jsonl").write_text("".join(lines), encoding="utf-8")
+    with pytest.raises(ShardError, match=r"bad\.jsonl \(bytes \d+-\d+\)"):
+        sqltok.train_bpe(con, sqltok.Source(path=str(tmp_path / "*.jsonl")), 300, "m",
+                         cluster=Cluster(client, str(tmp_path / "work"), shard_bytes=500))
+    (tmp_path / "bad.jsonl").unlink()
+    (tmp_path / "worse.parquet").write_bytes(b"not parquet at all")
+    with pytest.raises(CorpusError, match="worse.parquet"):
+        sqltok.train_bpe(con, sqltok.Source(path=str(tmp_path / "worse.parquet")), 300, "m",
+                         cluster=Cluster(client, str(tmp_path / "work")))
+    assert "m" not in sqltok.model_names(con)
+
+
+def test_sources_a_cluster_cannot_shard_are_refused(con, client, tmp_path):
+    con.execute("CREATE TABLE t AS SELECT 'some text' AS text")
+    with pytest.raises(CorpusError, match="path or glob"):
+        sqltok.train_bpe(con, "SELECT text FROM t", 300, "m", cluster=client)
+    (tmp_path / "a.jsonl").write_text(json.dumps({"text": "x y"}) + "\n", encoding="utf-8")
+    with pytest.raises(CorpusError, match="first documents"):
+        sqltok.train_bpe(con, sqltok.Source(path=str(tmp_path / "a.jsonl"), max_documents=1), 300, "m",
+                         cluster=client)
+
+
+def _valid_ids(name: str) -> list[list[int]]:
+    return [[int(x) for x in line.split()]
+            for line in gzip.decompress((GOLDEN / f"{name}.en_valid.ids.gz").read_bytes()).decode().splitlines()]
+
+
+def test_encoding_shards_gives_the_reference_ids_and_a_rerun_skips_them(con, client, tmp_path):
+    texts = [json.loads(line)["text"]
+             for line in gzip.decompress((GOLDEN / "en_valid.jsonl.gz").read_bytes()).decode("utf-8").splitlines()]
+    pq.write_table(pa.table({"text": texts}), tmp_path / "valid.parquet", row_group_size=64)
+    (tmp_path / "bpe.model").write_text(_golden("bpe_en_v8192"), encoding="utf-8", newline="\n")
+    sqltok.import_model(con, str(tmp_path / "bpe.model"), "bpe")
+    out = tmp_path / "ids"
+    cluster = Cluster(client, str(tmp_path / "work"), shard_bytes=50_000)
+    run = encode_shards(cluster, con, "bpe", sqltok.Source(path=str(tmp_path / "valid.parquet")),
+                                                str(out))
+    assert len(run.shards) > 2 and run.written == len(run.shards)
+    files = [s.output for s in run.shards]
+    table = pa.concat_tables(pq.read_table(f) for f in files)
+    assert table.schema.field("ids").type == pa.list_(pa.uint16())
+    assert table.column("ids").to_pylist() == _valid_ids("bpe_en_v8192")
+    assert table.column("n_tokens").to_pylist() == [len(x) for x in _valid_ids("bpe_en_v8192")]
+    summary = json.loads(Path(run.summary).read_text())
+    assert (summary["rows"], summary["tokens"]) == (len(texts), sum(map(len, _valid_ids("bpe_en_v8192"))))
+    stamps = [os.stat(f).st_mtime_ns for f in files]
+    again = encode_shards(cluster, con, "bpe", sqltok.Source(path=str(tmp_path / "valid.parquet")),
+                                                  str(out))
+    assert again.written == 0 and [os.stat(f).st_mtime_ns for f in files] == stamps
+    assert again.tokens == run.tokens
+    assert not [p for p in out.iterdir() if p.name.startswith((".partial-", ".sqltok-partial-"))]
+
+
+def test_id_list_type_follows_the_vocabulary():
+    assert id_list_type(65536) == "USMALLINT[]"
+    assert id_list_type(65537) == "UINTEGER[]"
+
+
+def test_cli_train_on_a_cluster_and_encode_with_workers(client, tmp_path, capsys):
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps({"text": d}) + "\n" for d in _docs(200)), encoding="utf-8")
+    db = str(tmp_path / "m.duckdb")
+    work = str(tmp_path / "work")
+    assert main(["train", str(docs), "--vocab-size", "300", "--model", "m", "--db", db,
+                 "--cluster", client.scheduler.address, "--cluster-dir", work, "--no-progress"]) == 0
+    assert main(["encode", "--model", "m", "--input", str(docs), "--output", str(tmp_path / "ids"), "--db", db,
+                 "--workers", "1", "--cluster-dir", work, "--shard-mb", "0.004", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    n = len(shards_of(sqltok.Source(path=str(docs)), int(0.004 * 2**20)))
+    assert n > 1 and "'m'" in out and f"wrote {n} shards ({n} now, 0 from an earlier run)" in out and "200 rows" in out
+    with duckdb.connect(db, read_only=True) as con:
+        sqltok.register(con)
+        expected = con.execute(f"SELECT encode('m', text) FROM read_json('{docs}')").fetchall()
+    shards = json.loads((tmp_path / "ids" / "_summary.json").read_text())["shards"]
+    got = [ids for s in shards for ids in pq.read_table(s["output"]).column("ids").to_pylist()]
+    assert got == [list(r[0]) for r in expected]
+    with pytest.raises(SystemExit):  # one or the other
+        main(["train", str(docs), "--vocab-size", "300", "--model", "x", "--workers", "1", "--cluster", "tcp://h:1"])
+
+
+def test_shard_progress_shows_shards_rate_and_eta():
+    out = io.StringIO()
+    bar = ShardProgress("counting", 4, 4_000_000, out)
+    bar.start -= 1.0
+    bar.advance(1_000_000)
+    bar.close()
+    assert "1/4 shards" in out.getvalue() and "MB/s" in out.getvalue() and "ETA" in out.getvalue()
+
+
+def test_a_worker_killed_mid_task_costs_a_retry_not_the_run(con, client, training_files, tmp_path):
+    """One worker blocks in its first map task and is killed there (SIGKILL); the scheduler runs the
+    task again elsewhere and the model is the reference's."""
+    spec = next(m for m in MANIFEST if m["name"] == "bpe_en_simple_v2048")
+    sentinel = tmp_path / "stuck"
+    victim = next(iter(client.scheduler_info()["workers"]))
+
+    def stall_first_task(path=str(sentinel)):
+        real = map_counts.count_units
+
+        def stalled(*args, **kwargs):
+            Path(path).write_text(str(os.getpid()))
+            time.sleep(120)
+            return real(*args, **kwargs)
+
+        map_counts.count_units = stalled
+
+    client.run(stall_first_task, workers=[victim])
+
+    def kill_when_stuck():
+        while not sentinel.exists():
+            time.sleep(0.05)
+        time.sleep(0.2)
+        os.kill(int(sentinel.read_text()), signal.SIGKILL)
+
+    killer = threading.Thread(target=kill_when_stuck, daemon=True)
+    killer.start()
+    _train(con, spec, training_files, Cluster(client, str(tmp_path / "work"), shard_bytes=SHARD_BYTES))
+    killer.join(timeout=5)
+    assert sentinel.exists()
+    _assert_same_text(dumps(sqltok.load_model(con, spec["name"])), _golden(spec["name"]))
