@@ -52,7 +52,14 @@ def _show(token: bytes) -> str:
     return repr(bytes(token).decode("utf-8", "backslashreplace"))
 
 
+#: Methods whose counting runs on a cluster (the others count in this process).
+CLUSTER_METHODS = ("bpe", "boundless", "superbpe")
+
+
 def _cmd_train(args) -> None:
+    if wants_cluster(args) and args.method not in CLUSTER_METHODS:
+        raise SqltokError(f"--workers/--cluster count for --method {', '.join(CLUSTER_METHODS)}; "
+                          f"--method {args.method} counts in this process")
     with duckdb.connect(args.db) as con, cluster_of(args) as cluster:
         _train(con, args, cluster)
 

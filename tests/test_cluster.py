@@ -245,6 +245,10 @@ def test_cli_train_on_a_cluster_and_encode_with_workers(client, tmp_path, capsys
     assert got == [list(r[0]) for r in expected]
     with pytest.raises(SystemExit):  # one or the other
         main(["train", str(docs), "--vocab-size", "300", "--model", "x", "--workers", "1", "--cluster", "tcp://h:1"])
+    # a method that counts in this process says so rather than ignoring the flag
+    assert main(["train", str(docs), "--vocab-size", "300", "--model", "w", "--method", "wordpiece", "--db", db,
+                 "--workers", "2"]) == 2
+    assert "--method wordpiece counts in this process" in capsys.readouterr().err
 
 
 def test_shard_progress_shows_shards_rate_and_eta():
