@@ -1,0 +1,48 @@
+# cython: language_level=3
+"""Token ids from Python to bytes without Arrow: the direct path of `decode` for one sequence of ids
+(list, tuple or any sequence of integers), reading the same pieces as `decode_arrow`."""
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.long cimport PyLong_AsLongLongAndOverflow
+from cpython.number cimport PyNumber_Index
+from cpython.ref cimport PyObject
+from cpython.sequence cimport PySequence_Fast, PySequence_Fast_GET_SIZE, PySequence_Fast_ITEMS
+from libc.stdint cimport int64_t
+from libcpp.string cimport string
+
+from sqltok.native.decode_arrow cimport TokenPieces
+
+cdef extern from "Python.h":
+    bint _int_exact "PyLong_CheckExact"(PyObject*)
+
+
+cdef inline bytes decode_ids(object ids, const TokenPieces& pieces):
+    """The pieces of `ids` back to back (see `decode_arrow`). TypeError for an item that is not an
+    integer (as `operator.index` says), else ValueError for the first id without a piece."""
+    cdef object seq = PySequence_Fast(ids, "token ids must be a sequence of integers")
+    cdef Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), j, bad = -1
+    cdef PyObject** items = PySequence_Fast_ITEMS(seq)
+    cdef long long t
+    cdef int overflow = 0
+    cdef bint first = True
+    cdef int64_t piece
+    cdef string out
+    out.reserve(n * 4)
+    for j in range(n):
+        if _int_exact(items[j]):
+            t = PyLong_AsLongLongAndOverflow(<object>items[j], &overflow)
+        else:
+            t = PyLong_AsLongLongAndOverflow(PyNumber_Index(<object>items[j]), &overflow)
+        if bad >= 0:  # (the rest is only checked for items that are no integers, as before)
+            continue
+        if overflow or t < 0 or t >= pieces.n_ids or (pieces.valid != NULL and not pieces.valid[t]):
+            bad = j
+            continue
+        if pieces.skip != NULL and pieces.skip[t]:
+            continue
+        piece = t if first else t + pieces.later
+        out.append(pieces.data + pieces.starts[piece], pieces.ends[piece] - pieces.starts[piece])
+        first = False
+    if bad >= 0:
+        raise ValueError(f"token id {PyNumber_Index(<object>items[bad])} is not in this vocabulary "
+                         f"(ids 0..{pieces.n_ids - 1})")
+    return PyBytes_FromStringAndSize(out.data(), out.size())
