@@ -148,7 +148,7 @@ class BPETokenizer(Tokenizer):
     def _encode_text(self, text: str, allowed_special: AllowedSpecial, counts_only: bool = False) -> list[int] | int:
         if self._fallback is not None or (self.normalizer and not text.isascii()):
             return super()._encode_text(text, allowed_special, counts_only)
-        allowed = self._allowed_ids(allowed_special)
+        allowed = self._allowed_ids(allowed_special) if allowed_special else None
         try:
             return self._encoder.encode_str(text, allowed, counts_only)
         except UnicodeEncodeError:
