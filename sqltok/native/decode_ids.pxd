@@ -6,10 +6,9 @@ from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.number cimport PyNumber_Index
 from cpython.ref cimport PyObject
 from cpython.sequence cimport PySequence_Fast, PySequence_Fast_GET_SIZE, PySequence_Fast_ITEMS
-from libc.stdint cimport int64_t
 from libcpp.string cimport string
 
-from sqltok.native.decode_arrow cimport TokenPieces
+from sqltok.native.decode_arrow cimport TokenPieces, add_piece
 
 cdef extern from "Python.h":
     bint _int_exact "PyLong_CheckExact"(PyObject*)
@@ -24,7 +23,6 @@ cdef inline bytes decode_ids(object ids, const TokenPieces& pieces):
     cdef long long t
     cdef int overflow = 0
     cdef bint first = True
-    cdef int64_t piece
     cdef string out
     out.reserve(n * 4)
     for j in range(n):
@@ -32,16 +30,8 @@ cdef inline bytes decode_ids(object ids, const TokenPieces& pieces):
             t = PyLong_AsLongLongAndOverflow(<object>items[j], &overflow)
         else:
             t = PyLong_AsLongLongAndOverflow(PyNumber_Index(<object>items[j]), &overflow)
-        if bad >= 0:  # (the rest is only checked for items that are no integers, as before)
-            continue
-        if overflow or t < 0 or t >= pieces.n_ids or (pieces.valid != NULL and not pieces.valid[t]):
-            bad = j
-            continue
-        if pieces.skip != NULL and pieces.skip[t]:
-            continue
-        piece = t if first else t + pieces.later
-        out.append(pieces.data + pieces.starts[piece], pieces.ends[piece] - pieces.starts[piece])
-        first = False
+        if bad < 0 and (overflow or not add_piece(pieces, t, &first, out)):
+            bad = j  # (the rest is only checked for items that are no integers, as before)
     if bad >= 0:
         raise ValueError(f"token id {PyNumber_Index(<object>items[bad])} is not in this vocabulary "
                          f"(ids 0..{pieces.n_ids - 1})")
