@@ -17,6 +17,16 @@ tiktoken's for tokenizers loaded from the `.tiktoken` ranks, HF tokenizers' for 
 conforming peer". Then the same work inside DuckDB: `UPDATE docs SET ids = encode('o200k', text)`
 beside each peer doing fetch -> encode -> write back through Arrow into a new table.
 
+Single-text mode (`--modes single`): what most code does, one call per text. Each corpus is read as
+one stream cut into texts of each `--sizes` (default 8 B, 64 B, 1 KB, 16 KB, 256 KB; cuts fall on
+character boundaries), `--single-mb` MB per size; every library encodes them one call at a time with
+its single-text API (sqltok and tiktoken `encode_ordinary`, fastokens and splintr `encode_ordinary`,
+HF `encode(...).ids`, riptoken `encode_ordinary`), one thread, fresh process; sqltok's and tiktoken's
+`decode` of the same texts' ids; and bert-base-uncased `encode` beside HF's (padding and truncation
+off). Reported: microseconds per call, MB/s, the ratio peer time / sqltok time, and a verdict per
+size against the fastest conforming peer (ids hashed per library as above; decode conforms when it
+gives the texts back).
+
 The last line printed is one JSON object with every run.
 """
 from __future__ import annotations
@@ -74,6 +84,24 @@ DUCKDB_VARIANTS = {
     "splintr-flat": "splintr flat (.tiktoken)",
     "riptoken": "riptoken",
 }
+
+
+#: Single-text mode: each library's call for one text (src as above; "decode": must give the text back).
+SIZES = (8, 64, 1024, 16384, 262144)
+SINGLE_VARIANTS = {
+    "sqltok": ("sqltok encode_ordinary", "tiktoken"),
+    "tiktoken": ("tiktoken encode_ordinary", "tiktoken"),
+    "hf": ("HF encode().ids", "json"),
+    "fastokens-tt": ("fastokens encode_ordinary (.tiktoken)", "tiktoken"),
+    "fastokens-json": ("fastokens encode_ordinary (tokenizer.json)", "json"),
+    "splintr-tt": ("splintr encode_ordinary (.tiktoken)", "tiktoken"),
+    "riptoken": ("riptoken encode_ordinary", "tiktoken"),
+    "sqltok-decode": ("sqltok decode", "decode"),
+    "tiktoken-decode": ("tiktoken decode", "decode"),
+}
+SINGLE_SQLTOK = ("sqltok", "sqltok-decode", "sqltok-wp")
+#: WordPiece (bert-base-uncased tokenizer.json), single texts: sqltok `encode` beside HF's.
+WORDPIECE_VARIANTS = {"sqltok-wp": ("sqltok encode (bert)", "hf-wp"), "hf-wp": ("HF encode().ids (bert)", "hf-wp")}
 
 
 # =============================================================================================== child
@@ -174,6 +202,75 @@ def load_encoder(variant: str, tok: dict, threads: int):
     raise SystemExit(f"unknown variant {variant!r}")
 
 
+def load_single(variant: str, tok: dict):
+    """Build the tokenizer for a single-text `variant` (untimed): (encode one text -> ids, decode ids
+    -> text or None)."""
+    tt, js, pattern, special = tok["tiktoken"], tok.get("json"), tok["pattern"], tok["special"]
+    if variant in ("sqltok", "sqltok-decode", "sqltok-wp"):
+        import sqltok
+
+        enc = sqltok.Tokenizer.load(tok["sqltok"])
+        return (enc.encode if variant == "sqltok-wp" else enc.encode_ordinary), enc.decode
+    if variant.startswith("tiktoken"):
+        import tiktoken
+        from tiktoken.load import load_tiktoken_bpe
+
+        enc = tiktoken.Encoding(tok["name"], pat_str=pattern, mergeable_ranks=load_tiktoken_bpe(tt),
+                                special_tokens=special)
+        return enc.encode_ordinary, enc.decode
+    if variant in ("hf", "hf-wp"):
+        from tokenizers import Tokenizer as HFTokenizer
+
+        enc = HFTokenizer.from_file(js)
+        enc.no_padding()
+        enc.no_truncation()
+        add = variant == "hf-wp"
+        return (lambda t: enc.encode(t, add_special_tokens=add).ids), None
+    if variant.startswith("fastokens"):
+        import fastokens
+
+        enc = _fastokens_json(js) if variant == "fastokens-json" else \
+            fastokens.Tokenizer.from_tiktoken(tt, pattern=pattern, special_tokens=special)
+        return (lambda t: enc.encode_ordinary(t).ids), None
+    if variant == "splintr-tt":
+        import splintr
+
+        enc = splintr.Tokenizer(tt, pattern, special)
+        return enc.encode_ordinary, None
+    if variant == "riptoken":
+        import riptoken
+
+        enc = riptoken.CoreBPE(riptoken.load_tiktoken_bpe(tt), special, pattern)
+        return enc.encode_ordinary, None
+    raise SystemExit(f"unknown single-text variant {variant!r}")
+
+
+def child_single(spec: dict) -> dict:
+    """One call per text of the corpus file: encode (ids hashed), or decode the texts' ids (encoded
+    first, untimed, by the same library; the texts hashed)."""
+    import pyarrow.parquet as pq
+
+    texts = pq.read_table(spec["corpus"], columns=["text"]).column("text").to_pylist()
+    t0 = time.perf_counter()
+    encode, decode = load_single(spec["variant"], spec["tok"])
+    load_s = time.perf_counter() - t0
+    warm_s = _warm_up(lambda: decode(encode(WARMUP_TEXT)) if decode else encode(WARMUP_TEXT)) \
+        if spec["warmup"] else None
+    if spec["variant"].endswith("-decode"):
+        ids = [encode(t) for t in texts]
+        c0, t0 = _cpu(), time.perf_counter()
+        out = [decode(i) for i in ids]
+        secs, cpu = time.perf_counter() - t0, _cpu() - c0
+        return {"seconds": secs, "cpu": cpu, "load_seconds": load_s, "warmup_seconds": warm_s, "calls": len(texts),
+                "tokens": sum(map(len, ids)), "sha256": hashlib.sha256("\0".join(out).encode()).hexdigest()}
+    c0, t0 = _cpu(), time.perf_counter()
+    out = [encode(t) for t in texts]
+    secs, cpu = time.perf_counter() - t0, _cpu() - c0
+    ids = _flat_lists(out)
+    return {"seconds": secs, "cpu": cpu, "load_seconds": load_s, "warmup_seconds": warm_s, "calls": len(texts),
+            "tokens": int(len(ids)), "sha256": _sha(ids)}
+
+
 def _flatten(kind: str, out, docs: int):
     if kind == "lists":
         if len(out) != docs:
@@ -271,7 +368,7 @@ def child_main(spec_json: str) -> None:
     cpus = sorted(os.sched_getaffinity(0))
     if spec["threads"] < len(cpus):  # enforce the thread count even for libraries that ignore it
         os.sched_setaffinity(0, cpus[:spec["threads"]])
-    fn = child_duckdb if spec["mode"] == "duckdb" else child_encode
+    fn = {"duckdb": child_duckdb, "single": child_single}.get(spec["mode"], child_encode)
     load_avg = os.getloadavg()[0]  # how busy the shared machine was when this run started
     print(json.dumps({**fn(spec), "load_avg": load_avg}))
 
@@ -332,6 +429,111 @@ def build_corpus(name: str, base: list[str], sources: list[str], mb: float, out:
     return {"name": name, "label": CORPUS_NAMES[name], "sources": sources, "path": str(out), "docs": len(docs),
             "bytes": total, "base_docs": len(base), "base_bytes": base_bytes, "cycled": cycled,
             "passes": round(total / base_bytes, 2)}
+
+
+def single_texts(name: str, base: list[str], size: int, mb: float, out: Path) -> dict:
+    """The documents of `base` as one stream (joined by blank lines) cut into texts of about `size`
+    bytes (each cut moved back to a character boundary) until `mb` MB, cycling when the stream is
+    shorter; written to `out` (Parquet, column text)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    stream = "\n\n".join(base).encode("utf-8")
+    target, texts, total, at, passes = max(int(mb * 1e6), 4 * size), [], 0, 0, 1
+    while total < target:
+        if at >= len(stream):
+            at, passes = 0, passes + 1
+        end = min(at + size, len(stream))
+        while end < len(stream) and end > at + 1 and (stream[end] & 0xC0) == 0x80:
+            end -= 1
+        texts.append(stream[at:end].decode("utf-8"))
+        total += end - at
+        at = end
+    pq.write_table(pa.table({"text": pa.array(texts, pa.string())}), out, compression="zstd")
+    return {"name": name, "size": size, "path": str(out), "texts": len(texts), "bytes": total, "passes": passes,
+            "sha256": hashlib.sha256("\0".join(texts).encode()).hexdigest()}
+
+
+def single_tables(corpora: dict, singles: dict, sruns: dict, toks: dict, sizes: list[int]) -> tuple[list, list]:
+    """Per corpus and tokenizer: microseconds per call at each size, the ratio peer time / sqltok time,
+    and whether sqltok is faster than every conforming peer at each size."""
+    lines, verdicts = [], []
+    for c, corpus in corpora.items():
+        for tkey, t in toks.items():
+            variants = t["single"]
+            if not variants:
+                continue
+            labels = {**{v: SINGLE_VARIANTS[v][0] for v in SINGLE_VARIANTS}, **{v: l for v, (l, _) in
+                                                                                 WORDPIECE_VARIANTS.items()}}
+            cells = {}
+            for v in variants:
+                for size in sizes:
+                    cell = singles[(c, size)]
+                    s = summarize(sruns.get((c, tkey, v, size), []), cell["bytes"])
+                    if "error" not in s:
+                        s["us_call"] = 1e6 * s["seconds"] / cell["texts"]
+                    cells[(v, size)] = s
+            refs = {}
+            for size in sizes:
+                src_of = {**{v: src for v, (_, src) in SINGLE_VARIANTS.items()},
+                          **{v: src for v, (_, src) in WORDPIECE_VARIANTS.items()}}
+                for ref in ("tiktoken", "hf", "hf-wp"):
+                    s = cells.get((ref, size))
+                    if s and "error" not in s and s["stable"]:
+                        refs[(ref, size)] = s["sha256"]
+                for v in variants:
+                    s = cells[(v, size)]
+                    if "error" in s:
+                        s["conforming"] = None
+                        continue
+                    src = src_of[v]
+                    ref = singles[(c, size)]["sha256"] if src == "decode" else \
+                        refs.get(({"json": "hf"}.get(src, src), size))
+                    s["conforming"] = None if ref is None else s["sha256"] == ref and s["stable"]
+            lines += ["", f"-- single texts, {t['label']}, {CORPUS_NAMES[c]}: microseconds per call (MB/s) "
+                          "and x = peer time / sqltok time (above 1: sqltok faster); '!' = ids differ"]
+            lines.append(f"  {'library':44s}" + "".join(f"{_size_label(z):>24s}" for z in sizes))
+            for v in variants:
+                row = f"  {labels[v]:44s}"
+                for size in sizes:
+                    s = cells[(v, size)]
+                    if "error" in s:
+                        row += f"{'error':>24s}"
+                        continue
+                    mine = _single_mine(v)
+                    ms = cells.get((mine, size))
+                    x = "" if v == mine or not ms or "error" in ms else f" {s['seconds'] / ms['seconds']:5.2f}x"
+                    row += f"{s['us_call']:10.2f} ({s['mb_s']:6.1f}){x:7s}{'' if s['conforming'] else '!'}"
+                lines.append(row)
+            for mine in [v for v in variants if v in SINGLE_SQLTOK]:
+                for size in sizes:
+                    ms = cells[(mine, size)]
+                    peers = [(v, s) for (v, z), s in cells.items() if z == size and _single_mine(v) == mine
+                             and v != mine and s.get("conforming")]
+                    if "error" in ms or not peers:
+                        continue
+                    fv, fs = min(peers, key=lambda p: p[1]["seconds"])
+                    ratio = fs["seconds"] / ms["seconds"]
+                    verdicts.append({"mode": "single", "corpus": c, "tokenizer": t["name"], "sqltok": mine,
+                                     "size": size, "fastest_conforming_peer": fv, "ratio": ratio,
+                                     "sqltok_conforming": ms["conforming"],
+                                     "faster_than_every_conforming_peer": ratio > 1})
+                    lines.append(f"    -> {_size_label(size)}: {labels[mine]} {'IS' if ratio > 1 else 'is NOT'} "
+                                 f"faster than every conforming peer: {ratio:.2f}x the fastest, {labels[fv]} "
+                                 f"({fs['us_call']:.2f} us/call)" + ("" if ms["conforming"] else
+                                                                   " [but sqltok's output does NOT conform]"))
+            for (v, size), s in cells.items():
+                s.update(corpus=c, tokenizer=t["name"], variant=v, size=size)
+    return lines, verdicts
+
+
+def _single_mine(variant: str) -> str:
+    """The sqltok row a single-text row is compared with."""
+    return "sqltok-decode" if variant.endswith("-decode") else "sqltok-wp" if variant.endswith("-wp") else "sqltok"
+
+
+def _size_label(size: int) -> str:
+    return f"{size // 1024} KB" if size >= 1024 else f"{size} B"
 
 
 def describe_corpus(c: dict) -> str:
@@ -537,8 +739,9 @@ def encoder_build() -> dict:
     import sqltok
 
     out = {}
-    for so in sorted(Path(sqltok.__file__).parent.glob("_*.so")):
-        out[so.name] = {"sha256": hashlib.sha256(so.read_bytes()).hexdigest()[:12],
+    root = Path(sqltok.__file__).parent
+    for so in sorted(root.rglob("_*.so")):
+        out[str(so.relative_to(root))] = {"sha256": hashlib.sha256(so.read_bytes()).hexdigest()[:12],
                         "mtime": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(so.stat().st_mtime))}
     return out
 
@@ -587,6 +790,12 @@ def parse_args(argv=None):
     ap.add_argument("--skip", nargs="*", default=[], help="variants to leave out, e.g. hf splintr-json")
     ap.add_argument("--no-warmup", action="store_true",
                     help="time each library's very first call (default: after an untimed call on one sentence)")
+    ap.add_argument("--modes", nargs="+", default=["batch", "single"], choices=["batch", "single"],
+                    help="batch: whole corpora per call; single: one call per text at each --sizes")
+    ap.add_argument("--sizes", type=int, nargs="+", default=list(SIZES), help="single-text sizes in bytes")
+    ap.add_argument("--single-mb", type=float, default=2, help="MB of texts per single-text size")
+    ap.add_argument("--bert", type=Path, default=fixtures / "tokenizers" / "bert-base-uncased" / "tokenizer.json",
+                    help="WordPiece tokenizer.json for the single-text WordPiece rows")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per subprocess")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -608,7 +817,7 @@ def main(argv=None) -> None:
         # ---- corpora
         _log("building corpora ...")
         en_docs = read_docs(args.en, args.text_key)
-        corpora = {}
+        corpora, bases = {}, {}
         for name in args.corpora:
             if name == "en":
                 base, sources = en_docs, [str(args.en)]
@@ -620,6 +829,10 @@ def main(argv=None) -> None:
                 random.Random(0).shuffle(base)  # languages interleaved, so every thread gets a mix
                 sources = [str(f) for f in files]
             corpora[name] = build_corpus(name, base, sources, args.mb, work / f"{name}.parquet")
+            bases[name] = base
+        singles = {(c, z): single_texts(c, bases[c], z, args.single_mb, work / f"single-{c}-{z}.parquet")
+                   for c in corpora for z in args.sizes} if "single" in args.modes else {}
+        del bases
         # ---- tokenizers
         _log("preparing tokenizers ...")
         from sqltok.pretokenizer.patterns import O200K as MAIN_PATTERN
@@ -627,19 +840,26 @@ def main(argv=None) -> None:
         o200k = {"name": "o200k_base", "label": "o200k_base", "sqltok": str(args.o200k / "o200k_base.tiktoken"),
                  "tiktoken": str(args.o200k / "o200k_base.tiktoken"), "json": str(args.o200k / "tokenizer.json"),
                  "pattern": MAIN_PATTERN, "special": O200K_SPECIAL, "info": f"files in {args.o200k}",
-                 "note": None, "variants": list(O200K_VARIANTS)}
+                 "note": None, "variants": list(O200K_VARIANTS), "single": list(SINGLE_VARIANTS)}
         trained = prepare_trained(args, en_docs, work)
+        trained["single"] = [v for v in SINGLE_VARIANTS if trained["json"] or SINGLE_VARIANTS[v][1] != "json"]
+        bert = {"name": "bert-base-uncased", "label": "bert-base-uncased (WordPiece)", "sqltok": str(args.bert),
+                "tiktoken": None, "json": str(args.bert), "pattern": None, "special": {},
+                "info": f"file {args.bert}", "note": None, "variants": [], "single": list(WORDPIECE_VARIANTS)}
         del en_docs
-        toks = {"o200k": o200k, "trained": trained}
+        toks = {"o200k": o200k, "trained": trained, "bert": bert}
         for t in toks.values():
-            t["variants"] = [v for v in t["variants"] if v not in args.skip]
+            t["variants"] = [v for v in t["variants"] if v not in args.skip] if "batch" in args.modes else []
+            t["single"] = [v for v in t["single"] if v not in args.skip] if "single" in args.modes else []
         # ---- encode runs: every round goes through everything, so drift hits all libraries alike
         jobs = [(c, t, v, k) for c in corpora for t in toks for v in toks[t]["variants"] for k in args.threads]
         djobs = [(c, v, k) for c in args.duckdb_corpora if c in corpora for v in DUCKDB_VARIANTS
-                 if v not in args.skip for k in args.threads]
+                 if v not in args.skip for k in args.threads] if "batch" in args.modes else []
+        sjobs = [(c, t, v, z) for c in corpora for t in toks for v in toks[t]["single"] for z in args.sizes]
         runs: dict = {}
         druns: dict = {}
-        total, done = args.rounds * (len(jobs) + len(djobs)), 0
+        sruns: dict = {}
+        total, done = args.rounds * (len(jobs) + len(djobs) + len(sjobs)), 0
         for rnd in range(args.rounds):
             for c, t, v, k in jobs:
                 tok = {key: toks[t][key] for key in ("name", "sqltok", "tiktoken", "json", "pattern", "special")}
@@ -650,6 +870,15 @@ def main(argv=None) -> None:
                 done += 1
                 _log(f"[{done}/{total}] {c} {t} {v} threads={k} round={rnd + 1}: " +
                      (r["error"] if "error" in r else f"{corpora[c]['bytes'] / 1e6 / r['seconds']:.2f} MB/s"))
+            for c, t, v, z in sjobs:
+                tok = {key: toks[t][key] for key in ("name", "sqltok", "tiktoken", "json", "pattern", "special")}
+                spec = {"mode": "single", "corpus": singles[(c, z)]["path"], "variant": v, "threads": 1, "tok": tok,
+                        "warmup": not args.no_warmup}
+                r = run_child(spec, args.timeout)
+                sruns.setdefault((c, t, v, z), []).append({"round": rnd, **r})
+                done += 1
+                _log(f"[{done}/{total}] single {c} {t} {v} {z} B round={rnd + 1}: " +
+                     (r["error"] if "error" in r else f"{1e6 * r['seconds'] / r['calls']:.2f} us/call"))
             for c, v, k in djobs:
                 tok = {key: o200k[key] for key in ("name", "sqltok", "tiktoken", "json", "pattern", "special")}
                 spec = {"mode": "duckdb", "corpus": corpora[c]["path"], "variant": v, "threads": k, "tok": tok,
@@ -673,7 +902,7 @@ def main(argv=None) -> None:
             "# the timed call follows one untimed call on a sentence not from the corpus: what a library "
             "initializes lazily on first use is not timed (its ms are listed under each table); no cache "
             "has seen the timed documents"),
-           f"# load average (1 min) when the runs started: {load_text(runs, druns)} (other work on this machine "
+           f"# load average (1 min) when the runs started: {load_text(runs, druns, sruns)} (other work on this machine "
            "shares the cores: it slows 2-thread runs most)",
            "# list = encode_ordinary_batch (Python lists out), arrow = encode_arrow (Arrow list<int32> out).",
            "# peers' list APIs include building the Python id lists (HF, fastokens: Encoding.ids); "
@@ -684,7 +913,11 @@ def main(argv=None) -> None:
            "the CPU pinning holds its 1-thread row to 1 CPU.",
            "# o200k: fastokens (tokenizer.json) gets the file with the 2 special tokens removed from model.vocab"
            " (kept in added_tokens): fastokens 0.3.5 refuses non-contiguous vocab ids."]
-    out.append("# sqltok build: " + ", ".join(f"{k} {v['sha256']} ({v['mtime']} UTC)" for k, v in build.items())
+    import sqltok
+
+    combined = hashlib.sha256(json.dumps(build, sort_keys=True).encode()).hexdigest()[:12]
+    out.append(f"# sqltok from {Path(sqltok.__file__).parent}: {len(build)} compiled modules, combined hash {combined}, "
+               f"newest {max((v['mtime'] for v in build.values()), default='-')} UTC"
                + ("; CHANGED DURING THE RUN: later runs used another build" if rebuilt else ""))
     for t in toks.values():
         out.append(f"# tokenizer {t['label']}: {t['info']}" + (f"; {t['note']}" if t["note"] else ""))
@@ -693,6 +926,8 @@ def main(argv=None) -> None:
     for c, corpus in corpora.items():
         out += ["", f"== {describe_corpus(corpus)}"]
         for tkey, t in toks.items():
+            if not t["variants"]:
+                continue
             rows = {(v, k): summarize(runs.get((c, tkey, v, k), []), corpus["bytes"])
                     for v in t["variants"] for k in args.threads}
             refs = reference_hashes(rows)
@@ -707,7 +942,7 @@ def main(argv=None) -> None:
                 summary.append({"corpus": c, "tokenizer": t["name"], "variant": v, "threads": k, **s})
             verdicts += [{"corpus": c, "tokenizer": t["name"], **vd} for vd in vds]
     dsummary = []
-    for c in args.duckdb_corpora:
+    for c in args.duckdb_corpora if "batch" in args.modes else []:
         if c not in corpora:
             continue
         rows = {(v, k): summarize(druns.get((c, v, k), []), corpora[c]["bytes"])
@@ -727,6 +962,13 @@ def main(argv=None) -> None:
         for (v, k), s in rows.items():
             dsummary.append({"corpus": c, "variant": v, "threads": k, **s})
         verdicts += [{"corpus": c, "tokenizer": "o200k_base", "duckdb": True, **vd} for vd in vds]
+    if singles:
+        out += ["", "== single texts: one call per text, one thread, fresh process; texts cut from each corpus "
+                    "stream: " + ", ".join(f"{_size_label(z)} x {singles[(c, z)]['texts']:,}" for c in list(corpora)[:1]
+                                            for z in args.sizes) + " (per corpus)"]
+        lines, svds = single_tables(corpora, singles, sruns, toks, args.sizes)
+        out += lines
+        verdicts += svds
     out.append("")
     out.append(f"# total {time.perf_counter() - t_start:.0f} s")
     print("\n".join(out))
@@ -740,7 +982,10 @@ def main(argv=None) -> None:
             "runs": [{"corpus": c, "tokenizer": t, "variant": v, "threads": k, **r}
                      for (c, t, v, k), rs in runs.items() for r in rs],
             "duckdb_runs": [{"corpus": c, "variant": v, "threads": k, **r}
-                            for (c, v, k), rs in druns.items() for r in rs]}
+                            for (c, v, k), rs in druns.items() for r in rs],
+            "single_texts": list(singles.values()),
+            "single_runs": [{"corpus": c, "tokenizer": t, "variant": v, "size": z, **r}
+                            for (c, t, v, z), rs in sruns.items() for r in rs]}
     print(json.dumps(blob, default=str))
 
 

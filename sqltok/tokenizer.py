@@ -1,11 +1,13 @@
-"""`Tokenizer`: what every tokenizer family offers, tiktoken's API over the family's Arrow entry points,
-and `Tokenizer.load(path)`, which picks the family by the file's content.
+"""`Tokenizer`: what every tokenizer family offers, tiktoken's API over the family's entry points, and
+`Tokenizer.load(path)`, which picks the family by the file's content.
 
 A family (byte-level BPE, WordPiece, ...) subclasses `Tokenizer`, names the file kinds it reads
 (`file_kinds`, see `sqltok.formats.kind`) and implements `from_file`, `n_vocab`, `encode_arrow`,
 `decode_arrow`, `decode_single_token_bytes`, `vocabularies` and `encode_with_offsets`, and sets
 `_pickle_as` when it builds a tokenizer; the rest comes from here: tiktoken's whole `Encoding` API,
-HF's vocabulary lookups and pickling.
+HF's vocabulary lookups and pickling. Single texts and short lists take the direct path
+(`_encode_texts`, `_encode_text`, `_decode_ids`), which goes through Arrow unless the family gives its
+own: Python str in, Python objects out.
 """
 from __future__ import annotations
 
@@ -28,6 +30,10 @@ from sqltok.formats.kind import KINDS, TokenizerFile, sniff
 from sqltok.token_offsets import EncodedText
 
 AllowedSpecial = Literal["all"] | Collection[str]
+
+#: encode_batch of fewer texts takes the direct path: the Arrow path would run them on one thread too
+#: (`parallel_rows.row_threads`: a thread per 64 rows).
+DIRECT_TEXTS = 64
 
 
 class Tokenizer(ABC):
@@ -55,6 +61,7 @@ class Tokenizer(ABC):
         self._lookups: tuple[dict[str, int], dict[str, int], dict[int, str], dict[int, str]] | None = None
         #: How pickle rebuilds this tokenizer: (callable, args) from its source, set by the family.
         self._pickle_as: tuple[Callable[..., Tokenizer], tuple] | None = None
+        self._token_list: list[str | None] | None = None
 
     # -- loading -----------------------------------------------------------------------------------
     @classmethod
@@ -130,6 +137,8 @@ class Tokenizer(ABC):
 
     def _allowed_ids(self, allowed_special: AllowedSpecial) -> set[int] | str | None:
         """"all", the ids of the allowed special tokens, or None when none is allowed."""
+        if not allowed_special:
+            return None
         if allowed_special == "all":
             return "all"
         unknown = set(allowed_special) - self.special_tokens_set
@@ -155,8 +164,9 @@ class Tokenizer(ABC):
     def _check_disallowed(self, texts: list[str], allowed_special, disallowed_special) -> None:
         """tiktoken's check: ValueError when a disallowed special token's text appears."""
         if disallowed_special == "all":
-            allowed = self.special_tokens_set if allowed_special == "all" else set(allowed_special)
-            disallowed = self.special_tokens_set - allowed
+            if allowed_special == "all":
+                return
+            disallowed = [s for s in self._special_tokens if s not in allowed_special]
         else:
             disallowed = set(disallowed_special)
         for text in texts:
@@ -217,41 +227,81 @@ class Tokenizer(ABC):
         """Python strings as the family's encoder takes them (see `text_array`)."""
         return text_array(texts, self.fixes_surrogates)
 
+    # -- the direct path: Python objects in and out (a family gives its own, without Arrow) ----------
+    def _encode_texts(self, texts: list[str], allowed_special: AllowedSpecial, counts_only: bool = False) -> list:
+        """Ids (lists) or token counts of a few str on this thread."""
+        arr = self._text_array(texts)
+        if counts_only:
+            return self.encode_arrow(arr, allowed_special, 1, counts_only=True).to_pylist()
+        return self._encode_lists(arr, allowed_special, 1)
+
+    def _encode_text(self, text: str, allowed_special: AllowedSpecial, counts_only: bool = False) -> list[int] | int:
+        """Ids or token count of one str."""
+        return self._encode_texts([text], allowed_special, counts_only)[0]
+
+    def _decode_ids(self, ids: Sequence[int]) -> bytes:
+        """The bytes of one sequence of ids."""
+        return self.decode_arrow(id_array(ids))[0].as_py().encode()
+
+    def _utf8_texts(self, texts: list[str]) -> list[str]:
+        """`texts` with what UTF-8 cannot hold (surrogates) fixed as `text_array` does, or its error."""
+        return [_utf8_text(t, self.fixes_surrogates) for t in texts]
+
     # -- tiktoken-style Python API -----------------------------------------------------------------
     def encode(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
                disallowed_special: AllowedSpecial = "all") -> list[int]:
         """Token ids of `text`; special tokens as tiktoken: matched only when allowed, an error when a
         disallowed one appears."""
-        return self.encode_batch([text], allowed_special=allowed_special,
-                                 disallowed_special=disallowed_special, num_threads=1)[0]
+        if not isinstance(text, str):
+            raise TypeError(f"text must be str, not {type(text).__name__}")
+        if disallowed_special:
+            self._check_disallowed([text], allowed_special, disallowed_special)
+        return self._encode_text(text, allowed_special)
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Token ids of `text`, special-token text encoded as ordinary text."""
-        return self._encode_lists(self._text_array([text]), (), 1)[0]
+        if not isinstance(text, str):
+            raise TypeError(f"text must be str, not {type(text).__name__}")
+        return self._encode_text(text, ())
 
     def encode_batch(self, texts: Sequence[str], *, num_threads: int | None = None,
                      allowed_special: AllowedSpecial = frozenset(),
                      disallowed_special: AllowedSpecial = "all") -> list[list[int]]:
         """`encode` of every text, on `num_threads` threads (default: up to 2)."""
         texts = require_str(texts)
-        self._check_disallowed(texts, allowed_special, disallowed_special)
+        if disallowed_special:
+            self._check_disallowed(texts, allowed_special, disallowed_special)
+        if len(texts) < DIRECT_TEXTS:
+            return self._encode_texts(texts, allowed_special)
         return self._encode_lists(arrow_texts(texts, self.fixes_surrogates), allowed_special, num_threads)
 
     def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[int]]:
         """`encode_ordinary` of every text."""
-        return self._encode_lists(self._text_array(texts), (), num_threads)
+        texts = require_str(texts)
+        if len(texts) < DIRECT_TEXTS:
+            return self._encode_texts(texts, ())
+        return self._encode_lists(arrow_texts(texts, self.fixes_surrogates), (), num_threads)
 
     def token_count(self, text: str) -> int:
         """How many tokens `encode_ordinary(text)` gives."""
-        return self.encode_arrow(self._text_array([text]), (), 1, counts_only=True)[0].as_py()
+        if not isinstance(text, str):
+            raise TypeError(f"text must be str, not {type(text).__name__}")
+        return self._encode_text(text, (), True)
+
+    def tokens(self, text: str) -> list[str | None]:
+        """The tokens of `encode_ordinary(text)` as strings, as SQL's `tokens` shows them."""
+        if self._token_list is None:
+            self._token_list = self.token_strings().to_pylist()
+        strings = self._token_list
+        return [strings[t] for t in self.encode_ordinary(text)]
 
     def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
         """The text of `ids`; bytes that are not UTF-8 become U+FFFD unless errors="strict"."""
-        return self.decode_arrow(id_array(ids), errors)[0].as_py()
+        return self._decode_ids(ids).decode("utf-8", errors)
 
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         """The bytes of `ids`."""
-        return self.decode(ids).encode()
+        return self._decode_ids(ids)
 
     def decode_tokens_bytes(self, ids: Sequence[int]) -> list[bytes]:
         """The bytes of each id."""
@@ -419,9 +469,24 @@ def arrow_texts(texts: list[str], fix_surrogates: bool = False) -> pa.Array:
         return pa.array(texts, pa.large_string())
     except (UnicodeEncodeError, pa.ArrowInvalid) as e:
         if not fix_surrogates:
-            raise SqltokError(f"text is not valid Unicode (a lone surrogate?): {e}") from None
-    return pa.array([t.encode("utf-16", "surrogatepass").decode("utf-16", "replace") for t in texts],
-                    pa.large_string())
+            raise _not_unicode(e) from None
+    return pa.array([_utf8_text(t, True) for t in texts], pa.large_string())
+
+
+def _utf8_text(text: str, fix_surrogates: bool) -> str:
+    """`text` itself when UTF-8 can hold it; else (surrogates) an error, or with `fix_surrogates`
+    what tiktoken makes of them: a pair the character it encodes, a lone one U+FFFD."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError as e:
+        if not fix_surrogates:
+            raise _not_unicode(e) from None
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _not_unicode(e: Exception) -> SqltokError:
+    return SqltokError(f"text is not valid Unicode (a lone surrogate?): {e}")
 
 
 def id_array(ids: Sequence[int]) -> pa.Array:

@@ -10,6 +10,7 @@ from sqltok.bpe.pretoken_cache cimport CacheSlot, PieceKey
 from sqltok.bpe.workspace cimport Workspace
 from sqltok.native.arrow_buffers cimport BinaryView
 from sqltok.native.bytes_table cimport BytesTable
+from sqltok.native.decode_arrow cimport TokenPieces
 from sqltok.native.id_lists cimport IdRows, IdVector
 from sqltok.native.id_output cimport IdPool
 
@@ -68,3 +69,6 @@ cdef class Encoder:
                          Workspace& ws) noexcept nogil
     cdef void _encode_rows(self, const BinaryView& v, int64_t first, int64_t last, const uint8_t* allowed,
                            bint keep_ids, IdRows& res, Workspace& ws) noexcept nogil
+    cdef const uint8_t* _allowed_mask(self, allowed_special, vector[uint8_t]& mask)
+    cdef object _encode_one(self, str text, const uint8_t* allowed, bint counts_only, Workspace* ws)
+    cdef TokenPieces _pieces(self)

@@ -1,5 +1,6 @@
 # cython: language_level=3
-"""The byte-level BPE encoder: text -> pretokens -> token ids, over Arrow arrays, GIL released.
+"""The byte-level BPE encoder: text -> pretokens -> token ids, over Arrow arrays with the GIL released,
+or one Python str at a time (the direct path: the str's own UTF-8 buffer in, a list of ints out).
 
 A pretoken whose bytes are a token that merging would reach anyway becomes that token directly (for
 tiktoken and `ignore_merges` tokenizers: every token). Otherwise merging starts from the byte tokens
@@ -22,6 +23,7 @@ pretoken cache (`pretoken_cache`, `long_cache`) and a thread's `workspace`; from
 rows shared among threads (`parallel_rows`), the Arrow output (`id_output`) and decoding
 (`decode_arrow`). This module holds the Encoder: its tables, and a text's way through them.
 """
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.string cimport memcmp
 from libcpp.string cimport string
@@ -40,7 +42,8 @@ from sqltok.native.bytes_table cimport (KEY_WORDS_MAX, SLOT_KEY_MAX, BytesTable,
                                         bytes_table_get, bytes_table_get_hashed, bytes_table_get_words, key_words)
 from sqltok.native.decode_arrow cimport TokenPieces, decode_arrow
 from sqltok.native.id_lists cimport IdRows, IdVector, id_rows_move
-from sqltok.native.id_output cimport id_pool_new, id_pool_release, id_pool_take, id_rows_arrow, id_rows_lists
+from sqltok.native.decode_ids cimport decode_ids
+from sqltok.native.id_output cimport id_list, id_pool_new, id_pool_release, id_pool_take, id_rows_arrow, id_rows_lists
 from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
 from sqltok.native.portable cimport prefetch
 from sqltok.pretokenizer.matcher cimport pretokenize_pattern
@@ -53,6 +56,8 @@ cdef enum:
     PREFETCH = 24             # pieces ahead whose table slots are requested early
     SHORT_KEY = SLOT_KEY_MAX  # pretokens up to this many bytes are looked up in the vocabulary first
     VOCAB_PADDING = 24        # zero bytes after the last token, for word-wise key compares
+    NOGIL_BYTES = 4096        # a single text from Python this long or longer is encoded without the GIL
+    KEEP_IDS = 1 << 20        # a workspace keeps the ids vector of a single text up to this capacity
 
 
 cdef inline void _prefetch(const PretokenCache& cache, const BytesTable* direct, uint64_t h) noexcept nogil:
@@ -479,6 +484,75 @@ cdef class Encoder:
             if not keep_ids:
                 res.ids.clear()
 
+    cdef const uint8_t* _allowed_mask(self, allowed_special, vector[uint8_t]& mask):
+        """`allowed_special` (None, "all" or a set of special token ids) as a flag per special token,
+        in `special_ids` order, in `mask`; NULL when none is allowed."""
+        cdef bint every
+        cdef int32_t sid
+        cdef uint8_t flag
+        if allowed_special is None:
+            return NULL
+        every = allowed_special == "all"
+        for sid in self.special_ids:
+            flag = every or sid in allowed_special
+            mask.push_back(flag)
+        return mask.data()
+
+    # -- one text from Python, without Arrow -------------------------------------------------------
+    cdef object _encode_one(self, str text, const uint8_t* allowed, bint counts_only, Workspace* ws):
+        """Ids (list) or their number of one str, encoded from its own UTF-8 buffer in `ws`; the GIL is
+        released for long texts. UnicodeEncodeError for a surrogate, SqltokError when encoding fails."""
+        cdef Py_ssize_t n
+        cdef const uint8_t* p = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
+        cdef int rc
+        workspace_init(ws[0], n, 1)
+        ws.defer = not self.has_supers
+        ws.out.clear()
+        if n < NOGIL_BYTES:
+            rc = self.encode_text(p, n, allowed, ws.out, ws[0])
+        else:
+            with nogil:
+                rc = self.encode_text(p, n, allowed, ws.out, ws[0])
+        if rc:
+            raise SqltokError(failure_message(0, rc))
+        if counts_only:
+            return <int64_t>ws.out.size()
+        if self.id_objects is None:
+            self.id_objects = list(range(self.n_vocab))
+        ids = id_list(ws.out.data(), <int64_t>ws.out.size(), self.id_objects)
+        if ws.out.capacity() > KEEP_IDS:
+            IdVector().swap(ws.out)
+        return ids
+
+    def encode_str(self, str text not None, allowed_special=None, bint counts_only=False):
+        """Ids (a list of int) of one str, or with `counts_only` their number: the direct path, with no
+        Arrow on the way. `allowed_special` as for `encode_arrow`; UnicodeEncodeError for a surrogate."""
+        cdef vector[uint8_t] mask
+        cdef const uint8_t* allowed = self._allowed_mask(allowed_special, mask)
+        cdef Workspace* ws = self._take_workspace()
+        cdef bint failed = True
+        try:
+            out = self._encode_one(text, allowed, counts_only, ws)
+            failed = False
+        finally:
+            self._give_back(ws, failed)
+        return out
+
+    def encode_strs(self, list texts not None, allowed_special=None, bint counts_only=False):
+        """`encode_str` of every str of `texts` on this thread (a list of results)."""
+        cdef vector[uint8_t] mask
+        cdef const uint8_t* allowed = self._allowed_mask(allowed_special, mask)
+        cdef Workspace* ws = self._take_workspace()
+        cdef bint failed = True
+        cdef list out = []
+        try:
+            for text in texts:
+                out.append(self._encode_one(text, allowed, counts_only, ws))
+            failed = False
+        finally:
+            self._give_back(ws, failed)
+        return out
+
     def encode_arrow(self, texts, allowed_special=None, int threads=1, bint counts_only=False,
                      bint as_lists=False):
         """Encode a pyarrow string array: a list<int32> array of ids (NULL stays NULL), or with
@@ -488,18 +562,7 @@ cdef class Encoder:
         from the C buffers."""
         cdef vector[uint8_t] allowed_mask
         cdef EncodeCall call
-        cdef bint every
-        cdef int32_t sid
-        cdef uint8_t flag
-        call.allowed = NULL
-        if allowed_special is not None:
-            every = allowed_special == "all"
-            for sid in self.special_ids:
-                flag = 1
-                if not every and sid not in allowed_special:
-                    flag = 0
-                allowed_mask.push_back(flag)
-            call.allowed = allowed_mask.data()
+        call.allowed = self._allowed_mask(allowed_special, allowed_mask)
         cdef list keep = []
         cdef RowRun run
         rows_open(run, texts, keep, threads, True)
@@ -534,9 +597,8 @@ cdef class Encoder:
         return id_rows_arrow(ordered, counts_only, self.pool, run.threads)
 
     # -- ids -> bytes ------------------------------------------------------------------------------
-    def decode_arrow(self, ids):
-        """Bytes of each row of a list<integer> array (NULL stays NULL), as a large_binary array.
-        Unknown ids raise ValueError."""
+    cdef TokenPieces _pieces(self):
+        """What decoding reads: each id's bytes."""
         cdef TokenPieces pieces
         pieces.data = self.vocab.data()
         pieces.starts = self.starts.data()
@@ -545,7 +607,17 @@ cdef class Encoder:
         pieces.later = 0
         pieces.valid = self.valid.data()
         pieces.skip = NULL
-        return decode_arrow(ids, pieces, pa.large_binary())
+        return pieces
+
+    def decode_arrow(self, ids):
+        """Bytes of each row of a list<integer> array (NULL stays NULL), as a large_binary array.
+        Unknown ids raise ValueError."""
+        return decode_arrow(ids, self._pieces(), pa.large_binary())
+
+    def decode_ids(self, ids) -> bytes:
+        """The bytes of one sequence of ids (Python ints), without Arrow. Unknown ids raise
+        ValueError, items that are no integers TypeError."""
+        return decode_ids(ids, self._pieces())
 
     def token_bytes(self, int32_t token_id) -> bytes:
         """The bytes of one token id; UnknownTokenError (a KeyError, as tiktoken's) for an id without one."""

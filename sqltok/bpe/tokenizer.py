@@ -1,6 +1,7 @@
 """`BPETokenizer`: byte-level BPE tokenizers (tiktoken files, HF `tokenizer.json` byte-level BPE,
 GPT-2's vocab.json + merges.txt, reference `.model` files, models trained by sqltok); the work happens
-in the Cython `Encoder` over Arrow arrays with the GIL released.
+in the Cython `Encoder`, over Arrow arrays with the GIL released, or straight from a Python str for
+single texts and short lists (the direct path).
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ from sqltok.pretokenizer._pretokenize import PATTERN_IDS, pattern_id, pretokeniz
 from sqltok.store import load_model
 from sqltok.threads import default_threads
 from sqltok.token_offsets import EncodedText, byte_span_offsets
-from sqltok.tokenizer import AllowedSpecial, Tokenizer, id_array, require_str
+from sqltok.tokenizer import AllowedSpecial, Tokenizer, require_str
 
 #: Pattern id meaning "each piece is already one pretoken" (used after a Python `regex` split).
 PAT_NONE = -1
@@ -160,6 +161,27 @@ class BPETokenizer(Tokenizer):
             return self._encoder.encode_arrow(arr, allowed, threads, as_lists=True)
         return self._encode_fallback(arr, allowed, threads, False).to_pylist()
 
+    def _encode_texts(self, texts: list[str], allowed_special: AllowedSpecial, counts_only: bool = False) -> list:
+        if self._fallback is not None or (self.normalizer and not all(t.isascii() for t in texts)):
+            return super()._encode_texts(texts, allowed_special, counts_only)  # (NFC leaves ASCII alone)
+        allowed = self._allowed_ids(allowed_special)
+        try:
+            return self._encoder.encode_strs(texts, allowed, counts_only)
+        except UnicodeEncodeError:
+            return self._encoder.encode_strs(self._utf8_texts(texts), allowed, counts_only)
+
+    def _encode_text(self, text: str, allowed_special: AllowedSpecial, counts_only: bool = False) -> list[int] | int:
+        if self._fallback is not None or (self.normalizer and not text.isascii()):
+            return super()._encode_text(text, allowed_special, counts_only)
+        allowed = self._allowed_ids(allowed_special) if allowed_special else None
+        try:
+            return self._encoder.encode_str(text, allowed, counts_only)
+        except UnicodeEncodeError:
+            return self._encoder.encode_str(self._utf8_texts([text])[0], allowed, counts_only)
+
+    def _decode_ids(self, ids: Sequence[int]) -> bytes:
+        return self._encoder.decode_ids(ids)
+
     def _encode_fallback(self, texts: pa.Array, allowed, threads: int, counts_only: bool) -> pa.Array:
         """Unknown pattern: pretokens from Python `regex`, merged in Cython (slow but exact)."""
         rows = texts.to_pylist()
@@ -187,14 +209,6 @@ class BPETokenizer(Tokenizer):
         """Texts (large_string) of a list<integer> array; invalid UTF-8 is replaced by U+FFFD
         (errors="replace") or raises (errors="strict")."""
         return _to_text(self._encoder.decode_arrow(ids), errors)
-
-    def decode_bytes(self, ids: Sequence[int]) -> bytes:
-        """The bytes of `ids`."""
-        return self._encoder.decode_arrow(id_array(ids))[0].as_py()
-
-    def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
-        """The text of `ids`; bytes that are not UTF-8 become U+FFFD unless errors="strict"."""
-        return self.decode_bytes(ids).decode("utf-8", errors)
 
     def decode_single_token_bytes(self, token: int) -> bytes:
         """The bytes of one token id; UnknownTokenError (a KeyError) for an id without a token."""

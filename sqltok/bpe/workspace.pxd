@@ -23,6 +23,7 @@ cdef cppclass Workspace:
     IdVector run                  # a run of pretokens being supermerged
     vector[int32_t] piece_sizes   # when asked: how many ids each pretoken gave, in order
     bint keep_sizes
+    IdVector out                  # the direct path: the ids of the text at hand
 
 
 cdef inline void workspace_init(Workspace& ws, int64_t text_bytes, int threads) noexcept nogil:

@@ -20,6 +20,20 @@ cdef struct TokenPieces:
     const uint8_t* skip         # 1 for the ids that decode to nothing (NULL: none)
 
 
+cdef inline bint add_piece(const TokenPieces& pieces, int64_t t, bint* first, string& out) noexcept nogil:
+    """Append the piece of id t to `out` (nothing for a skipped id; `first`: none yet in this
+    sequence, updated); False when t has no piece."""
+    cdef int64_t piece
+    if t < 0 or t >= pieces.n_ids or (pieces.valid != NULL and not pieces.valid[t]):
+        return False
+    if pieces.skip != NULL and pieces.skip[t]:
+        return True
+    piece = t if first[0] else t + pieces.later
+    out.append(pieces.data + pieces.starts[piece], pieces.ends[piece] - pieces.starts[piece])
+    first[0] = False
+    return True
+
+
 cdef inline object decode_arrow(object ids, const TokenPieces& pieces, object out_type):
     """The pieces of each row of the list<integer> array `ids` as an `out_type` array (large_binary or
     large_string); NULL stays NULL, an id without a piece raises UnknownTokenError
@@ -31,7 +45,7 @@ cdef inline object decode_arrow(object ids, const TokenPieces& pieces, object ou
     ids = keep[0]  # the array as read: large_list
     cdef const int32_t* tok = view.ids
     cdef const int64_t* loff = view.offsets
-    cdef int64_t n = view.length, r, j, t, piece, bad = -1
+    cdef int64_t n = view.length, r, j, bad = -1
     cdef bint first
     cdef string out
     cdef vector[int64_t] offs
@@ -40,15 +54,9 @@ cdef inline object decode_arrow(object ids, const TokenPieces& pieces, object ou
         for r in range(n):
             first = True
             for j in range(loff[r], loff[r + 1]):
-                t = tok[j]
-                if t < 0 or t >= pieces.n_ids or (pieces.valid != NULL and not pieces.valid[t]):
+                if not add_piece(pieces, tok[j], &first, out):
                     bad = j
                     break
-                if pieces.skip != NULL and pieces.skip[t]:
-                    continue
-                piece = t if first else t + pieces.later
-                out.append(pieces.data + pieces.starts[piece], pieces.ends[piece] - pieces.starts[piece])
-                first = False
             if bad >= 0:
                 break
             offs.push_back(<int64_t>out.size())

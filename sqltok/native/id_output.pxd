@@ -1,5 +1,6 @@
 # cython: language_level=3
-"""Id rows to Arrow (list<int32> ids or int64 counts) and to Python lists of ints.
+"""Id rows to Arrow (list<int32> ids or int64 counts) and to Python lists of ints (`id_list` for
+one row: the direct path of single texts).
 
 The ids go to Arrow without a copy; when Arrow lets go of them, their vector goes back to the
 encoder's `IdPool` for the next call, so that its pages are not faulted in and zeroed again.
@@ -159,12 +160,22 @@ cdef extern from "Python.h":
     void _incref "Py_INCREF"(PyObject*)
 
 
+cdef inline list id_list(const int32_t* ids, int64_t n, list id_objects):
+    """ids[:n] as a Python list, each id the shared int object of `id_objects` (no int made per token)."""
+    cdef list out = PyList_New(n)
+    cdef int64_t i
+    cdef PyObject* item
+    for i in range(n):
+        item = _list_get(id_objects, ids[i])
+        _incref(item)
+        _list_set(out, i, item)
+    return out
+
+
 cdef inline list _rows_to_lists(vector[IdRows]& parts, list id_objects):
     cdef list rows = []
-    cdef list ids
     cdef size_t k, j
-    cdef int64_t at, ln, i
-    cdef PyObject* item
+    cdef int64_t at, ln
     for k in range(parts.size()):
         at = 0
         for j in range(parts[k].lengths.size()):
@@ -172,13 +183,8 @@ cdef inline list _rows_to_lists(vector[IdRows]& parts, list id_objects):
             if ln < 0:
                 rows.append(None)
                 continue
-            ids = PyList_New(ln)
-            for i in range(ln):
-                item = _list_get(id_objects, parts[k].ids[at + i])
-                _incref(item)
-                _list_set(ids, i, item)
+            rows.append(id_list(parts[k].ids.data() + at, ln, id_objects))
             at += ln
-            rows.append(ids)
     return rows
 
 

@@ -8,8 +8,10 @@ Each thread reads a row once: ASCII words are lowercased 8 bytes at a time into 
 looked up whole in a hash table (most words are one token); the other words go through the BERT
 normalizer first. A word that is not one token is split by one walk per piece down a byte trie
 (word-initial tokens, and continuation tokens without their prefix). The GIL is released; ids go to
-Arrow from C vectors without a copy.
+Arrow from C vectors without a copy. Single Python str take the direct path: their own UTF-8 buffer
+in, a list of shared int objects out.
 """
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 from libcpp.string cimport string
@@ -26,7 +28,8 @@ from sqltok.native.bytes_table cimport (BytesTable, _mix64, bytes_hash, bytes_ta
                           bytes_table_get_head)
 from sqltok.native.decode_arrow cimport TokenPieces, decode_arrow
 from sqltok.native.id_lists cimport IdRows, IdVector
-from sqltok.native.id_output cimport IdPool, id_pool_new, id_pool_release, id_pool_take, id_rows_arrow
+from sqltok.native.decode_ids cimport decode_ids
+from sqltok.native.id_output cimport IdPool, id_list, id_pool_new, id_pool_release, id_pool_take, id_rows_arrow
 from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
 from sqltok.native.portable cimport ctz64
 from sqltok.normalizers.unicode_normalize cimport NfWork, PageCache, cached_flags, page_cache_init, utf8_decode
@@ -44,6 +47,7 @@ cdef enum:
     PUNCT = 2
     OTHER = 3                   # a byte the fused pass leaves to the general path
     WORD_BUF = 64               # the fused pass folds ASCII words up to this long into a buffer
+    NOGIL_BYTES = 4096          # a single str from Python this long or longer is encoded without the GIL
 
 
 cdef inline uint64_t block_in(uint64_t x, uint64_t lo, uint64_t hi) noexcept nogil:
@@ -100,6 +104,7 @@ cdef class WordPieceEncoder:
     cdef vector[int64_t] piece_starts
     cdef vector[uint8_t] skip
     cdef IdPool* pool                       # ids memory handed back by Arrow, for the next call
+    cdef list id_objects                    # int objects of every id, for Python lists (built once)
 
     def __cinit__(self):
         self.pool = id_pool_new()
@@ -370,10 +375,42 @@ cdef class WordPieceEncoder:
         rows_run(run, _wordpiece_rows, NULL, &call)
         return id_rows_arrow(parts, counts_only, self.pool, run.threads)
 
+    # -- one str from Python, without Arrow ---------------------------------------------------------
+    cdef object _encode_one(self, str text, bint template, bint counts_only):
+        """Ids (list) or their number of one str, from its own UTF-8 buffer (UnicodeEncodeError for a
+        surrogate); the GIL is released for long texts."""
+        cdef Py_ssize_t n
+        cdef const uint8_t* p = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
+        cdef Workspace ws
+        cdef IdVector out
+        page_cache_init(ws.w.cache)
+        if template:
+            _extend(out, self.before)
+        if n < NOGIL_BYTES:
+            self._encode_text(p, n, out, ws)
+        else:
+            with nogil:
+                self._encode_text(p, n, out, ws)
+        if template:
+            _extend(out, self.after)
+        if counts_only:
+            return <int64_t>out.size()
+        if self.id_objects is None:
+            self.id_objects = list(range(self.starts.size()))
+        return id_list(out.data(), <int64_t>out.size(), self.id_objects)
+
+    def encode_str(self, str text not None, bint template=True, bint counts_only=False):
+        """Ids (a list of int) of one str, or with `counts_only` their number, with the post-processor's
+        tokens around them when `template`: the direct path, no Arrow on the way."""
+        return self._encode_one(text, template, counts_only)
+
+    def encode_strs(self, list texts not None, bint template=True, bint counts_only=False):
+        """`encode_str` of every str of `texts` (a list of results)."""
+        return [self._encode_one(text, template, counts_only) for text in texts]
+
     # -- ids -> text -------------------------------------------------------------------------------
-    def decode_arrow(self, ids):
-        """Text (large_string) of each row of a list<integer> array as HF's WordPiece decoder gives
-        it, special tokens left out; NULL stays NULL, an unknown id raises ValueError."""
+    cdef TokenPieces _pieces(self):
+        """What decoding reads: each id's text at the start of a sequence and after it."""
         cdef TokenPieces pieces
         pieces.data = self.pieces.data()
         pieces.starts = self.piece_starts.data()   # piece k ends where piece k + 1 starts
@@ -382,7 +419,16 @@ cdef class WordPieceEncoder:
         pieces.later = pieces.n_ids
         pieces.valid = NULL
         pieces.skip = self.skip.data()
-        return decode_arrow(ids, pieces, pa.large_string())
+        return pieces
+
+    def decode_arrow(self, ids):
+        """Text (large_string) of each row of a list<integer> array as HF's WordPiece decoder gives
+        it, special tokens left out; NULL stays NULL, an unknown id raises ValueError."""
+        return decode_arrow(ids, self._pieces(), pa.large_string())
+
+    def decode_ids(self, ids) -> bytes:
+        """The UTF-8 of `decode_arrow` for one sequence of ids (Python ints), without Arrow."""
+        return decode_ids(ids, self._pieces())
 
     def token_bytes(self, int32_t token_id) -> bytes:
         """The vocabulary entry of one id (continuation prefix included); UnknownTokenError (a

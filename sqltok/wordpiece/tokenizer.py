@@ -96,29 +96,54 @@ class WordPieceTokenizer(Tokenizer):
         return pc.list_value_length(ids).cast(pa.int64()) if counts_only else ids
 
     def _encode_specials(self, texts: pa.Array, allowed, threads: int) -> pa.Array:
-        """Ids with special-token text matched as HF does: in the rows that hold some, the text
-        between special tokens is encoded piece by piece and the template put around the whole."""
+        """Ids with special-token text matched as HF does (see `_with_specials`), in the rows that
+        hold some."""
         ids = self._encoder.encode_arrow(texts, threads, False)
         names = [s for s, i in self._special_tokens.items() if allowed == "all" or i in allowed]
         hit = pc.match_substring_regex(texts, "|".join(re.escape(s) for s in names)).fill_null(False)
         if not pc.any(hit).as_py():
             return ids
-        before, after = self.spec.single
-        fixed = []
-        for r in pc.indices_nonzero(hit).to_pylist():
-            parts = list(self._split_specials(texts[r].as_py(), allowed))
-            pieces = self._encoder.encode_arrow(pa.array([p for p, _ in parts], pa.large_string()), 1, False, False)
-            fixed.append(before + [x for (_, special), got in zip(parts, pieces.to_pylist())
-                                   for x in ([special] if special is not None else got)] + after)
+        fixed = [self._with_specials(texts[r].as_py(), allowed) for r in pc.indices_nonzero(hit).to_pylist()]
         # Rows without special text keep their ids as they are: row r is taken from `ids`, or from
         # `fixed` (appended after them) when it held some.
         order = pc.replace_with_mask(pa.array(range(len(ids)), pa.int64()), hit,
                                      pa.array(range(len(ids), len(ids) + len(fixed)), pa.int64()))
         return pa.concat_arrays([ids, pa.array(fixed, pa.large_list(pa.int32()))]).take(order)
 
+    def _with_specials(self, text: str, allowed) -> list[int]:
+        """Ids of one text whose allowed special tokens are matched as HF does: the text between them
+        encoded piece by piece, the template put around the whole."""
+        parts = list(self._split_specials(text, allowed))
+        pieces = self._encoder.encode_strs([p for p, _ in parts], False)
+        before, after = self.spec.single
+        return before + [x for (_, special), got in zip(parts, pieces)
+                         for x in ([special] if special is not None else got)] + after
+
     def decode_arrow(self, ids: pa.Array, errors: str = "replace") -> pa.Array:
         """Texts (large_string) of a list<integer> array, as HF's `decode` gives them."""
         return self._encoder.decode_arrow(ids)
+
+    # -- the direct path (Python str in, Python objects out) ---------------------------------------
+    def _encode_texts(self, texts: list[str], allowed_special: AllowedSpecial, counts_only: bool = False) -> list:
+        allowed = self._allowed_ids(allowed_special)
+        if allowed is None:
+            try:
+                return self._encoder.encode_strs(texts, True, counts_only)
+            except UnicodeEncodeError:  # (a surrogate: the error that says so)
+                return self._encoder.encode_strs(self._utf8_texts(texts), True, counts_only)
+        ids = [self._with_specials(t, allowed) for t in self._utf8_texts(texts)]
+        return [len(x) for x in ids] if counts_only else ids
+
+    def _encode_text(self, text: str, allowed_special: AllowedSpecial, counts_only: bool = False) -> list[int] | int:
+        if allowed_special:
+            return self._encode_texts([text], allowed_special, counts_only)[0]
+        try:
+            return self._encoder.encode_str(text, True, counts_only)
+        except UnicodeEncodeError:  # (a surrogate: the error that says so)
+            return self._encoder.encode_str(self._utf8_texts([text])[0], True, counts_only)
+
+    def _decode_ids(self, ids: Sequence[int]) -> bytes:
+        return self._encoder.decode_ids(ids)
 
     # -- Python API --------------------------------------------------------------------------------
     def encode_pair_arrow(self, texts: pa.Array, pairs: pa.Array, threads: int | None = None,
