@@ -29,13 +29,14 @@ from sqltok.bpe.superword import SuperwordReport, train_superword
 from sqltok.bpe.tokenizer import BPETokenizer
 from sqltok.tokenizer import Tokenizer
 from sqltok.wordpiece.tokenizer import WordPieceTokenizer
+from sqltok.sentencepiece.tokenizer import SentencePieceTokenizer
 from sqltok.bpe.train import TrainReport, train_bpe
 
 __all__ = [
     "CorpusError", "Merge", "Model", "ModelExistsError", "ModelNotFoundError", "Source", "SqltokError",
     "TrainReport", "drop_model", "export_model", "import_model", "load_model", "model_names",
     "pretokenize", "register", "SuperwordReport", "Tokenizer", "train_bpe", "train_superword",
-    "bert_normalize", "normalize", "WordPieceTokenizer", "BPETokenizer",
+    "bert_normalize", "normalize", "WordPieceTokenizer", "BPETokenizer", "SentencePieceTokenizer",
     "bert_normalize", "normalize", "WordPieceTokenizer", "detect_language", "exact_duplicates", "find_pii",
     "mask_pii", "near_duplicates", "prepare", "PrepareSettings",
 ]
