@@ -1,6 +1,6 @@
 """`BPETokenizer`: byte-level BPE tokenizers (tiktoken files, HF `tokenizer.json` byte-level BPE,
-GPT-2's vocab.json + merges.txt, reference `.model` files, models trained by sqltok); the work happens
-in the Cython `Encoder` over Arrow arrays with the GIL released.
+GPT-2's vocab.json + merges.txt, reference `.model` files, Mistral's Tekken JSON, models trained by
+sqltok); the work happens in the Cython `Encoder` over Arrow arrays with the GIL released.
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from sqltok.bpe.encoder_spec import EncoderSpec
 from sqltok.bpe.hf_read import read_hf, read_hf_vocab_merges
 from sqltok.bpe.model import BYTE_ALPHABET, Model
 from sqltok.bpe.reference_file import read_reference
+from sqltok.bpe.tekken_file import read_tekken
 from sqltok.bpe.tiktoken_file import read_tiktoken
 from sqltok.errors import SqltokError
 from sqltok.formats.kind import TokenizerFile
@@ -32,7 +33,7 @@ class BPETokenizer(Tokenizer):
     """A loaded byte-level BPE tokenizer. Build one with `Tokenizer.load(path)`,
     `BPETokenizer.from_model(model, name)` or `BPETokenizer.from_spec(spec)`."""
 
-    file_kinds = ("tiktoken", "reference", "hf-bpe", "gpt2-vocab", "gpt2-merges")
+    file_kinds = ("tiktoken", "reference", "hf-bpe", "gpt2-vocab", "gpt2-merges", "tekken")
     fixes_surrogates = True  # as tiktoken: a surrogate pair is its character, a lone one U+FFFD
 
     def __init__(self, name: str, encoder: Encoder, special_tokens: dict[str, int],
@@ -57,6 +58,8 @@ class BPETokenizer(Tokenizer):
             return cls.from_model(read_reference(file.path), name)
         if file.kind == "hf-bpe":
             return cls.from_spec(read_hf(file.path, name=name, document=file.document), name)
+        if file.kind == "tekken":
+            return cls.from_spec(read_tekken(file.path, file.document, name), name)
         if file.kind in ("gpt2-vocab", "gpt2-merges"):
             vocab, merges = (file.path, file.companion) if file.kind == "gpt2-vocab" else (file.companion, file.path)
             return cls.from_spec(read_hf_vocab_merges(vocab, merges, name=name), name)

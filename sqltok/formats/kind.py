@@ -22,6 +22,7 @@ KINDS = {
     "gpt2-merges": "a GPT-2 merges.txt",
     "vocab-txt": "a WordPiece vocab.txt",
     "sentencepiece": "a SentencePiece model (protobuf)",
+    "tekken": "a Mistral Tekken tokenizer (tekken_*.json)",
 }
 
 SNIFF_BYTES = 1 << 16
@@ -66,6 +67,8 @@ def sniff(path: str | os.PathLike) -> TokenizerFile:
 
 def _json_kind(p: Path) -> TokenizerFile:
     doc = load_json(p)
+    if isinstance(doc, dict) and isinstance(doc.get("config"), dict) and isinstance(doc.get("vocab"), list):
+        return TokenizerFile(p, "tekken", doc)  # mistral-common's: {config: {pattern, ...}, vocab: [...]}
     if isinstance(doc, dict) and isinstance(doc.get("model"), dict):
         kind = f"hf-{str(doc['model'].get('type')).lower()}"
         if kind not in KINDS:
