@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import operator
 import os
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import ClassVar, Literal
@@ -114,6 +115,27 @@ class Tokenizer(ABC):
             yield "", self._special_tokens[m.group()]
             start = m.end()
         yield text[start:], None
+
+    def _with_specials(self, texts: pa.Array, ids: pa.Array, allowed, encode_parts,
+                       before: Sequence[int] = (), after: Sequence[int] = ()) -> pa.Array:
+        """`ids` (of `texts`, special-token text encoded as text) with the rows that hold an allowed
+        special token encoded again: the text between special tokens by `encode_parts` (a string
+        array -> its ids), each special token as its id, `before` and `after` around the whole (a
+        post-processor's template). Rows without special text keep their ids as they are."""
+        names = [s for s, i in self._special_tokens.items() if allowed == "all" or i in allowed]
+        hit = pc.match_substring_regex(texts, "|".join(re.escape(s) for s in names)).fill_null(False)
+        if not pc.any(hit).as_py():
+            return ids
+        fixed = []
+        for r in pc.indices_nonzero(hit).to_pylist():
+            parts = list(self._split_specials(texts[r].as_py(), allowed))
+            pieces = encode_parts(pa.array([p for p, _ in parts], pa.large_string()))
+            fixed.append(list(before) + [x for (_, special), got in zip(parts, pieces.to_pylist())
+                                         for x in ([special] if special is not None else got)] + list(after))
+        # row r is taken from `ids`, or from `fixed` (appended after them) when it held special text
+        order = pc.replace_with_mask(pa.array(range(len(ids)), pa.int64()), hit,
+                                     pa.array(range(len(ids), len(ids) + len(fixed)), pa.int64()))
+        return pa.concat_arrays([ids, pa.array(fixed, pa.large_list(pa.int32()))]).take(order)
 
     def _check_disallowed(self, texts: list[str], allowed_special, disallowed_special) -> None:
         """tiktoken's check: ValueError when a disallowed special token's text appears."""

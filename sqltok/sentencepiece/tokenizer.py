@@ -9,8 +9,6 @@ mistral-common's tokenizers do it).
 """
 from __future__ import annotations
 
-import re
-
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -83,26 +81,9 @@ class SentencePieceTokenizer(Tokenizer):
         allowed = self._allowed_ids(allowed_special)
         if allowed is None:
             return self._encoder.encode_arrow(texts, threads, counts_only)
-        ids = self._encode_specials(texts, allowed, threads)
+        ids = self._with_specials(texts, self._encoder.encode_arrow(texts, threads, False), allowed,
+                                  lambda parts: self._encoder.encode_arrow(parts, 1, False))
         return pc.list_value_length(ids).cast(pa.int64()) if counts_only else ids
-
-    def _encode_specials(self, texts: pa.Array, allowed, threads: int) -> pa.Array:
-        """Ids with the allowed special tokens matched: rows that hold one are encoded piece by piece."""
-        ids = self._encoder.encode_arrow(texts, threads, False)
-        names = [s for s, i in self._special_tokens.items() if allowed == "all" or i in allowed]
-        hit = pc.match_substring_regex(texts, "|".join(re.escape(s) for s in names)).fill_null(False)
-        if not pc.any(hit).as_py():
-            return ids
-        fixed = []
-        for r in pc.indices_nonzero(hit).to_pylist():
-            parts = list(self._split_specials(texts[r].as_py(), allowed))
-            pieces = self._encoder.encode_arrow(pa.array([p for p, _ in parts], pa.large_string()), 1, False)
-            fixed.append([x for (_, special), got in zip(parts, pieces.to_pylist())
-                          for x in ([special] if special is not None else got)])
-        # row r is taken from `ids`, or from `fixed` (appended after them) when it held a special token
-        order = pc.replace_with_mask(pa.array(range(len(ids)), pa.int64()), hit,
-                                     pa.array(range(len(ids), len(ids) + len(fixed)), pa.int64()))
-        return pa.concat_arrays([ids, pa.array(fixed, pa.large_list(pa.int32()))]).take(order)
 
     def decode_arrow(self, ids: pa.Array, errors: str = "replace") -> pa.Array:
         """Texts (large_string) of a list<integer> array, as sentencepiece's `decode` gives them

@@ -8,7 +8,6 @@ skipped).
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import pyarrow as pa
@@ -94,23 +93,9 @@ class WordPieceTokenizer(Tokenizer):
     def _encode_specials(self, texts: pa.Array, allowed, threads: int) -> pa.Array:
         """Ids with special-token text matched as HF does: in the rows that hold some, the text
         between special tokens is encoded piece by piece and the template put around the whole."""
-        ids = self._encoder.encode_arrow(texts, threads, False)
-        names = [s for s, i in self._special_tokens.items() if allowed == "all" or i in allowed]
-        hit = pc.match_substring_regex(texts, "|".join(re.escape(s) for s in names)).fill_null(False)
-        if not pc.any(hit).as_py():
-            return ids
         before, after = self.spec.single
-        fixed = []
-        for r in pc.indices_nonzero(hit).to_pylist():
-            parts = list(self._split_specials(texts[r].as_py(), allowed))
-            pieces = self._encoder.encode_arrow(pa.array([p for p, _ in parts], pa.large_string()), 1, False, False)
-            fixed.append(before + [x for (_, special), got in zip(parts, pieces.to_pylist())
-                                   for x in ([special] if special is not None else got)] + after)
-        # Rows without special text keep their ids as they are: row r is taken from `ids`, or from
-        # `fixed` (appended after them) when it held some.
-        order = pc.replace_with_mask(pa.array(range(len(ids)), pa.int64()), hit,
-                                     pa.array(range(len(ids), len(ids) + len(fixed)), pa.int64()))
-        return pa.concat_arrays([ids, pa.array(fixed, pa.large_list(pa.int32()))]).take(order)
+        return self._with_specials(texts, self._encoder.encode_arrow(texts, threads, False), allowed,
+                                   lambda parts: self._encoder.encode_arrow(parts, 1, False, False), before, after)
 
     def decode_arrow(self, ids: pa.Array, errors: str = "replace") -> pa.Array:
         """Texts (large_string) of a list<integer> array, as HF's `decode` gives them."""
