@@ -97,17 +97,23 @@ def test_byte_pieces_decode_as_sentencepiece(pairs):
 def _variant(path: Path, **changes) -> bytes:
     """A test model with some pieces' types or options changed, written by `model_write`."""
     model = read_model_proto(path.read_bytes(), path.name)
-    types = list(model.types)
+    types, scores = list(model.types), list(model.scores)
     for piece, kind in changes.pop("types", {}).items():
         types[model.pieces.index(piece)] = kind
+    for piece, score in changes.pop("scores", {}).items():
+        scores[model.pieces.index(piece)] = score
     trainer = dataclasses.replace(model.trainer, **changes.pop("trainer", {}))
     normalizer = dataclasses.replace(model.normalizer, **changes.pop("normalizer", {}))
-    return write_model_proto(dataclasses.replace(model, types=types, trainer=trainer, normalizer=normalizer))
+    return write_model_proto(dataclasses.replace(model, types=types, scores=scores, trainer=trainer,
+                                                 normalizer=normalizer))
 
 
 VARIANTS = {
     "user_defined_bpe": ("botchan_bpe", {"types": {"▁the": PieceType.USER_DEFINED, "ing": PieceType.USER_DEFINED}}),
     "user_defined_unigram": ("botchan_unigram", {"types": {"▁the": PieceType.USER_DEFINED, "ing": PieceType.USER_DEFINED}}),
+    # a user-defined "o" (score 0.1 * (1 - 1)) then "n" beats "on": the user-defined score decides
+    "user_defined_score": ("botchan_unigram", {"types": {"o": PieceType.USER_DEFINED},
+                                               "scores": {"n": -0.02, "on": -0.05}}),
     "unused_bpe": ("botchan_bpe", {"types": {"▁the": PieceType.UNUSED, "er": PieceType.UNUSED}}),
     "unused_unigram": ("botchan_unigram", {"types": {"▁the": PieceType.UNUSED, "s": PieceType.UNUSED}}),
     "suffix_bpe": ("botchan_bpe", {"trainer": {"treat_whitespace_as_suffix": True}}),
@@ -126,7 +132,7 @@ def test_options_and_piece_types_equal_sentencepiece(model, variant):
     base, changes = VARIANTS[variant]
     content = _variant(model(base), **changes)
     tok, sp = SentencePieceTokenizer.from_bytes(content, variant), spm.SentencePieceProcessor(model_proto=content)
-    texts = _corpus()[:80] + EDGE + ["the thing  the  sing  ", " ing the▁the", "thére 　 are"]
+    texts = _corpus()[:80] + EDGE + ["on money", "the thing  the  sing  ", " ing the▁the", "thére 　 are"]
     assert tok.encode_ordinary_batch(texts) == sp.encode(texts)
     assert [tok.decode(x) for x in sp.encode(texts)] == sp.decode(sp.encode(texts))
     assert [tok.normalize(t) for t in texts[-3:]] == [sp.normalize(t) for t in texts[-3:]]
