@@ -12,6 +12,8 @@
 * BPE (`bpe_model.cc`): characters (user-defined symbols frozen) merged highest score first (scores
   ordered by their bits), ties to the leftmost pair, any concatenation that is a normal, user-defined
   or unused piece; unused pieces split back; a symbol that is no such piece is unknown;
+* BPE word by word when no piece joins a character to a following "▁" (each word's ids remembered:
+  the same ids, as no merge can cross such a word start);
 * the processor (`sentencepiece_processor.cc`): an unknown piece becomes its bytes' <0xHH> pieces
   with `byte_fallback`, otherwise a run of unknown pieces is one unknown id; decoding drops control
   pieces, writes <unk> as its surface, strips the first "▁", turns "▁" into spaces and byte pieces
@@ -22,6 +24,7 @@ vectors without a copy.
 """
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t
 from libcpp.string cimport string
+from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 
 import pyarrow as pa
@@ -35,6 +38,7 @@ from sqltok.sentencepiece.charsmap cimport Charsmap, charsmap_build, charsmap_lo
 from sqltok.wordpiece.byte_trie cimport ByteTrie, byte_trie_build, byte_trie_child
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
+from cython.operator cimport dereference as deref
 
 
 cdef extern from "<cfloat>":
@@ -51,6 +55,8 @@ cdef enum:
     PIECES = 0                  # trie roots: the pieces (normal, user-defined, unused) ...
     USER = 1                    # ... and the user-defined symbols alone
     RESEGMENT_DEPTH = 100       # BPE: how deep an unused piece is split back at most
+    WORD_CACHE_BYTES = 64       # BPE: words up to this long are remembered ...
+    WORD_CACHE_SIZE = 1 << 16   # ... this many per call and thread
 
 
 cdef float SCORE_RESET = 100000.0  # Unigram: a path score beyond this is brought back to 0
@@ -91,6 +97,9 @@ cdef struct Split:              # BPE: how an unused piece was last made, to spl
 
 cdef struct Workspace:
     string norm
+    unordered_map[string, vector[int32_t]] words    # BPE: the ids of each word seen (see _bpe_words)
+    string key
+    IdVector word_ids
     vector[BestPath] best
     vector[int64_t] path
     vector[Symbol] symbols
@@ -190,6 +199,7 @@ cdef class SentencePieceEncoder:
     cdef ByteTrie trie                      # root PIECES: pieces_; root USER: user-defined symbols
     cdef bint has_user
     cdef Charsmap charsmap
+    cdef bint words_apart                   # BPE: no piece joins a character to a following "▁"
     cdef bint bpe, byte_fallback, add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces, suffix
     cdef int32_t unk
     cdef float min_score
@@ -252,6 +262,8 @@ cdef class SentencePieceEncoder:
         bytes_table_build(&self.lookup, <const uint8_t*>self.vocab.data(), self.starts.data(), self.ends.data(),
                           reserved)
         byte_trie_build(&self.trie, [trie_pieces, user])
+        self.words_apart = bpe and not treat_whitespace_as_suffix and not any(
+            "\u2581" in p.lstrip("\u2581") for p, _ in ((p.decode(), i) for p, i in trie_pieces))
         self.has_user = bool(user)
         if charsmap:
             charsmap_build(&self.charsmap, charsmap)
@@ -531,11 +543,47 @@ cdef class SentencePieceEncoder:
             self._resegment(s, ws.symbols[i].start, ws.symbols[i].length, out, ws, &prev_unk)
             i = ws.symbols[i].next
 
+    cdef void _bpe_words(self, const uint8_t* s, int64_t size, IdVector& out, Workspace& ws) noexcept nogil:
+        """BPE word by word, each word's ids remembered. When no piece holds a character followed by
+        "▁" (`words_apart`), no merge crosses the start of a word (a "▁" after another character),
+        and merges within a word keep their order: the ids are those of the whole text. A run of
+        unknown pieces across two words is still one unknown id."""
+        cdef int64_t start = 0, pos = 0, k, first
+        cdef bint last_unk = False
+        while start < size:
+            pos = start + min(one_char_len(s[start]), size - start)
+            while pos < size and not (size - pos >= 3 and s[pos] == 0xE2 and s[pos + 1] == 0x96 and
+                                      s[pos + 2] == 0x81 and not (s[pos - 3] == 0xE2 and s[pos - 2] == 0x96
+                                                                 and s[pos - 1] == 0x81 and pos - start >= 3)):
+                pos += min(one_char_len(s[pos]), size - pos)
+            ws.word_ids.clear()
+            if pos - start <= WORD_CACHE_BYTES:
+                ws.key.assign(<const char*>s + start, pos - start)
+                it = ws.words.find(ws.key)
+                if it != ws.words.end():
+                    ws.word_ids.insert(ws.word_ids.end(), deref(it).second.begin(), deref(it).second.end())
+                else:
+                    self._bpe(s + start, pos - start, ws.word_ids, ws)
+                    if ws.words.size() >= WORD_CACHE_SIZE:
+                        ws.words.clear()
+                    ws.words[ws.key] = vector[int32_t](ws.word_ids.begin(), ws.word_ids.end())
+            else:
+                self._bpe(s + start, pos - start, ws.word_ids, ws)
+            first = 1 if (last_unk and not self.byte_fallback and ws.word_ids.size()
+                          and ws.word_ids[0] == self.unk) else 0
+            for k in range(first, <int64_t>ws.word_ids.size()):
+                out.push_back(ws.word_ids[k])
+            if ws.word_ids.size():
+                last_unk = ws.word_ids.back() == self.unk
+            start = pos
+
     cdef void _encode_text(self, const uint8_t* p, int64_t n, IdVector& out, Workspace& ws) noexcept nogil:
         self._normalize(p, n, ws.norm)
         if ws.norm.size() == 0:
             return
-        if self.bpe:
+        if self.words_apart:
+            self._bpe_words(<const uint8_t*>ws.norm.data(), ws.norm.size(), out, ws)
+        elif self.bpe:
             self._bpe(<const uint8_t*>ws.norm.data(), ws.norm.size(), out, ws)
         else:
             self._unigram(<const uint8_t*>ws.norm.data(), ws.norm.size(), out, ws)
