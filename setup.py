@@ -13,7 +13,7 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-FOLDERS = ["sqltok/native", "sqltok/pretokenizer", "sqltok/normalizers", "sqltok/bpe", "sqltok/wordpiece", "sqltok/corpus",
+FOLDERS = ["sqltok/native", "sqltok/pretokenizer", "sqltok/normalizers", "sqltok/bpe", "sqltok/wordpiece", "sqltok/sentencepiece", "sqltok/corpus",
            "sqltok/extend"]
 MSVC = sys.platform == "win32"
 CXX_ARGS = ["/O2", "/std:c++17"] if MSVC else ["-O3", "-std=c++17"]
@@ -74,7 +74,7 @@ setup(
          ext("sqltok.bpe._phase2"),
          ext("sqltok.bpe._encode", openmp=True, short_loops=True), ext("sqltok.bpe._candidates", openmp=True),
          ext("sqltok.normalizers._normalize", openmp=True),
-         ext("sqltok.wordpiece._encode", openmp=True), ext("sqltok.wordpiece._train"),
+         ext("sqltok.wordpiece._encode", openmp=True), ext("sqltok.sentencepiece._encode", openmp=True), ext("sqltok.wordpiece._train"),
          ext("sqltok.wordpiece._words"), ext("sqltok.pretokenizer._words"), ext("sqltok.extend._merge"),
          ext("sqltok.corpus._language", openmp=True), ext("sqltok.corpus._scripts", openmp=True),
          ext("sqltok.corpus._minhash", openmp=True)],

@@ -1,6 +1,6 @@
 """Fuzz every model reader with mutated real files: `sqltok.Tokenizer.load` of a `.tiktoken` file, a
-tokenizer.json (WordPiece and BPE), a vocab.txt, a reference `.model` and a GPT-2 vocab.json +
-merges.txt pair must load, or raise a `sqltok.SqltokError`; any other exception, a crash or a hang is
+tokenizer.json (WordPiece and BPE), a vocab.txt, a reference `.model`, a GPT-2 vocab.json +
+merges.txt pair and a SentencePiece `.model` (Mistral's, cut short, as BPE and as Unigram) must load, or raise a `sqltok.SqltokError`; any other exception, a crash or a hang is
 a finding. A loaded tokenizer must also encode and decode a sample text.
 
 An input is one byte choosing the file's layout (its name, and the companion written beside it),
@@ -24,6 +24,8 @@ from fuzz_support import CACHE, TESTS, bundled, main
 import sqltok
 from sqltok.bpe.model import Merge, Model
 from sqltok.bpe.reference_file import dumps, loads
+from sqltok.sentencepiece.model_proto import ModelType, read_model_proto
+from sqltok.sentencepiece.model_write import write_model_proto
 
 SAMPLE = "Hello world, it's 123 déjà vu 日本語 🙂\n\n  [UNK] <|endoftext|>"
 VOCAB_JSON = "vocab.json"
@@ -74,14 +76,24 @@ def small_hf_bpe(vocab_json: bytes, merges_txt: bytes) -> bytes:
     return tok.to_str().encode()
 
 
+def small_sentencepiece(n: int, model_type: ModelType) -> bytes:
+    """Mistral's tokenizer.model.v1 cut to its first `n` pieces (the byte pieces among them)."""
+    model = read_model_proto(bundled("mistral_tokenizer.model.v1").read_bytes(), "tokenizer.model.v1")
+    return write_model_proto(dataclasses.replace(
+        model, pieces=model.pieces[:n], scores=model.scores[:n], types=model.types[:n],
+        trainer=dataclasses.replace(model.trainer, model_type=model_type, vocab_size=n)))
+
+
 VOCAB, MERGES = gpt2_pair(200)
 BERT_JSON, BERT_VOCAB_TXT = small_wordpiece(1100)
 # Layouts: (the fuzzed file's name, (companion name, companion bytes) or None).
 LAYOUTS = [("model.tiktoken", None), ("tokenizer.json", None), ("vocab.txt", None), ("ref.model", None),
-           (VOCAB_JSON, (MERGES_TXT, MERGES)), (MERGES_TXT, (VOCAB_JSON, VOCAB))]
+           (VOCAB_JSON, (MERGES_TXT, MERGES)), (MERGES_TXT, (VOCAB_JSON, VOCAB)), ("tokenizer.model.v1", None)]
 SEEDS = {"tiktoken": (0, lines("r50k_base.tiktoken", 300)), "wordpiece_json": (1, BERT_JSON),
          "bpe_json": (1, small_hf_bpe(VOCAB, MERGES)), "vocab_txt": (2, BERT_VOCAB_TXT),
-         "reference": (3, small_reference(120)), "gpt2_vocab": (4, VOCAB), "gpt2_merges": (5, MERGES)}
+         "reference": (3, small_reference(120)), "gpt2_vocab": (4, VOCAB), "gpt2_merges": (5, MERGES),
+         "sentencepiece_bpe": (6, small_sentencepiece(600, ModelType.BPE)),
+         "sentencepiece_unigram": (6, small_sentencepiece(600, ModelType.UNIGRAM))}
 WORK = Path(tempfile.mkdtemp(prefix="sqltok-fuzz-readers-"))
 
 

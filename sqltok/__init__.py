@@ -31,13 +31,14 @@ from sqltok.bpe.tokenizer import BPETokenizer
 from sqltok.token_offsets import EncodedText
 from sqltok.tokenizer import Tokenizer
 from sqltok.wordpiece.tokenizer import WordPieceTokenizer
+from sqltok.sentencepiece.tokenizer import SentencePieceTokenizer
 from sqltok.bpe.train import TrainReport, train_bpe
 from sqltok.wordpiece.train import WordPieceReport, train_wordpiece
 from sqltok.wordpiece.train_settings import WordPieceSettings
 
 __all__ = [
     "BPETokenizer", "CorpusError", "EncodedText", "Merge", "Model", "ModelExistsError", "ModelNotFoundError",
-    "PrepareSettings", "Source", "SqltokError", "SuperwordReport", "Tokenizer", "TrainReport", "UnknownTokenError",
+    "PrepareSettings", "SentencePieceTokenizer", "Source", "SqltokError", "SuperwordReport", "Tokenizer", "TrainReport", "UnknownTokenError",
     "WordPieceReport", "WordPieceSettings", "WordPieceTokenizer", "bert_normalize", "detect_language",
     "drop_model", "exact_duplicates", "export_model", "find_pii", "import_model", "load_model", "mask_pii",
     "model_names", "near_duplicates", "normalize", "prepare", "pretokenize", "register", "train_bpe",

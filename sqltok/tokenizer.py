@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import operator
 import os
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -160,6 +161,31 @@ class Tokenizer(ABC):
             yield "", self._special_tokens[m.group()]
             start = m.end()
         yield text[start:], None
+
+    def _rows_with_specials(self, texts: pa.Array, ids: pa.Array, allowed,
+                            encode_one: Callable[[str], list[int]]) -> pa.Array:
+        """`ids` (of `texts`, special-token text encoded as text) with each row that holds an allowed
+        special token's text encoded again by `encode_one` (see `_split_encode`); the other rows keep
+        their ids as they are."""
+        names = [s for s, i in self._special_tokens.items() if allowed == "all" or i in allowed]
+        hit = pc.match_substring_regex(texts, "|".join(re.escape(s) for s in names)).fill_null(False)
+        if not pc.any(hit).as_py():
+            return ids
+        fixed = [encode_one(texts[r].as_py()) for r in pc.indices_nonzero(hit).to_pylist()]
+        # row r is taken from `ids`, or from `fixed` (appended after them) when it held special text
+        order = pc.replace_with_mask(pa.array(range(len(ids)), pa.int64()), hit,
+                                     pa.array(range(len(ids), len(ids) + len(fixed)), pa.int64()))
+        return pa.concat_arrays([ids, pa.array(fixed, pa.large_list(pa.int32()))]).take(order)
+
+    def _split_encode(self, text: str, allowed, encode_parts: Callable[[list[str]], list[list[int]]],
+                      before: Sequence[int] = (), after: Sequence[int] = ()) -> list[int]:
+        """Ids of one text whose allowed special tokens are matched: the text between them encoded
+        piece by piece by `encode_parts`, each special token as its id, `before` and `after` around
+        the whole (a post-processor's template)."""
+        parts = list(self._split_specials(text, allowed))
+        pieces = encode_parts([p for p, _ in parts])
+        return [*before, *(x for (_, special), got in zip(parts, pieces)
+                           for x in ([special] if special is not None else got)), *after]
 
     def _check_disallowed(self, texts: list[str], allowed_special, disallowed_special) -> None:
         """tiktoken's check: ValueError when a disallowed special token's text appears."""

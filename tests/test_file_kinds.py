@@ -65,14 +65,16 @@ def test_vocab_txt_is_wordpiece(tmp_path):
         [["[CLS]", "hello", "world", "##s", "[SEP]"]]
 
 
-def test_sentencepiece_model_is_named_not_misread(tmp_path):
-    """A SentencePiece ModelProto (here a minimal one: one piece '<unk>') is reported as what it is."""
+def test_sentencepiece_model_is_told_by_content(tmp_path):
+    """A SentencePiece ModelProto (here a minimal one: one piece '<unk>'), whatever its name, loads as
+    a SentencePiece model."""
     proto = tmp_path / "tokenizer.model.v1"
     piece = b"\x0a\x05<unk>\x15\x00\x00\x00\x00\x18\x02"
     proto.write_bytes(b"\x0a" + bytes([len(piece)]) + piece)
     assert sniff(proto).kind == "sentencepiece"
-    with pytest.raises(UnsupportedTokenizerError, match="SentencePiece model"):
-        Tokenizer.load(proto)
+    tok = Tokenizer.load(proto)
+    assert isinstance(tok, sqltok.SentencePieceTokenizer) and tok.n_vocab == 1
+    assert tok.encode("ab") == [0]  # one unknown run
 
 
 @pytest.mark.parametrize("content, error, message", [

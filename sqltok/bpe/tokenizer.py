@@ -1,7 +1,7 @@
 """`BPETokenizer`: byte-level BPE tokenizers (tiktoken files, HF `tokenizer.json` byte-level BPE,
-GPT-2's vocab.json + merges.txt, reference `.model` files, models trained by sqltok); the work happens
-in the Cython `Encoder`, over Arrow arrays with the GIL released, or straight from a Python str for
-single texts and short lists (the direct path).
+GPT-2's vocab.json + merges.txt, reference `.model` files, Mistral's Tekken JSON, models trained by
+sqltok); the work happens in the Cython `Encoder`, over Arrow arrays with the GIL released, or straight
+from a Python str for single texts and short lists (the direct path).
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from sqltok.bpe.hf_read import read_hf, read_hf_vocab_merges
 from sqltok.bpe.byte_unicode import bytes_to_unicode_str
 from sqltok.bpe.model import BYTE_ALPHABET, Model
 from sqltok.bpe.reference_file import read_reference
+from sqltok.bpe.tekken_file import read_tekken
 from sqltok.bpe.tiktoken_file import read_tiktoken
 from sqltok.bpe.unstable import unstable_completions
 from sqltok.errors import SqltokError
@@ -43,7 +44,7 @@ class BPETokenizer(Tokenizer):
     """A loaded byte-level BPE tokenizer. Build one with `Tokenizer.load(path)`,
     `BPETokenizer.from_model(model, name)` or `BPETokenizer.from_spec(spec)`."""
 
-    file_kinds = ("tiktoken", "reference", "hf-bpe", "gpt2-vocab", "gpt2-merges")
+    file_kinds = ("tiktoken", "reference", "hf-bpe", "gpt2-vocab", "gpt2-merges", "tekken")
     fixes_surrogates = True  # as tiktoken: a surrogate pair is its character, a lone one U+FFFD
 
     def __init__(self, name: str, encoder: Encoder, special_tokens: dict[str, int],
@@ -73,6 +74,8 @@ class BPETokenizer(Tokenizer):
             tok = cls.from_model(read_reference(file.path), name)
         elif file.kind == "hf-bpe":
             tok = cls.from_spec(read_hf(file.path, name=name, document=file.document), name)
+        elif file.kind == "tekken":
+            tok = cls.from_spec(read_tekken(file.path, file.document, name), name)
         elif file.kind in ("gpt2-vocab", "gpt2-merges"):
             vocab, merges = (file.path, file.companion) if file.kind == "gpt2-vocab" else (file.companion, file.path)
             tok = cls.from_spec(read_hf_vocab_merges(vocab, merges, name=name), name)

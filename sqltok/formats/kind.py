@@ -22,6 +22,7 @@ KINDS = {
     "gpt2-merges": "a GPT-2 merges.txt",
     "vocab-txt": "a WordPiece vocab.txt",
     "sentencepiece": "a SentencePiece model (protobuf)",
+    "tekken": "a Mistral Tekken tokenizer (tekken_*.json)",
 }
 
 SNIFF_BYTES = 1 << 16
@@ -52,11 +53,11 @@ def sniff(path: str | os.PathLike) -> TokenizerFile:
         raise ModelFormatError(f"{p}: the file is empty")
     if head.startswith(b"BoundlessBPE "):
         return TokenizerFile(p, "reference")
+    if _is_model_proto(head):
+        return TokenizerFile(p, "sentencepiece")
     if head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"):
         return _json_kind(p)
     if _is_binary(head):
-        if head[0] == 0x0A:  # field 1 (pieces) of a ModelProto, length-delimited
-            return TokenizerFile(p, "sentencepiece")
         raise ModelFormatError(f"{p}: binary data that is no tokenizer file sqltok knows")
     lines = [line for line in head.split(b"\n")[:-1] if line.strip()][:64] or [head]
     if _TIKTOKEN_LINE.fullmatch(lines[0]):
@@ -68,6 +69,8 @@ def sniff(path: str | os.PathLike) -> TokenizerFile:
 
 def _json_kind(p: Path) -> TokenizerFile:
     doc = load_json(p)
+    if isinstance(doc, dict) and isinstance(doc.get("config"), dict) and isinstance(doc.get("vocab"), list):
+        return TokenizerFile(p, "tekken", doc)  # mistral-common's: {config: {pattern, ...}, vocab: [...]}
     if isinstance(doc, dict) and isinstance(doc.get("model"), dict):
         kind = f"hf-{str(doc['model'].get('type')).lower()}"
         if kind not in KINDS:
@@ -86,6 +89,17 @@ def _companion(p: Path, wanted: str, own: str) -> Path:
             return candidate
     raise ModelFormatError(f"{p} looks like GPT-2's {own}; its {wanted} must be beside it (as HF's "
                            "ByteLevelBPETokenizer.from_file takes both)")
+
+
+def _is_model_proto(head: bytes) -> bool:
+    """A SentencePiece ModelProto starts with field 1 (a piece, length-delimited) whose own first
+    field is 1 (its text): 0x0A, a length, 0x0A. Binary data starting with 0x0A counts too."""
+    if head[:1] != b"\x0a":
+        return False
+    at = 1
+    while at < min(len(head), 11) and head[at] & 0x80:
+        at += 1
+    return head[at + 1:at + 2] == b"\x0a" or _is_binary(head)
 
 
 def _is_binary(head: bytes) -> bool:

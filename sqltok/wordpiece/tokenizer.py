@@ -8,7 +8,6 @@ skipped).
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import pyarrow as pa
@@ -98,26 +97,14 @@ class WordPieceTokenizer(Tokenizer):
     def _encode_specials(self, texts: pa.Array, allowed, threads: int) -> pa.Array:
         """Ids with special-token text matched as HF does (see `_with_specials`), in the rows that
         hold some."""
-        ids = self._encoder.encode_arrow(texts, threads, False)
-        names = [s for s, i in self._special_tokens.items() if allowed == "all" or i in allowed]
-        hit = pc.match_substring_regex(texts, "|".join(re.escape(s) for s in names)).fill_null(False)
-        if not pc.any(hit).as_py():
-            return ids
-        fixed = [self._with_specials(texts[r].as_py(), allowed) for r in pc.indices_nonzero(hit).to_pylist()]
-        # Rows without special text keep their ids as they are: row r is taken from `ids`, or from
-        # `fixed` (appended after them) when it held some.
-        order = pc.replace_with_mask(pa.array(range(len(ids)), pa.int64()), hit,
-                                     pa.array(range(len(ids), len(ids) + len(fixed)), pa.int64()))
-        return pa.concat_arrays([ids, pa.array(fixed, pa.large_list(pa.int32()))]).take(order)
+        return self._rows_with_specials(texts, self._encoder.encode_arrow(texts, threads, False), allowed,
+                                        lambda text: self._with_specials(text, allowed))
 
     def _with_specials(self, text: str, allowed) -> list[int]:
         """Ids of one text whose allowed special tokens are matched as HF does: the text between them
         encoded piece by piece, the template put around the whole."""
-        parts = list(self._split_specials(text, allowed))
-        pieces = self._encoder.encode_strs([p for p, _ in parts], False)
         before, after = self.spec.single
-        return before + [x for (_, special), got in zip(parts, pieces)
-                         for x in ([special] if special is not None else got)] + after
+        return self._split_encode(text, allowed, lambda parts: self._encoder.encode_strs(parts, False), before, after)
 
     def decode_arrow(self, ids: pa.Array, errors: str = "replace") -> pa.Array:
         """Texts (large_string) of a list<integer> array, as HF's `decode` gives them."""

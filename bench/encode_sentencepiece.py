@@ -1,0 +1,128 @@
+"""SentencePiece-model encoding: sqltok beside `sentencepiece` (and HF `tokenizers` on the model's
+tokenizer.json, when one is given), one and two threads, in the same run.
+
+    python bench/encode_sentencepiece.py CORPUS.parquet|.jsonl --model tokenizer.model.v1 \
+        [--hf-json tokenizer.json] [--text-key text] [--mb 50] [--rounds 3] [--threads 1 2]
+
+The corpus's documents are cycled to --mb MB. Each measurement runs in a fresh subprocess (the
+tokenizer loaded there, untimed; thread counts set before any library starts its pool); rounds
+alternate the libraries. Printed per library and thread count: MB/s (best of --rounds), the ratio
+of sqltok's MB/s to it, and whether its ids are sentencepiece's (sha256 of all ids): only conforming
+peers count. The last line is one JSON object with every run.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+LIBRARIES = ("sqltok", "sentencepiece", "hf")
+
+
+def read_docs(path: Path, key: str, mb: float) -> list[str]:
+    """The corpus's texts, cycled until they hold `mb` MB."""
+    import duckdb
+    reader = "read_parquet" if path.suffix == ".parquet" else "read_json_auto"
+    docs = [r[0] for r in duckdb.sql(f"SELECT {key} FROM {reader}(?) WHERE {key} IS NOT NULL",
+                                     params=[str(path)]).fetchall()]
+    out, size = [], 0
+    while size < mb * 1e6 and docs:
+        for d in docs:
+            out.append(d)
+            size += len(d.encode())
+            if size >= mb * 1e6:
+                break
+    return out
+
+
+def child(spec: dict) -> dict:
+    """One measurement: load, encode every document once (timed), hash the ids."""
+    docs = json.loads(Path(spec["docs"]).read_text())
+    lib, threads = spec["lib"], spec["threads"]
+    if lib == "sqltok":
+        import pyarrow as pa
+        sys.path.insert(0, str(REPO))
+        import sqltok
+        tok = sqltok.Tokenizer.load(spec["model"])
+        arr = pa.array(docs, pa.large_string())
+        tok.encode_arrow(pa.array(["warm up"]), threads=threads)
+        t = time.perf_counter()
+        ids = tok.encode_arrow(arr, threads=threads)
+        dt = time.perf_counter() - t
+        flat = ids.values.to_numpy().astype("<i4").tobytes()
+    elif lib == "sentencepiece":
+        import sentencepiece as spm
+        sp = spm.SentencePieceProcessor(model_file=spec["model"])
+        sp.encode(["warm up"])
+        t = time.perf_counter()
+        ids = sp.encode(docs, num_threads=threads)
+        dt = time.perf_counter() - t
+        flat = b"".join(int(i).to_bytes(4, "little", signed=True) for row in ids for i in row)
+    else:
+        import tokenizers
+        tk = tokenizers.Tokenizer.from_file(spec["hf_json"])
+        tk.encode_batch(["warm up"], add_special_tokens=False)
+        t = time.perf_counter()
+        enc = tk.encode_batch(docs, add_special_tokens=False)
+        dt = time.perf_counter() - t
+        flat = b"".join(int(i).to_bytes(4, "little", signed=True) for e in enc for i in e.ids)
+    return {"seconds": dt, "sha": hashlib.sha256(flat).hexdigest(), "tokens": len(flat) // 4}
+
+
+def run(spec: dict) -> dict:
+    env = {**os.environ, "RAYON_NUM_THREADS": str(spec["threads"]), "OMP_NUM_THREADS": str(spec["threads"])}
+    out = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)], env=env, capture_output=True,
+                         text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("corpus", type=Path)
+    ap.add_argument("--model", required=True, help="the SentencePiece .model (e.g. mistral-common's tokenizer.model.v1)")
+    ap.add_argument("--hf-json", help="the model's tokenizer.json (transformers' converter), for HF tokenizers")
+    ap.add_argument("--text-key", default="text")
+    ap.add_argument("--mb", type=float, default=50)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    args = ap.parse_args()
+    docs = read_docs(args.corpus, args.text_key, args.mb)
+    nbytes = sum(len(d.encode()) for d in docs)
+    work = Path(os.environ.get("TMPDIR", "/tmp")) / f"sqltok-bench-spm-{os.getpid()}.json"
+    work.write_text(json.dumps(docs))
+    libs = [lib for lib in LIBRARIES if lib != "hf" or args.hf_json]
+    runs = []
+    try:
+        for r in range(args.rounds):
+            for threads in args.threads:
+                for lib in libs:
+                    spec = {"lib": lib, "threads": threads, "docs": str(work), "model": args.model,
+                            "hf_json": args.hf_json}
+                    runs.append({**spec, "round": r, **run(spec)})
+                    print(f"round {r} {lib} x{threads}: {runs[-1]['seconds']:.3f} s", file=sys.stderr)
+    finally:
+        work.unlink()
+    print(f"{len(docs):,} documents, {nbytes / 1e6:.1f} MB, model {args.model}")
+    reference = {t: next(x["sha"] for x in runs if x["lib"] == "sentencepiece" and x["threads"] == t)
+                 for t in args.threads}
+    print(f"{'library':<16}{'threads':>8}{'MB/s':>10}{'sqltok/x':>10}  ids")
+    for threads in args.threads:
+        best = {lib: min(x["seconds"] for x in runs if x["lib"] == lib and x["threads"] == threads) for lib in libs}
+        for lib in libs:
+            sha = next(x["sha"] for x in runs if x["lib"] == lib and x["threads"] == threads)
+            print(f"{lib:<16}{threads:>8}{nbytes / 1e6 / best[lib]:>10.1f}{best[lib] / best['sqltok']:>10.2f}  "
+                  f"{'= sentencepiece' if sha == reference[threads] else 'DIFFERENT'}")
+    print(json.dumps({"documents": len(docs), "bytes": nbytes, "runs": runs}))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--child":
+        print(json.dumps(child(json.loads(sys.argv[2]))))
+    else:
+        main()

@@ -1,0 +1,729 @@
+# cython: language_level=3
+"""SentencePiece encoding and decoding over Arrow arrays, step for step as sentencepiece 0.2.3 does it:
+
+* the normalizer (`normalizer.cc`): user-defined symbols pass as they are, otherwise the longest rule
+  of the precompiled charsmap replaces a prefix (or one character stays); leading, trailing and
+  repeated spaces are dropped (`remove_extra_whitespaces`), "▁" marks a word's start
+  (`add_dummy_prefix`; at the end with `treat_whitespace_as_suffix`), spaces become "▁"
+  (`escape_whitespaces`);
+* Unigram (`unigram_model.cc` EncodeOptimized): Viterbi over UTF-8 positions in the same float
+  arithmetic (path scores brought back to 0 beyond 1e5), ties kept by the first candidate,
+  user-defined symbols scored 0.1 * (length - 1), an unknown character min - 10;
+* BPE (`bpe_model.cc`): characters (user-defined symbols frozen) merged highest score first (scores
+  ordered by their bits), ties to the leftmost pair, any concatenation that is a normal, user-defined
+  or unused piece; unused pieces split back; a symbol that is no such piece is unknown;
+* BPE word by word when no piece joins a character to a following "▁" (each word's ids remembered:
+  the same ids, as no merge can cross such a word start);
+* the processor (`sentencepiece_processor.cc`): an unknown piece becomes its bytes' <0xHH> pieces
+  with `byte_fallback`, otherwise a run of unknown pieces is one unknown id; decoding drops control
+  pieces, writes <unk> as its surface, strips the first "▁", turns "▁" into spaces and byte pieces
+  into UTF-8 (U+FFFD per invalid byte).
+
+Rows are shared among threads by the row driver with the GIL released; ids go to Arrow from C
+vectors without a copy.
+"""
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t
+from libcpp.string cimport string
+from libcpp.unordered_map cimport unordered_map
+from libcpp.vector cimport vector
+
+import pyarrow as pa
+
+from sqltok.native.arrow_buffers cimport BinaryView, view_end, view_start, view_valid
+from sqltok.native.bytes_table cimport BytesTable, bytes_table_build, bytes_table_get
+from sqltok.native.id_lists cimport IdListView, IdRows, IdVector, id_list_view, id_rows_move
+from sqltok.native.id_output cimport IdPool, id_pool_new, id_pool_release, id_pool_take, id_rows_arrow
+from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
+from sqltok.sentencepiece.charsmap cimport Charsmap, charsmap_build, charsmap_longest
+from sqltok.wordpiece.byte_trie cimport ByteTrie, byte_trie_build, byte_trie_child
+
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from cython.operator cimport dereference as deref
+
+
+cdef extern from "<cfloat>":
+    float FLT_MAX
+
+
+cdef enum:
+    NORMAL = 1
+    UNKNOWN = 2
+    CONTROL = 3
+    USER_DEFINED = 4
+    UNUSED = 5
+    BYTE = 6
+    PIECES = 0                  # trie roots: the pieces (normal, user-defined, unused) ...
+    USER = 1                    # ... and the user-defined symbols alone
+    RESEGMENT_DEPTH = 100       # BPE: how deep an unused piece is split back at most
+    WORD_CACHE_BYTES = 64       # BPE: words up to this long are remembered ...
+    WORD_CACHE_SIZE = 1 << 16   # ... this many per call and thread
+
+
+cdef float SCORE_RESET = 100000.0  # Unigram: a path score beyond this is brought back to 0
+
+
+cdef const char* SPACE = "\xe2\x96\x81"     # U+2581, "▁"
+cdef const char* REPLACEMENT = "\xef\xbf\xbd"
+
+
+cdef struct BestPath:           # Unigram: the best path that ends at a position
+    int32_t id
+    float score
+    int64_t starts_at
+
+
+cdef struct Symbol:             # BPE: a symbol of the text being merged
+    int64_t start
+    int64_t length
+    int64_t prev
+    int64_t next
+    bint freeze
+
+
+cdef struct Pair:               # BPE: a candidate merge of two adjacent symbols
+    float score
+    int64_t left
+    int64_t right
+    int64_t size
+
+
+cdef struct Split:              # BPE: how an unused piece was last made, to split it back
+    int32_t id
+    int64_t left_start
+    int64_t left_length
+    int64_t right_start
+    int64_t right_length
+
+
+cdef struct Workspace:
+    string norm
+    unordered_map[string, vector[int32_t]] words    # BPE: the ids of each word seen (see _bpe_words)
+    string key
+    IdVector word_ids
+    vector[BestPath] best
+    vector[int64_t] path
+    vector[Symbol] symbols
+    vector[Pair] heap
+    vector[Split] splits
+    vector[int64_t] stack
+
+
+cdef inline int64_t one_char_len(uint8_t b) noexcept nogil:
+    """sentencepiece's OneCharLen: the length of a UTF-8 character from its first byte."""
+    return 1 if b < 0xC0 else 2 if b < 0xE0 else 3 if b < 0xF0 else 4
+
+
+cdef inline int64_t valid_utf8_len(const uint8_t* p, int64_t n) noexcept nogil:
+    """The length of the valid UTF-8 character at p (sentencepiece's DecodeUTF8), 0 when invalid."""
+    cdef uint32_t cp
+    if p[0] < 0x80:
+        return 1
+    if n >= 2 and (p[0] & 0xE0) == 0xC0 and (p[1] & 0xC0) == 0x80:
+        cp = (p[0] & 0x1F) << 6 | (p[1] & 0x3F)
+        return 2 if cp >= 0x80 else 0
+    if n >= 3 and (p[0] & 0xF0) == 0xE0 and (p[1] & 0xC0) == 0x80 and (p[2] & 0xC0) == 0x80:
+        cp = (p[0] & 0x0F) << 12 | (p[1] & 0x3F) << 6 | (p[2] & 0x3F)
+        return 3 if cp >= 0x800 and not (0xD800 <= cp < 0xE000) else 0
+    if n >= 4 and (p[0] & 0xF8) == 0xF0 and (p[1] & 0xC0) == 0x80 and (p[2] & 0xC0) == 0x80 \
+            and (p[3] & 0xC0) == 0x80:
+        cp = (p[0] & 0x07) << 18 | (p[1] & 0x3F) << 12 | (p[2] & 0x3F) << 6 | (p[3] & 0x3F)
+        return 4 if 0x10000 <= cp <= 0x10FFFF else 0
+    return 0
+
+
+cdef inline uint8_t _hex_byte(const char* h) noexcept nogil:
+    """The byte of two upper-case hex digits (a checked <0xHH> piece)."""
+    cdef uint8_t hi = h[0] - 48 if h[0] <= 57 else h[0] - 55
+    cdef uint8_t lo = h[1] - 48 if h[1] <= 57 else h[1] - 55
+    return hi << 4 | lo
+
+
+cdef inline int32_t float_bits(float x) noexcept nogil:
+    return (<int32_t*>&x)[0]
+
+
+cdef inline bint score_less(float a, float b) noexcept nogil:
+    """sentencepiece 0.2.3's order of BPE scores: their bits compared as integers (the same as the
+    floats' order but for -0.0 < 0.0)."""
+    cdef int32_t i1 = float_bits(a), i2 = float_bits(b)
+    if (i1 & i2) < 0:
+        return i1 > i2
+    if (i1 ^ i2) < 0:
+        return i1 < 0
+    return i1 < i2
+
+
+cdef inline bint pops_before(const Pair& a, const Pair& b) noexcept nogil:
+    """sentencepiece's agenda order: the higher score first, then the leftmost."""
+    return score_less(b.score, a.score) or (float_bits(a.score) == float_bits(b.score) and a.left < b.left)
+
+
+cdef inline void heap_push(vector[Pair]& h, const Pair& x) noexcept nogil:
+    cdef size_t i = h.size(), parent
+    h.push_back(x)
+    while i > 0:
+        parent = (i - 1) >> 1
+        if not pops_before(h[i], h[parent]):
+            break
+        h[i], h[parent] = h[parent], h[i]
+        i = parent
+
+
+cdef inline Pair heap_pop(vector[Pair]& h) noexcept nogil:
+    cdef Pair top = h[0]
+    cdef size_t i = 0, c, n
+    h[0] = h.back()
+    h.pop_back()
+    n = h.size()
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        if c + 1 < n and pops_before(h[c + 1], h[c]):
+            c += 1
+        if not pops_before(h[c], h[i]):
+            break
+        h[i], h[c] = h[c], h[i]
+        i = c
+    return top
+
+
+cdef class SentencePieceEncoder:
+    """A SentencePiece model ready to encode and decode from any number of threads."""
+    cdef string vocab                       # piece bytes back to back (padded)
+    cdef vector[int64_t] starts, ends
+    cdef vector[float] scores
+    cdef vector[int8_t] types
+    cdef BytesTable pieces                  # pieces_: normal, user-defined and unused pieces
+    cdef BytesTable lookup                  # PieceToId: reserved pieces first, then pieces_
+    cdef ByteTrie trie                      # root PIECES: pieces_; root USER: user-defined symbols
+    cdef bint has_user
+    cdef Charsmap charsmap
+    cdef bint words_apart                   # BPE: no piece joins a character to a following "▁"
+    cdef bint bpe, byte_fallback, add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces, suffix
+    cdef int32_t unk
+    cdef float min_score
+    cdef int32_t byte_ids[256]
+    cdef string unk_surface
+    cdef vector[int8_t] decode_kind         # per id: what decoding makes of it (the type of PieceToId(piece))
+    cdef IdPool* pool
+
+    def __cinit__(self):
+        self.pool = id_pool_new()
+
+    def __dealloc__(self):
+        id_pool_release(self.pool)
+
+    def __init__(self, list pieces, list scores, list types, bint bpe, bint byte_fallback, bytes charsmap,
+                 bint add_dummy_prefix, bint remove_extra_whitespaces, bint escape_whitespaces,
+                 bint treat_whitespace_as_suffix, str unk_surface):
+        """A checked model (`model_proto.check_model`): pieces (str) by id, their float scores and
+        types (PieceType values), and the options."""
+        cdef vector[int32_t] normal, reserved
+        cdef list trie_pieces = [], user = []
+        cdef int32_t i, k
+        cdef bytes b
+        self.bpe = bpe
+        self.byte_fallback = byte_fallback
+        self.add_dummy_prefix = add_dummy_prefix
+        self.remove_extra_whitespaces = remove_extra_whitespaces
+        self.escape_whitespaces = escape_whitespaces
+        self.suffix = treat_whitespace_as_suffix
+        self.unk_surface = unk_surface.encode()
+        self.min_score = FLT_MAX
+        self.unk = -1
+        for k in range(256):
+            self.byte_ids[k] = -1
+        for i, piece in enumerate(pieces):
+            b = piece.encode()
+            self.starts.push_back(self.vocab.size())
+            self.vocab.append(<const char*>b, len(b))
+            self.ends.push_back(self.vocab.size())
+            self.scores.push_back(scores[i])
+            self.types.push_back(types[i])
+            if types[i] in (NORMAL, USER_DEFINED, UNUSED):
+                normal.push_back(i)
+                trie_pieces.append((b, i))
+            else:
+                reserved.push_back(i)
+            if types[i] == USER_DEFINED:
+                user.append((b, i))
+            if types[i] == UNKNOWN:
+                self.unk = i
+            if types[i] == BYTE:
+                self.byte_ids[int(piece[3:5], 16)] = i
+            if types[i] == NORMAL:
+                self.min_score = min(self.min_score, <float>scores[i])
+        self.vocab.append(32, 0)    # the hash table reads keys a word at a time
+        bytes_table_build(&self.pieces, <const uint8_t*>self.vocab.data(), self.starts.data(), self.ends.data(),
+                          normal)
+        for k in range(<int32_t>normal.size()):
+            reserved.push_back(normal[k])
+        bytes_table_build(&self.lookup, <const uint8_t*>self.vocab.data(), self.starts.data(), self.ends.data(),
+                          reserved)
+        byte_trie_build(&self.trie, [trie_pieces, user])
+        self.words_apart = bpe and not treat_whitespace_as_suffix and not any(
+            "\u2581" in p.lstrip("\u2581") for p, _ in ((p.decode(), i) for p, i in trie_pieces))
+        self.has_user = bool(user)
+        if charsmap:
+            charsmap_build(&self.charsmap, charsmap)
+        for i in range(len(pieces)):
+            self.decode_kind.push_back(self.types[self._piece_to_id(<const uint8_t*>self.vocab.data() + self.starts[i],
+                                                                    self.ends[i] - self.starts[i])])
+
+    @property
+    def n_vocab(self) -> int:
+        return <int>self.starts.size()
+
+    cdef inline int32_t _piece_to_id(self, const uint8_t* p, int64_t n) noexcept nogil:
+        """sentencepiece's PieceToId: a reserved piece, else a piece, else the unknown id."""
+        cdef int32_t i = bytes_table_get(&self.lookup, <const uint8_t*>self.vocab.data(), self.starts.data(),
+                                         self.ends.data(), p, n)
+        return self.unk if i < 0 else i
+
+    cdef inline int64_t _user_match(self, const uint8_t* p, int64_t n) noexcept nogil:
+        """The length of the longest user-defined symbol p[:n] starts with, 0 when none."""
+        cdef int32_t node
+        cdef int64_t k = 1, found = 0
+        if not self.has_user:
+            return 0
+        node = self.trie.roots[256 * USER + p[0]]
+        while node >= 0:
+            if self.trie.records[node] >= 0:
+                found = k
+            if k == n:
+                break
+            node = byte_trie_child(self.trie.records.data() + node, p[k])
+            k += 1
+        return found
+
+    # -- normalizer --------------------------------------------------------------------------------
+    cdef inline int64_t _prefix(self, const uint8_t* p, int64_t n, const char** out, int64_t* out_len) noexcept nogil:
+        """sentencepiece's NormalizePrefix: what the text's first bytes become and how many they are."""
+        cdef int64_t k = self._user_match(p, n)
+        if k > 0:
+            out[0] = <const char*>p
+            out_len[0] = k
+            return k
+        k = charsmap_longest(&self.charsmap, p, n, out, out_len)
+        if k > 0:
+            return k
+        k = valid_utf8_len(p, n)
+        if k == 0:
+            out[0] = REPLACEMENT
+            out_len[0] = 3
+            return 1
+        out[0] = <const char*>p
+        out_len[0] = k
+        return k
+
+    cdef inline void _add_ws(self, string& out) noexcept nogil:
+        if self.escape_whitespaces:
+            out.append(SPACE, 3)
+        else:
+            out.push_back(32)
+
+    cdef void _normalize(self, const uint8_t* p, int64_t n, string& out) noexcept nogil:
+        cdef const char* r
+        cdef int64_t rl, c, k, j, i = 0
+        cdef bint prev_space
+        out.clear()
+        if self.remove_extra_whitespaces:
+            while i < n:
+                c = self._prefix(p + i, n - i, &r, &rl)
+                if rl != 1 or r[0] != 32:
+                    break
+                i += c
+        if i >= n:
+            return
+        if not self.suffix and self.add_dummy_prefix:
+            self._add_ws(out)
+        prev_space = self.remove_extra_whitespaces
+        while i < n:
+            c = self._prefix(p + i, n - i, &r, &rl)
+            k = 0
+            if prev_space:
+                while k < rl and r[k] == 32:
+                    k += 1
+            if k < rl:
+                for j in range(k, rl):
+                    if self.escape_whitespaces and r[j] == 32:
+                        out.append(SPACE, 3)
+                    else:
+                        out.push_back(r[j])
+                prev_space = r[rl - 1] == 32
+            i += c
+            if not self.remove_extra_whitespaces:
+                prev_space = False
+        if self.remove_extra_whitespaces:
+            if self.escape_whitespaces:
+                while out.size() >= 3 and out.compare(out.size() - 3, 3, SPACE) == 0:
+                    out.resize(out.size() - 3)
+            else:
+                while out.size() and out.back() == 32:
+                    out.pop_back()
+        if self.suffix and self.add_dummy_prefix:
+            self._add_ws(out)
+
+    # -- models ------------------------------------------------------------------------------------
+    cdef inline void _emit(self, const uint8_t* s, int64_t start, int64_t length, int32_t id, IdVector& out,
+                           bint* prev_unk) noexcept nogil:
+        """One piece of the model's output, as the processor passes it on."""
+        cdef bint unk = id == self.unk or (id >= 0 and self.types[id] == UNKNOWN)
+        cdef int64_t j
+        if unk and self.byte_fallback:
+            for j in range(start, start + length):
+                out.push_back(self.byte_ids[s[j]])
+        elif not (unk and prev_unk[0]):
+            out.push_back(id)
+        prev_unk[0] = unk
+
+    cdef void _unigram(self, const uint8_t* s, int64_t size, IdVector& out, Workspace& ws) noexcept nogil:
+        cdef BestPath empty
+        cdef int64_t pos = 0, k, mblen, length, end, frontier = 0, i
+        cdef int32_t node, id
+        cdef float till, cand, offset, unk_score = self.min_score - <float>10.0
+        cdef bint single, prev_unk = False
+        empty.id = -1
+        empty.score = 0
+        empty.starts_at = -1
+        ws.best.assign(size + 1, empty)
+        while pos < size:
+            till = ws.best[pos].score
+            if till < -SCORE_RESET or till > SCORE_RESET:
+                # sentencepiece 0.2.3 keeps float scores small: it subtracts the path's score from
+                # every position reached so far (which changes how later sums round)
+                offset = till
+                for i in range(pos, frontier + 1):
+                    if i == pos or ws.best[i].starts_at != -1:
+                        ws.best[i].score -= offset
+                till = 0
+            single = False
+            mblen = min(one_char_len(s[pos]), size - pos)
+            node = self.trie.roots[256 * PIECES + s[pos]]
+            k = pos + 1
+            while node >= 0:
+                id = self.trie.records[node]
+                if id >= 0 and self.types[id] != UNUSED:
+                    frontier = max(frontier, k)
+                    length = k - pos
+                    if self.types[id] == USER_DEFINED:
+                        cand = <float>(0.1 * <double>(length - 1)) + till
+                    else:
+                        cand = self.scores[id] + till
+                    if ws.best[k].starts_at == -1 or cand > ws.best[k].score:
+                        ws.best[k].score = cand
+                        ws.best[k].starts_at = pos
+                        ws.best[k].id = id
+                    if length == mblen:
+                        single = True
+                if k >= size:
+                    break
+                node = byte_trie_child(self.trie.records.data() + node, s[k])
+                k += 1
+            if not single:
+                end = pos + mblen
+                frontier = max(frontier, end)
+                cand = unk_score + till
+                if ws.best[end].starts_at == -1 or cand > ws.best[end].score:
+                    ws.best[end].score = cand
+                    ws.best[end].starts_at = pos
+                    ws.best[end].id = self.unk
+            pos += mblen
+        ws.path.clear()
+        end = size
+        while end > 0:
+            ws.path.push_back(end)
+            end = ws.best[end].starts_at
+        for k in range(<int64_t>ws.path.size() - 1, -1, -1):
+            end = ws.path[k]
+            self._emit(s, ws.best[end].starts_at, end - ws.best[end].starts_at, ws.best[end].id, out, &prev_unk)
+
+    cdef inline void _maybe_pair(self, const uint8_t* s, Workspace& ws, int64_t left, int64_t right) noexcept nogil:
+        cdef Pair pair
+        cdef Split split
+        cdef int32_t id
+        if left < 0 or right < 0 or ws.symbols[left].freeze or ws.symbols[right].freeze:
+            return
+        pair.size = ws.symbols[left].length + ws.symbols[right].length
+        id = bytes_table_get(&self.pieces, <const uint8_t*>self.vocab.data(), self.starts.data(), self.ends.data(),
+                             s + ws.symbols[left].start, pair.size)
+        if id < 0:
+            return
+        pair.score = self.scores[id]
+        pair.left = left
+        pair.right = right
+        heap_push(ws.heap, pair)
+        if self.types[id] == UNUSED:
+            split.id = id
+            split.left_start = ws.symbols[left].start
+            split.left_length = ws.symbols[left].length
+            split.right_start = ws.symbols[right].start
+            split.right_length = ws.symbols[right].length
+            ws.splits.push_back(split)
+
+    cdef void _resegment(self, const uint8_t* s, int64_t start, int64_t length, IdVector& out, Workspace& ws,
+                         bint* prev_unk) noexcept nogil:
+        """A merged symbol's id (the unknown id when it is no piece), an unused piece split back into
+        the two symbols it was last made of, at most RESEGMENT_DEPTH deep (sentencepiece 0.2.3)."""
+        cdef int32_t id
+        cdef int64_t j, depth
+        cdef bint found
+        ws.stack.clear()
+        ws.stack.push_back(start)
+        ws.stack.push_back(length)
+        ws.stack.push_back(0)
+        while ws.stack.size():
+            depth = ws.stack.back()
+            ws.stack.pop_back()
+            length = ws.stack.back()
+            ws.stack.pop_back()
+            start = ws.stack.back()
+            ws.stack.pop_back()
+            id = bytes_table_get(&self.pieces, <const uint8_t*>self.vocab.data(), self.starts.data(),
+                                 self.ends.data(), s + start, length)
+            if depth > RESEGMENT_DEPTH:
+                self._emit(s, start, length, self.unk if id < 0 else id, out, prev_unk)
+                continue
+            if id < 0 or self.types[id] != UNUSED:
+                self._emit(s, start, length, self.unk if id < 0 else id, out, prev_unk)
+                continue
+            found = False
+            for j in range(<int64_t>ws.splits.size() - 1, -1, -1):
+                if ws.splits[j].id == id:
+                    ws.stack.push_back(ws.splits[j].right_start)
+                    ws.stack.push_back(ws.splits[j].right_length)
+                    ws.stack.push_back(depth + 1)
+                    ws.stack.push_back(ws.splits[j].left_start)
+                    ws.stack.push_back(ws.splits[j].left_length)
+                    ws.stack.push_back(depth + 1)
+                    found = True
+                    break
+            if not found:
+                self._emit(s, start, length, self.unk, out, prev_unk)
+
+    cdef void _bpe(self, const uint8_t* s, int64_t size, IdVector& out, Workspace& ws) noexcept nogil:
+        cdef Symbol sym
+        cdef Pair top
+        cdef int64_t pos = 0, i, left, right
+        cdef bint prev_unk = False
+        ws.symbols.clear()
+        ws.heap.clear()
+        ws.splits.clear()
+        while pos < size:
+            sym.length = self._user_match(s + pos, size - pos)
+            sym.freeze = sym.length > 0
+            if not sym.freeze:
+                sym.length = min(one_char_len(s[pos]), size - pos)
+            sym.start = pos
+            sym.prev = <int64_t>ws.symbols.size() - 1
+            pos += sym.length
+            sym.next = -1 if pos >= size else <int64_t>ws.symbols.size() + 1
+            ws.symbols.push_back(sym)
+        if ws.symbols.empty():
+            return
+        for i in range(1, <int64_t>ws.symbols.size()):
+            self._maybe_pair(s, ws, i - 1, i)
+        while ws.heap.size():
+            top = heap_pop(ws.heap)
+            left = top.left
+            right = top.right
+            if ws.symbols[left].length == 0 or ws.symbols[right].length == 0 or \
+                    ws.symbols[left].length + ws.symbols[right].length != top.size:
+                continue
+            ws.symbols[left].length += ws.symbols[right].length
+            ws.symbols[left].next = ws.symbols[right].next
+            if ws.symbols[right].next >= 0:
+                ws.symbols[ws.symbols[right].next].prev = left
+            ws.symbols[right].length = 0
+            self._maybe_pair(s, ws, ws.symbols[left].prev, left)
+            self._maybe_pair(s, ws, left, ws.symbols[left].next)
+        i = 0
+        while i != -1:
+            self._resegment(s, ws.symbols[i].start, ws.symbols[i].length, out, ws, &prev_unk)
+            i = ws.symbols[i].next
+
+    cdef void _bpe_words(self, const uint8_t* s, int64_t size, IdVector& out, Workspace& ws) noexcept nogil:
+        """BPE word by word, each word's ids remembered. When no piece holds a character followed by
+        "▁" (`words_apart`), no merge crosses the start of a word (a "▁" after another character),
+        and merges within a word keep their order: the ids are those of the whole text. A run of
+        unknown pieces across two words is still one unknown id."""
+        cdef int64_t start = 0, pos = 0, k, first
+        cdef bint last_unk = False
+        while start < size:
+            pos = start + min(one_char_len(s[start]), size - start)
+            while pos < size and not (size - pos >= 3 and s[pos] == 0xE2 and s[pos + 1] == 0x96 and
+                                      s[pos + 2] == 0x81 and not (s[pos - 3] == 0xE2 and s[pos - 2] == 0x96
+                                                                 and s[pos - 1] == 0x81 and pos - start >= 3)):
+                pos += min(one_char_len(s[pos]), size - pos)
+            ws.word_ids.clear()
+            if pos - start <= WORD_CACHE_BYTES:
+                ws.key.assign(<const char*>s + start, pos - start)
+                it = ws.words.find(ws.key)
+                if it != ws.words.end():
+                    ws.word_ids.insert(ws.word_ids.end(), deref(it).second.begin(), deref(it).second.end())
+                else:
+                    self._bpe(s + start, pos - start, ws.word_ids, ws)
+                    if ws.words.size() >= WORD_CACHE_SIZE:
+                        ws.words.clear()
+                    ws.words[ws.key] = vector[int32_t](ws.word_ids.begin(), ws.word_ids.end())
+            else:
+                self._bpe(s + start, pos - start, ws.word_ids, ws)
+            first = 1 if (last_unk and not self.byte_fallback and ws.word_ids.size()
+                          and ws.word_ids[0] == self.unk) else 0
+            for k in range(first, <int64_t>ws.word_ids.size()):
+                out.push_back(ws.word_ids[k])
+            if ws.word_ids.size():
+                last_unk = ws.word_ids.back() == self.unk
+            start = pos
+
+    cdef void _encode_text(self, const uint8_t* p, int64_t n, IdVector& out, Workspace& ws) noexcept nogil:
+        self._normalize(p, n, ws.norm)
+        if ws.norm.size() == 0:
+            return
+        if self.words_apart:
+            self._bpe_words(<const uint8_t*>ws.norm.data(), ws.norm.size(), out, ws)
+        elif self.bpe:
+            self._bpe(<const uint8_t*>ws.norm.data(), ws.norm.size(), out, ws)
+        else:
+            self._unigram(<const uint8_t*>ws.norm.data(), ws.norm.size(), out, ws)
+
+    cdef void _encode_rows(self, const BinaryView& v, int64_t first, int64_t last, bint keep_ids,
+                           IdRows& res) noexcept nogil:
+        cdef Workspace ws
+        cdef int64_t r, s, before
+        for r in range(first, last):
+            if not view_valid(v, r):
+                res.lengths.push_back(-1)
+                continue
+            before = <int64_t>res.ids.size()
+            s = view_start(v, r)
+            self._encode_text(v.values + s, view_end(v, r) - s, res.ids, ws)
+            res.lengths.push_back(<int64_t>res.ids.size() - before)
+            if not keep_ids:
+                res.ids.clear()
+
+    def encode_arrow(self, texts, int threads=1, bint counts_only=False):
+        """Ids (large_list<int32>) or token counts (int64) of a (large_)string array; NULL stays NULL."""
+        cdef list keep = []
+        cdef RowRun run
+        rows_open(run, texts, keep, threads, True)
+        cdef vector[IdRows] parts = vector[IdRows](run.parts)
+        if not counts_only:
+            id_pool_take(self.pool, parts[0].ids)
+        cdef SentencePieceCall call
+        call.encoder = <void*>self
+        call.keep_ids = not counts_only
+        call.parts = parts.data()
+        rows_run(run, _sentencepiece_rows, NULL, &call)
+        cdef vector[IdRows] ordered
+        cdef int k
+        for k in run.order:
+            id_rows_move(ordered, parts[k])
+        return id_rows_arrow(ordered, counts_only, self.pool, run.threads)
+
+    def normalize(self, str text) -> str:
+        """The normalized text (sentencepiece's `normalize`), for tests and inspection."""
+        cdef bytes b = text.encode()
+        cdef string out
+        self._normalize(<const uint8_t*>b, len(b), out)
+        return out.decode()
+
+    # -- ids -> text -------------------------------------------------------------------------------
+    cdef void _flush_bytes(self, string& pending, string& out) noexcept nogil:
+        """Byte pieces as text: each valid UTF-8 character as it is, each other byte U+FFFD."""
+        cdef size_t at = 0
+        cdef int64_t k
+        while at < pending.size():
+            k = valid_utf8_len(<const uint8_t*>pending.data() + at, pending.size() - at)
+            if k == 0:
+                out.append(REPLACEMENT, 3)
+                at += 1
+            else:
+                out.append(pending.data() + at, k)
+                at += k
+        pending.clear()
+
+    cdef void _decode_row(self, const int32_t* ids, int64_t n, string& out, string& pending) noexcept nogil:
+        cdef int64_t j, start, row_start = out.size(), k, size
+        cdef int32_t t
+        cdef int8_t kind
+        cdef bint bos_ws = True, seen = False, strip = self.add_dummy_prefix or self.remove_extra_whitespaces
+        cdef const char* p
+        for j in range(n):
+            t = ids[j]
+            kind = self.decode_kind[t]
+            if kind == BYTE:
+                pending.push_back(<char>_hex_byte(self.vocab.data() + self.starts[t] + 3))
+                continue
+            self._flush_bytes(pending, out)
+            if seen or out.size() > <size_t>row_start:
+                bos_ws = False
+            seen = False
+            if kind == CONTROL:
+                continue
+            if kind == UNKNOWN:
+                out.append(self.unk_surface)
+                continue
+            p = self.vocab.data() + self.starts[t]
+            size = self.ends[t] - self.starts[t]
+            start = 0
+            if bos_ws and strip and size >= 3 and p[0] == SPACE[0] and p[1] == SPACE[1] and p[2] == SPACE[2]:
+                start = 3
+                seen = not self.remove_extra_whitespaces
+            k = start
+            while k < size:
+                if k + 3 <= size and p[k] == SPACE[0] and p[k + 1] == SPACE[1] and p[k + 2] == SPACE[2]:
+                    out.push_back(32)
+                    k += 3
+                else:
+                    out.push_back(p[k])
+                    k += 1
+        self._flush_bytes(pending, out)
+
+    def decode_arrow(self, ids):
+        """Text (large_string) of each row of a list<integer> array as sentencepiece decodes it;
+        NULL stays NULL, an id out of range raises ValueError."""
+        cdef list keep = []
+        cdef IdListView view = id_list_view(ids, keep)
+        ids = keep[0]
+        cdef int64_t r, j, bad = -1, n_ids = <int64_t>self.starts.size()
+        cdef string out, pending
+        cdef vector[int64_t] offsets
+        offsets.push_back(0)
+        with nogil:
+            for j in range(view.offsets[0], view.offsets[view.length]):
+                if view.ids[j] < 0 or view.ids[j] >= n_ids:
+                    bad = j
+                    break
+            if bad < 0:
+                for r in range(view.length):
+                    self._decode_row(view.ids + view.offsets[r], view.offsets[r + 1] - view.offsets[r], out, pending)
+                    offsets.push_back(<int64_t>out.size())
+        if bad >= 0:
+            raise ValueError(f"token id {view.ids[bad]} is not in this vocabulary (ids 0..{n_ids - 1})")
+        off = PyBytes_FromStringAndSize(<const char*>offsets.data(), offsets.size() * sizeof(int64_t))
+        data = pa.Array.from_buffers(pa.large_string(), view.length, [None, pa.py_buffer(off), pa.py_buffer(out)])
+        if ids.null_count:
+            return pa.compute.if_else(ids.is_null(), pa.scalar(None, pa.large_string()), data)
+        return data
+
+    def piece_bytes(self, int32_t token_id) -> bytes:
+        """The piece of one id as the model spells it ("▁the", "<0x41>")."""
+        if token_id < 0 or token_id >= <int32_t>self.starts.size():
+            raise ValueError(f"token id {token_id} is not in this vocabulary")
+        return self.vocab.substr(self.starts[token_id], self.ends[token_id] - self.starts[token_id])
+
+
+cdef struct SentencePieceCall:  # what the threads of one encode_arrow call share
+    void* encoder               # the SentencePieceEncoder (borrowed: the call holds it)
+    bint keep_ids
+    IdRows* parts
+
+
+cdef int64_t _sentencepiece_rows(void* task, const RowRun& run, int thread, int part, int64_t first,
+                                 int64_t last) noexcept nogil:
+    """Rows [first, last) into part `part` (nothing fails: -1)."""
+    cdef SentencePieceCall* call = <SentencePieceCall*>task
+    (<SentencePieceEncoder>call.encoder)._encode_rows(run.view, first, last, call.keep_ids, call.parts[part])
+    return -1

@@ -1,0 +1,242 @@
+"""SentencePiece models: ids and decoded text identical to the `sentencepiece` library (the oracle),
+on every fixture language, edge cases and generated text; the ModelProto reader and writer; bad files;
+the SQL functions."""
+import dataclasses
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import sqltok
+from sqltok import SentencePieceTokenizer, Tokenizer
+from sqltok.formats.errors import ModelFormatError, UnsupportedTokenizerError
+from sqltok.sentencepiece.model_proto import ModelType, NormalizerSpec, PieceType, read_model_proto
+from sqltok.sentencepiece.model_write import write_model_proto
+from sqltok.sentencepiece.wire import bytes_field, varint_field
+
+
+spm = pytest.importorskip("sentencepiece")
+
+#: tests/data/tokenizers: sentencepiece's own test models (its BPE, Unigram and Japanese Unigram) and
+#: Mistral's (mistral-common's data folder: v1 plain, v3 with user-defined symbols).
+FILES = {"botchan_bpe": "botchan_en_bpe_1000.model", "botchan_unigram": "botchan_en_unigram_1000.model",
+         "kyoto_unigram": "kyoto_ja_unigram_8000.model", "mistral_v1": "mistral_tokenizer.model.v1",
+         "mistral_v3": "mistral_instruct_tokenizer_240323.model.v3"}
+EDGE = ["", " ", "   ", "  a  b  ", "\t\nx\u3000y ", "Hello world", "<s> </s> <unk> [INST]", "ｈｅｌｌｏ！",
+        "e\u0301 \u00e9", "\x00\x01\x7f", "😀🦊 👨‍👩‍👧", "▁▁a▁ ▁", "-----", "2000000;", "a" * 3000,
+        "\u200b\ufeffzero width", "Ǆ ǅ ǆ ﬁ ㍿", "\U0010ffff\ue000"]
+TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=60) | st.text(
+    st.sampled_from(list("ab ▁\t\n-0.、日本語한ğé\u0301😀ｈ<>[]/")), max_size=60)
+
+
+def _corpus() -> list[str]:
+    """Every fixture language (tests/data/corpora_sample.jsonl)."""
+    with open(Path(__file__).parent / "data" / "corpora_sample.jsonl") as f:
+        return [json.loads(line)["text"] for line in f]
+
+
+@pytest.fixture(scope="session")
+def model(bundled):
+    """model(name): the path of one of FILES."""
+    return lambda name: bundled(FILES[name])
+
+
+@pytest.fixture(scope="session")
+def pairs(model):
+    """pairs(name): (sqltok's tokenizer, sentencepiece's processor) of one of FILES, loaded once."""
+    loaded = {}
+
+    def get(name):
+        if name not in loaded:
+            loaded[name] = Tokenizer.load(model(name)), spm.SentencePieceProcessor(model_file=str(model(name)))
+        return loaded[name]
+    return get
+
+
+@pytest.fixture(scope="module", params=list(FILES))
+def pair(request, pairs):
+    return pairs(request.param)
+
+
+def test_ids_and_decode_equal_sentencepiece(pair):
+    tok, sp = pair
+    texts = _corpus() + EDGE + ["\n".join(_corpus())]  # the last: Unigram path scores past 1e5 (reset)
+    ids = tok.encode_arrow(pa.array(texts, pa.large_string()), threads=2)
+    assert ids.to_pylist() == sp.encode(texts)
+    assert tok.decode_arrow(ids).to_pylist() == sp.decode(sp.encode(texts))
+    assert tok.encode_arrow(pa.array(texts), counts_only=True).to_pylist() == [len(x) for x in sp.encode(texts)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(texts=st.lists(TEXT, min_size=1, max_size=8))
+def test_generated_text_equals_sentencepiece(pair, texts):
+    tok, sp = pair
+    assert tok.encode_ordinary_batch(texts) == sp.encode(texts)
+    assert [tok.decode(x) for x in sp.encode(texts)] == sp.decode(sp.encode(texts))
+
+
+@settings(max_examples=150, deadline=None)
+@given(ids=st.lists(st.integers(0, 999), max_size=30))
+def test_decode_of_any_ids_equals_sentencepiece(pairs, ids):
+    """Control, unknown and byte pieces in any order (byte runs that are no UTF-8, leading "▁")."""
+    for name in ("botchan_bpe", "botchan_unigram", "mistral_v1"):
+        tok, sp = pairs(name)
+        assert tok.decode(ids) == sp.decode(ids)
+
+
+def test_byte_pieces_decode_as_sentencepiece(pairs):
+    tok, sp = pairs("mistral_v1")
+    for ids in ([3 + 0xE2, 3 + 0x82], [3 + 0xF0, 3 + 0x9F, 3 + 0x98, 3 + 0x80, 3 + 0x80], [29871, 3 + 0x41, 1, 2],
+                [3 + 0xC0, 3 + 0xAF, 415], [13, 3 + 0xED, 3 + 0xA0, 3 + 0x80]):
+        assert tok.decode(ids) == sp.decode(ids)
+
+
+def _variant(path: Path, **changes) -> bytes:
+    """A test model with some pieces' types or options changed, written by `model_write`."""
+    model = read_model_proto(path.read_bytes(), path.name)
+    types, scores = list(model.types), list(model.scores)
+    for piece, kind in changes.pop("types", {}).items():
+        types[model.pieces.index(piece)] = kind
+    for piece, score in changes.pop("scores", {}).items():
+        scores[model.pieces.index(piece)] = score
+    trainer = dataclasses.replace(model.trainer, **changes.pop("trainer", {}))
+    normalizer = dataclasses.replace(model.normalizer, **changes.pop("normalizer", {}))
+    return write_model_proto(dataclasses.replace(model, types=types, scores=scores, trainer=trainer,
+                                                 normalizer=normalizer))
+
+
+VARIANTS = {
+    "user_defined_bpe": ("botchan_bpe", {"types": {"▁the": PieceType.USER_DEFINED, "ing": PieceType.USER_DEFINED}}),
+    "user_defined_unigram": ("botchan_unigram", {"types": {"▁the": PieceType.USER_DEFINED, "ing": PieceType.USER_DEFINED}}),
+    # a user-defined "o" (score 0.1 * (1 - 1)) then "n" beats "on": the user-defined score decides
+    "user_defined_score": ("botchan_unigram", {"types": {"o": PieceType.USER_DEFINED},
+                                               "scores": {"n": -0.02, "on": -0.05}}),
+    "unused_bpe": ("botchan_bpe", {"types": {"▁the": PieceType.UNUSED, "er": PieceType.UNUSED}}),
+    "unused_unigram": ("botchan_unigram", {"types": {"▁the": PieceType.UNUSED, "s": PieceType.UNUSED}}),
+    "suffix_bpe": ("botchan_bpe", {"trainer": {"treat_whitespace_as_suffix": True}}),
+    "suffix_unigram": ("botchan_unigram", {"trainer": {"treat_whitespace_as_suffix": True}}),
+    "keep_spaces": ("botchan_unigram", {"normalizer": {"remove_extra_whitespaces": False}}),
+    "no_escape": ("botchan_bpe", {"normalizer": {"escape_whitespaces": False, "add_dummy_prefix": False}}),
+    "identity": ("botchan_unigram", {"normalizer": {"precompiled_charsmap": b"", "name": "identity"}}),
+    "unk_surface": ("botchan_bpe", {"trainer": {"unk_surface": "<?>"}}),
+}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_options_and_piece_types_equal_sentencepiece(model, variant):
+    """Options and piece types the shipped models do not use, on models `model_write` writes (which
+    sentencepiece then loads: the writer's oracle too)."""
+    base, changes = VARIANTS[variant]
+    content = _variant(model(base), **changes)
+    tok, sp = SentencePieceTokenizer.from_bytes(content, variant), spm.SentencePieceProcessor(model_proto=content)
+    texts = _corpus()[:80] + EDGE + ["on money", "the thing  the  sing  ", " ing the▁the", "thére 　 are"]
+    assert tok.encode_ordinary_batch(texts) == sp.encode(texts)
+    assert [tok.decode(x) for x in sp.encode(texts)] == sp.decode(sp.encode(texts))
+    assert [tok.normalize(t) for t in texts[-3:]] == [sp.normalize(t) for t in texts[-3:]]
+
+
+def test_writer_round_trip_keeps_every_field(model):
+    """read -> write -> read gives the same model; protobuf's own parser sees the same fields."""
+    pb = pytest.importorskip("sentencepiece.sentencepiece_model_pb2")
+    for name in FILES:
+        data = model(name).read_bytes()
+        read = read_model_proto(data, name)
+        written = write_model_proto(read)
+        assert read_model_proto(written, name) == read
+        a, b = pb.ModelProto(), pb.ModelProto()
+        a.ParseFromString(data)
+        b.ParseFromString(written)
+        assert [(p.piece, p.score, p.type) for p in a.pieces] == [(p.piece, p.score, p.type) for p in b.pieces]
+        for spec in ("trainer_spec", "normalizer_spec"):  # every value (presence aside) kept
+            for field in getattr(a, spec).DESCRIPTOR.fields:
+                assert getattr(getattr(a, spec), field.name) == getattr(getattr(b, spec), field.name), field.name
+
+
+def test_from_bytes_names_the_model_and_loads_as_the_file_does(model):
+    data = model("botchan_unigram").read_bytes()
+    tok = SentencePieceTokenizer.from_bytes(data, "uni")
+    assert tok.name == "uni" and tok.encode("Hello world") == Tokenizer.load(model("botchan_unigram")).encode("Hello world")
+    with pytest.raises(ModelFormatError, match="model 'uni'"):
+        SentencePieceTokenizer.from_bytes(data[:1000], "uni")
+    with pytest.raises(TypeError):
+        SentencePieceTokenizer.from_bytes("not bytes", "uni")
+
+
+def test_tokens_and_special_tokens(model):
+    tok = Tokenizer.load(model("mistral_v3"))
+    assert isinstance(tok, SentencePieceTokenizer) and tok.name == "mistral_instruct_tokenizer_240323"
+    sp = spm.SentencePieceProcessor(model_file=str(model("mistral_v3")))
+    text = "[INST] Hello [/INST] world</s>"
+    assert tok.encode_ordinary(text) == sp.encode(text)
+    inst, end_inst, eos = sp.piece_to_id("[INST]"), sp.piece_to_id("[/INST]"), sp.eos_id()
+    got = tok.encode(text, allowed_special="all")
+    assert got == [inst] + sp.encode(" Hello ") + [end_inst] + sp.encode(" world") + [eos]
+    with pytest.raises(ValueError, match="disallowed special token"):
+        tok.encode(text)
+    assert tok.tokens_arrow(pa.array(["Hello world"])).to_pylist() == [["▁Hello", "▁world"]]
+
+
+def _field_of(data: bytes, number: int, payload: bytes) -> bytes:
+    return data + bytes_field(number, payload)
+
+
+def _minimal(*pieces: tuple[str, int], trainer: bytes = b"") -> bytes:
+    out = b"".join(bytes_field(1, bytes_field(1, p) + varint_field(3, t)) for p, t in pieces)
+    return out + (bytes_field(2, trainer) if trainer else b"")
+
+
+@pytest.mark.parametrize("content, error, message", [
+    (lambda d: d[:len(d) // 2], ModelFormatError, "truncated"),
+    (lambda d: d[:7], ModelFormatError, "truncated"),
+    (lambda d: b"\x0a\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", ModelFormatError, "longer than ten bytes"),
+    (lambda d: b"\x0a\x02\x0b\x00", ModelFormatError, "wire type 3"),
+    (lambda d: _minimal(("<unk>", 2), trainer=varint_field(3, 3)), UnsupportedTokenizerError, "WORD is not implemented"),
+    (lambda d: _minimal(("<unk>", 2), trainer=varint_field(3, 9)), ModelFormatError, "model_type 9"),
+    (lambda d: _minimal(("a", 1), ("b", 1)), ModelFormatError, "no piece is the unknown piece"),
+    (lambda d: _minimal(("<unk>", 2), ("a", 1), ("a", 1)), ModelFormatError, "already defined"),
+    (lambda d: _minimal(("<unk>", 2), ("<0x41>", 6)), ModelFormatError, "byte_fallback is false"),
+    (lambda d: _minimal(("<unk>", 2), ("<0x41>", 6), trainer=varint_field(35, 1)), ModelFormatError, "1 of the 256"),
+    (lambda d: _minimal(("<unk>", 2), ("a", 9)), ModelFormatError, "type 9"),
+    (lambda d: _minimal(("<unk>", 2), ("", 1)), ModelFormatError, "piece 1 is empty"),
+    (lambda d: _minimal(("<unk>", 2), ("a\0b", 1)), ModelFormatError, "NUL"),
+    (lambda d: _field_of(_minimal(("<unk>", 2)), 3, bytes_field(2, b"\x10\x00\x00\x00abc")), ModelFormatError,
+     "precompiled_charsmap"),
+    (lambda d: _field_of(_minimal(("<unk>", 2)), 5, bytes_field(2, b"\x04\x00\x00\x00\x00\x00\x00\x00a\x00")),
+     UnsupportedTokenizerError, "denormalizer_spec"),
+    (lambda d: b"\x0a\x03\x0a\x01\xff", ModelFormatError, "not valid UTF-8"),
+])
+def test_bad_files_get_errors_naming_file_and_problem(model, tmp_path, content, error, message):
+    data = model("botchan_bpe").read_bytes()
+    path = tmp_path / "broken.model"
+    path.write_bytes(content(data))
+    with pytest.raises(error, match=message) as e:
+        Tokenizer.load(path)
+    assert str(path) in str(e.value)
+
+
+def test_sql_functions_null_and_empty_rows(con, model):
+    path = model("mistral_v1")
+    sp = spm.SentencePieceProcessor(model_file=str(path))
+    assert con.execute("SELECT sqltok_load('mistral', ?)", [str(path)]).fetchone()[0] == "mistral: 32000 tokens"
+    con.execute("CREATE TABLE docs AS SELECT * FROM (VALUES (1, 'Hello world'), (2, NULL), (3, ''), "
+                "(4, 'Grüße, 世界! 🦊')) t(id, text)")
+    rows = con.execute("SELECT encode('mistral', text), token_count('mistral', text), tokens('mistral', text), "
+                       "decode('mistral', encode('mistral', text)) FROM docs ORDER BY id").fetchall()
+    texts = ["Hello world", None, "", "Grüße, 世界! 🦊"]
+    for (ids, n, toks, back), text in zip(rows, texts):
+        if text is None:
+            assert ids is None and n is None and toks is None and back is None
+            continue
+        assert ids == sp.encode(text) and n == len(ids) and toks == [sp.id_to_piece(i) for i in ids]
+        assert back == sp.decode(ids)
+    assert con.execute("SELECT encode_special('mistral', '<s>hi')").fetchone()[0] == [1] + sp.encode("hi")
+
+
+def test_model_types_in_the_api():
+    """The model types and piece types are sentencepiece's enum values."""
+    assert [int(t) for t in ModelType] == [1, 2, 3, 4]
+    assert [int(t) for t in PieceType] == [1, 2, 3, 4, 5, 6]
+    assert NormalizerSpec().add_dummy_prefix and sqltok.SentencePieceTokenizer.file_kinds == ("sentencepiece",)
