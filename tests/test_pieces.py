@@ -3,7 +3,7 @@ pretokenizers), supermerge candidates and lines equal the whole document's, and 
 grows linearly with one document's size."""
 import pyarrow as pa
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import sqltok
@@ -24,6 +24,8 @@ def _pieces(text: str, mode: str, script_aware: bool, size: int) -> list[str]:
 
 @settings(max_examples=400, deadline=None)
 @given(text=TEXTS, script_aware=st.booleans(), size=st.integers(1, 12))
+@example(text="中 \u0301\na", script_aware=True, size=1)  # a line feed trailing a Han run, kept by a mark
+@example(text="中 \u0301!\n\nb c", script_aware=True, size=1)
 def test_pieces_pretokenize_as_the_whole(text, script_aware, size):
     pieces = _pieces(text, "pretokens", script_aware, size)
     assert "".join(pieces) == text

@@ -7,7 +7,10 @@ A piece ends at the first cut point at or after every `max_bytes` bytes. Cut poi
 - "pretokens": a single ASCII space between two ASCII letters ("x|y" below is text[b-1]|text[b]):
   "a| b" — a word ends before it, " b..." starts one, and both sides are in the same Latin run;
   or an ASCII letter right after a line feed ("\\n|a"): the pretoken holding the line feed ends
-  there in every pattern and run; in script-aware mode also between two Han letters ("中|文"),
+  there in every pattern; in script-aware mode only when the ASCII non-letters that end with the
+  line feed follow an ASCII letter (or start the text), so that they are in the Latin run of the
+  letter after them (after another script's run they would move into the next run, whereas a piece
+  ending there keeps them: "中 \\u0301\\n|a" pretokenizes " \\u0301\\n" as one); in script-aware mode also between two Han letters ("中|文"),
   each its own pretoken there.
 - "candidates": only after a line feed followed by an ASCII letter: the pretoken holding the line
   feed holds no letter, so no supermerge candidate (a run of letter tokens) crosses it.
@@ -48,14 +51,23 @@ cdef inline bint _han_letter_at(const uint8_t* s, int64_t i, int64_t n) noexcept
     return (e >> 8) == SC_HAN and (e & UC_L) != 0
 
 
+cdef inline bint _latin_before(const uint8_t* s, int64_t b) noexcept nogil:
+    """Whether the ASCII non-letters ending at byte b follow an ASCII letter or the start of the text
+    (looking back 64 bytes at most): then they are in the Latin run of what follows them."""
+    cdef int64_t k = b
+    while k >= 0 and b - k < 64 and s[k] < 0x80 and not _alpha(s[k]):
+        k -= 1
+    return k < 0 or (b - k < 64 and _alpha(s[k]))
+
+
 cdef inline bint _cut_at(const uint8_t* s, int64_t b, int64_t n, int mode, bint script_aware) noexcept nogil:
     """Whether the text s[:n] may be cut before byte b (0 < b < n)."""
     cdef uint8_t c = s[b], before = s[b - 1]
     cdef int64_t k
     if mode == CUT_LINES:
         return before == 10
-    if before == 10:
-        return _alpha(c)
+    if before == 10:  # script-aware: the line feed must not trail another script's run (see above)
+        return _alpha(c) and (not script_aware or _latin_before(s, b - 1))
     if mode == CUT_CANDIDATES:
         return False
     if c == 32:
