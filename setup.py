@@ -13,7 +13,7 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-FOLDERS = ["sqltok/native", "sqltok/pretokenizer", "sqltok/normalizers", "sqltok/bpe", "sqltok/wordpiece", "sqltok/corpus"]
+FOLDERS = ["sqltok/native", "sqltok/pretokenizer", "sqltok/normalizers", "sqltok/bpe", "sqltok/wordpiece", "sqltok/corpus", "sqltok/unigram"]
 MSVC = sys.platform == "win32"
 CXX_ARGS = ["/O2", "/std:c++17"] if MSVC else ["-O3", "-std=c++17"]
 # The merge loops shift a few ints per merge: GCC would turn each such loop into a call to memmove
@@ -75,7 +75,9 @@ setup(
          ext("sqltok.normalizers._normalize", openmp=True),
          ext("sqltok.wordpiece._encode", openmp=True), ext("sqltok.pretokenizer._words"),
          ext("sqltok.corpus._language", openmp=True), ext("sqltok.corpus._scripts", openmp=True),
-         ext("sqltok.corpus._minhash", openmp=True)],
+         ext("sqltok.corpus._minhash", openmp=True),
+         ext("sqltok.unigram._charsmap"), ext("sqltok.unigram._characters"), ext("sqltok.unigram._seeds"),
+         ext("sqltok.unigram._lattice"), ext("sqltok.unigram._scores")],
         compiler_directives={"language_level": "3", "boundscheck": False, "wraparound": False,
                              "cdivision": True, "initializedcheck": False},
         include_path=["."],
