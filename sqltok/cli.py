@@ -26,6 +26,15 @@ from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS, check_special_tokens
 from sqltok.store import drop_model, model_names
 from sqltok.bpe.superword import train_superword
 from sqltok.bpe.train import train_bpe
+from sqltok.unigram.spec import UnigramSpec
+from sqltok.unigram.train import train_unigram
+
+#: The SentencePiece flags `sqltok train --method unigram` takes.
+UNIGRAM_FLAGS = ("character_coverage", "seed_sentencepiece_size", "shrinking_factor", "num_sub_iterations",
+                 "max_sentencepiece_length", "max_sentence_length", "split_by_whitespace", "split_by_unicode_script",
+                 "split_by_number", "split_digits", "treat_whitespace_as_suffix", "byte_fallback",
+                 "user_defined_symbols", "control_symbols", "normalization_rule_name", "add_dummy_prefix",
+                 "remove_extra_whitespaces")
 
 DEFAULT_DB = "sqltok.duckdb"
 
@@ -66,6 +75,9 @@ def _train(con, args) -> None:
     if args.memory_limit:
         con.execute("SET memory_limit = ?", [args.memory_limit])
     progress = sys.stderr.isatty() if args.progress is None else args.progress
+    if args.method == "unigram":
+        _train_unigram(con, src, args)
+        return
     if args.method == "bpe":
         _check_bpe_args(args)
         report = train_bpe(con, src, args.vocab_size, args.model, simple=args.simple,
@@ -104,6 +116,37 @@ def _train(con, args) -> None:
         c = compression(con, report.model, held)
         print(f"held-back documents ({args.holdout:.0%}): {c['documents']} documents, {c['bytes']:,} bytes, "
               f"{c['tokens']:,} tokens: {c['bytes_per_token']:.3f} bytes per token")
+
+
+def _train_unigram(con, src, args) -> None:
+    """`--method unigram`: SentencePiece's trainer with its flags; documents are read as lines."""
+    if args.holdout:
+        raise SqltokError("--holdout is not available for --method unigram (sqltok encodes SentencePiece "
+                          "models once the sentencepiece family is in)")
+    flags = {name: getattr(args, name) for name in UNIGRAM_FLAGS if getattr(args, name) is not None}
+    for name in ("user_defined_symbols", "control_symbols"):
+        if name in flags:
+            flags[name] = tuple(s for s in flags[name].split(",") if s)
+    report = train_unigram(con, src, args.model, UnigramSpec(vocab_size=args.vocab_size, **flags),
+                           replace=args.replace)
+    print(f"model {report.model!r} (unigram) in {args.db}: {report.vocab_size} pieces from {report.lines:,} lines "
+          f"({report.sentences:,} distinct sentences, {report.words:,} distinct words, {report.seeds:,} seed pieces)")
+    print("seconds: " + ", ".join(f"{k} {v:.2f}" for k, v in report.seconds.items()))
+
+
+def _add_unigram_flags(t: argparse.ArgumentParser) -> None:
+    """SentencePiece's trainer flags for --method unigram (its names with dashes, its defaults)."""
+    g = t.add_argument_group("unigram (SentencePiece's flags and defaults)")
+    for name in UNIGRAM_FLAGS:
+        default = UnigramSpec.__dataclass_fields__[name].default
+        if isinstance(default, bool):
+            g.add_argument("--" + name.replace("_", "-"), dest=name, action=argparse.BooleanOptionalAction,
+                           default=None, help=f"default {default}")
+        elif name in ("user_defined_symbols", "control_symbols"):
+            g.add_argument("--" + name.replace("_", "-"), dest=name, metavar="A,B", help="comma-separated")
+        else:
+            g.add_argument("--" + name.replace("_", "-"), dest=name, type=type(default), default=None,
+                           help=f"default {default}")
 
 
 def _check_bpe_args(args) -> None:
@@ -197,8 +240,9 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--max-documents", type=int, help="use only the first N documents")
     t.add_argument("--vocab-size", type=int, required=True)
     t.add_argument("--model", required=True, help="the model's name in the database")
-    t.add_argument("--method", choices=("bpe", "boundless", "superbpe"), default="bpe",
-                   help="bpe (default), or a superword method: boundless (BoundlessBPE) or superbpe")
+    t.add_argument("--method", choices=("bpe", "boundless", "superbpe", "unigram"), default="bpe",
+                   help="bpe (default), a superword method: boundless (BoundlessBPE) or superbpe, or unigram "
+                   "(SentencePiece's Unigram trainer)")
     t.add_argument("--supermerges", help="superbpe: how many supermerges, or 'match' (as many as BoundlessBPE "
                    "finds, from the same phase-1 run)")
     t.add_argument("--greedy-split", action="store_true",
@@ -215,6 +259,7 @@ def _parser() -> argparse.ArgumentParser:
                    "default: DuckDB's, 80%% of RAM)")
     t.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar (default: when stderr is a terminal)")
+    _add_unigram_flags(t)
     db(t)
     t.set_defaults(func=_cmd_train)
 

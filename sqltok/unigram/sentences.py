@@ -52,12 +52,14 @@ def replace_meta_pieces(texts: pa.Array, pieces: list[str]) -> pa.Array:
 class Sentences:
     """Distinct normalized sentences (unknown characters marked) and their counts; `alphabet` is
     (code point, count) of the required characters, most frequent first; `followers` the distinct
-    (sentence, first byte of the sentence after it in the trainer's order, 256 at the end) pairs."""
+    (sentence, first byte of the sentence after it in the trainer's order, 256 at the end) pairs;
+    `order` the sentence at each place of the trainer's list of sentences (one per line)."""
 
     text: pa.Array
     counts: pa.Array
     alphabet: list[tuple[int, int]]
     followers: pa.Table
+    order: np.ndarray
     lines: int
 
 
@@ -89,8 +91,8 @@ def read_sentences(con, query: str, spec: UnigramSpec, work: WorkTables) -> Sent
     marked = mark_unknown(text, known).cast(pa.large_string())
     order = column(arrow_table(con, sql_text("unigram_line_order").format(
         lines=lines, distinct=distinct, normalized=view, sentences=target)), 0).to_numpy()
-    return Sentences(marked, counts, alphabet, followers(trainer_order(order), marked),
-                     int(pc.sum(column(raw, 2)).as_py()))
+    order = trainer_order(order)
+    return Sentences(marked, counts, alphabet, followers(order, marked), order, int(pc.sum(column(raw, 2)).as_py()))
 
 
 def trainer_order(sids: np.ndarray) -> np.ndarray:
