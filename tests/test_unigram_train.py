@@ -187,3 +187,16 @@ def test_the_stored_model_is_the_oracle_model(con, corpus):
     assert ours_spec.normalizer_spec.precompiled_charsmap == oracle_spec.normalizer_spec.precompiled_charsmap
     assert ours_spec.normalizer_spec.name == oracle_spec.normalizer_spec.name == "nmt_nfkc"
     assert ours_spec.trainer_spec.model_type == oracle_spec.trainer_spec.model_type
+
+
+@pytest.mark.parametrize("flags", [{}, {"add_dummy_prefix": False}, {"split_by_whitespace": False},
+                                   {"add_dummy_prefix": False, "treat_whitespace_as_suffix": True}],
+                         ids=lambda f: ",".join(f) or "defaults")
+def test_lines_that_normalize_to_nothing_reorder_as_in_sentencepiece(con, tmp_path, flags):
+    """spm_train drops such a line by moving its last sentence into its place: the order decides which
+    boundary nodes the suffix tree has (and, without whitespace splitting, the order EM sums in)."""
+    lines = _lines(CORPORA / "es.jsonl", 900)
+    lines = [" \t  " if i % 7 == 3 else ln for i, ln in enumerate(lines)] + ["  "] * 3
+    path = tmp_path / "es.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    _assert_same(_ours(con, path, 1200, **flags), _oracle(path, 1200, **flags))

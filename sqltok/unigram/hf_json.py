@@ -1,8 +1,9 @@
 """A trained Unigram model as a Hugging Face `tokenizers` tokenizer.json, written from its pieces the
 way `transformers`' SentencePiece converter builds one (`build_tokenizer_from_spm_proto`, legacy):
 the Unigram model (pieces and scores by id), the precompiled charsmap and SentencePiece's whitespace
-rules as normalizers, Metaspace for the dummy prefix, user-defined pieces split off whole, control
-and user-defined pieces as added tokens, and the matching decoders."""
+rules as normalizers, Metaspace for the dummy prefix, user-defined pieces split off whole after
+normalization (as SentencePiece finds them, so they are not added tokens, which HF would cut out of
+the text before normalizing it), control pieces as special added tokens, and the matching decoders."""
 from __future__ import annotations
 
 import base64
@@ -41,8 +42,8 @@ def tokenizer_json(pieces: list[tuple[str, float, int]], spec: UnigramSpec, char
     elif spec.byte_fallback:
         decoders.append({"type": "Fuse"})
     added = [{"id": i, "content": p, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
-              "special": kind == CONTROL}
-             for i, (p, _, kind) in enumerate(pieces) if kind in (CONTROL, USER_DEFINED)]
+              "special": True}
+             for i, (p, _, kind) in enumerate(pieces) if kind == CONTROL]
     doc = {
         "version": "1.0",
         "truncation": None,
