@@ -16,11 +16,11 @@ from cython.operator cimport dereference as deref
 from libc.math cimport INFINITY, exp, log1p
 from libc.stdint cimport int32_t, int64_t, uint8_t
 from libcpp.string cimport string
-from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 
 import numpy as np
 
+from sqltok.unigram.piece_trie cimport PieceTrie, trie_child, trie_init, trie_insert
 from sqltok.native.arrow_buffers cimport BinaryView, binary_view, int64_values, view_end, view_start
 
 cdef float UNK_PENALTY = 10.0
@@ -43,7 +43,7 @@ cdef struct Lattice:
 
 
 cdef struct Pieces:
-    unordered_map[string, int32_t] ids
+    PieceTrie trie
     vector[float] scores
     int32_t max_chars
     float unk_score
@@ -59,12 +59,12 @@ cdef inline int64_t _char_len(uint8_t b) noexcept nogil:
     return 4
 
 
-cdef void _build(Lattice& lat, Pieces& pieces, const uint8_t* s, int64_t n, string& key) noexcept nogil:
+cdef void _build(Lattice& lat, const Pieces& pieces, const uint8_t* s, int64_t n) noexcept nogil:
     """The lattice of s[:n] with its nodes in SentencePiece's insertion order."""
     cdef int64_t i = 0, k, b, count
     cdef int32_t length, pos, node, e
     cdef bint single
-    cdef unordered_map[string, int32_t].iterator it
+    cdef int32_t trie_node
     lat.surface.clear()
     while i < n:
         lat.surface.push_back(i)
@@ -89,15 +89,19 @@ cdef void _build(Lattice& lat, Pieces& pieces, const uint8_t* s, int64_t n, stri
     for pos in range(length):
         lat.begin_start[pos] = <int32_t>lat.node_pos.size()
         single = False
+        trie_node = 0
         for k in range(1, min(pieces.max_chars, length - pos) + 1):
-            b = lat.surface[pos]
-            key.assign(<const char*>s + b, lat.surface[pos + k] - b)
-            it = pieces.ids.find(key)
-            if it != pieces.ids.end():
+            for b in range(lat.surface[pos + k - 1], lat.surface[pos + k]):
+                trie_node = trie_child(pieces.trie, trie_node, s[b])
+                if trie_node < 0:
+                    break
+            if trie_node < 0:
+                break  # no piece starts with these characters
+            if pieces.trie.values[trie_node] >= 0:
                 lat.node_pos.push_back(pos)
                 lat.node_len.push_back(<int32_t>k)
-                lat.node_id.push_back(deref(it).second)
-                lat.node_score.push_back(pieces.scores[deref(it).second])
+                lat.node_id.push_back(pieces.trie.values[trie_node])
+                lat.node_score.push_back(pieces.scores[pieces.trie.values[trie_node]])
                 if k == 1:
                     single = True
         if not single:
@@ -192,12 +196,12 @@ cdef int _load_pieces(Pieces& p, object pieces, object scores) except -1:
     cdef const float[:] sc = np.ascontiguousarray(scores, dtype=np.float32)
     cdef int64_t i, n_chars, j, b, e
     cdef float low = 3.4028234663852886e38
-    p.ids.clear()
+    trie_init(p.trie)
     p.scores.resize(v.length)
     p.max_chars = 1
     for i in range(v.length):
         b, e = view_start(v, i), view_end(v, i)
-        p.ids[string(<const char*>v.values + b, e - b)] = <int32_t>i
+        trie_insert(p.trie, v.values + b, e - b, <int32_t>i)
         p.scores[i] = sc[i]
         low = sc[i] if sc[i] < low else low
         n_chars = 0
@@ -222,7 +226,6 @@ def e_step(pieces, scores, words, counts):
     cdef float[:] expected = expected_arr
     cdef float* out = &expected[0] if len(pieces) else NULL
     cdef Lattice lat
-    cdef string key
     cdef int64_t i, total = 0
     cdef float obj = 0, z
     cdef bint nan = False
@@ -230,7 +233,7 @@ def e_step(pieces, scores, words, counts):
         for i in range(w.length):
             total += n[i]
         for i in range(w.length):
-            _build(lat, p, w.values + view_start(w, i), view_end(w, i) - view_start(w, i), key)
+            _build(lat, p, w.values + view_start(w, i), view_end(w, i) - view_start(w, i))
             z = _marginals(lat, <float>n[i], out)
             if z != z:
                 nan = True
@@ -251,12 +254,11 @@ def viterbi_counts(pieces, scores, words, counts):
     freq_arr = np.zeros(len(pieces), dtype=np.float32)
     cdef float[:] freq = freq_arr
     cdef Lattice lat
-    cdef string key
     cdef int64_t i
     cdef int32_t node
     with nogil:
         for i in range(w.length):
-            _build(lat, p, w.values + view_start(w, i), view_end(w, i) - view_start(w, i), key)
+            _build(lat, p, w.values + view_start(w, i), view_end(w, i) - view_start(w, i))
             _viterbi(lat)
             node = lat.prev[1]
             while lat.prev[node] >= 0:
@@ -275,13 +277,12 @@ def reachable(pieces, scores):
     keep_arr = np.zeros(v.length, dtype=np.uint8)
     cdef uint8_t[:] keep = keep_arr
     cdef Lattice lat
-    cdef string key
     cdef int64_t i
     cdef int32_t node, self_node
     cdef float own
     with nogil:
         for i in range(v.length):
-            _build(lat, p, v.values + view_start(v, i), view_end(v, i) - view_start(v, i), key)
+            _build(lat, p, v.values + view_start(v, i), view_end(v, i) - view_start(v, i))
             self_node = -1
             for node in range(lat.begin_start[0], lat.begin_start[1] if lat.length > 0 else lat.begin_start[0]):
                 if lat.node_id[node] == i and lat.node_len[node] == lat.length:
@@ -399,12 +400,11 @@ def second_best(pieces, scores):
     cdef vector[int32_t] alt, second, heap
     cdef vector[Hypothesis] hyps
     cdef Lattice lat
-    cdef string key
     cdef int64_t i
     cdef int best
     with nogil:
         for i in range(v.length):
-            _build(lat, p, v.values + view_start(v, i), view_end(v, i) - view_start(v, i), key)
+            _build(lat, p, v.values + view_start(v, i), view_end(v, i) - view_start(v, i))
             best = _two_best(lat, hyps, heap, second)
             if best >= 2:
                 keep[i] = 0
