@@ -77,7 +77,7 @@ setup(
          ext("sqltok.corpus._language", openmp=True), ext("sqltok.corpus._scripts", openmp=True),
          ext("sqltok.corpus._minhash", openmp=True),
          ext("sqltok.unigram._charsmap"), ext("sqltok.unigram._characters"), ext("sqltok.unigram._seeds"),
-         ext("sqltok.unigram._lattice"), ext("sqltok.unigram._scores")],
+         ext("sqltok.unigram._lattice", openmp=True), ext("sqltok.unigram._scores")],
         compiler_directives={"language_level": "3", "boundscheck": False, "wraparound": False,
                              "cdivision": True, "initializedcheck": False},
         include_path=["."],

@@ -19,6 +19,7 @@ from libcpp.string cimport string
 from libcpp.vector cimport vector
 
 import numpy as np
+from cython.parallel cimport prange
 
 from sqltok.unigram.piece_trie cimport PieceTrie, trie_child, trie_init, trie_insert
 from sqltok.native.arrow_buffers cimport BinaryView, binary_view, int64_values, view_end, view_start
@@ -47,6 +48,18 @@ cdef struct Pieces:
     vector[float] scores
     int32_t max_chars
     float unk_score
+
+
+cdef struct Contribution:
+    int32_t id
+    double value
+
+
+cdef struct Block:
+    Lattice lat
+    vector[Contribution] out
+    float obj
+    bint nan
 
 
 cdef inline int64_t _char_len(uint8_t b) noexcept nogil:
@@ -146,10 +159,11 @@ cdef inline float _log_sum_exp(float x, float y, bint init) noexcept nogil:
     return <float>(<double>vmax + log1p(exp(<double>(vmin - vmax))))
 
 
-cdef float _marginals(Lattice& lat, float freq, float* expected) noexcept nogil:
-    """Forward-backward: add freq x each node's marginal to expected[piece]; returns freq x log Z."""
+cdef float _marginals(Lattice& lat, float freq, vector[Contribution]& out) noexcept nogil:
+    """Forward-backward: append (piece, freq x marginal) of each node, in node order; returns freq x log Z."""
     cdef int32_t length = lat.length, pos, r, l, j, k, n_nodes = <int32_t>lat.node_pos.size()
     cdef float z, v
+    cdef Contribution c
     lat.alpha.assign(n_nodes, 0)
     lat.beta.assign(n_nodes, 0)
     for pos in range(length + 1):
@@ -167,7 +181,9 @@ cdef float _marginals(Lattice& lat, float freq, float* expected) noexcept nogil:
     z = lat.alpha[1]
     for k in range(2, n_nodes):
         v = lat.alpha[k] + lat.node_score[k] + lat.beta[k] - z
-        expected[lat.node_id[k]] = <float>(<double>expected[lat.node_id[k]] + <double>freq * exp(<double>v))
+        c.id = lat.node_id[k]
+        c.value = <double>freq * exp(<double>v)
+        out.push_back(c)
     return freq * z
 
 
@@ -214,9 +230,28 @@ cdef int _load_pieces(Pieces& p, object pieces, object scores) except -1:
     return 0
 
 
-def e_step(pieces, scores, words, counts):
+cdef enum:
+    BLOCK_WORDS = 2048
+
+
+cdef void _e_block(Block& blk, const Pieces& p, const BinaryView& w, const int64_t* n, int64_t first, int64_t last,
+                   int64_t total) noexcept nogil:
+    cdef int64_t i
+    cdef float z
+    blk.out.clear()
+    for i in range(first, last):
+        _build(blk.lat, p, w.values + view_start(w, i), view_end(w, i) - view_start(w, i))
+        z = _marginals(blk.lat, <float>n[i], blk.out)
+        if z != z:
+            blk.nan = True
+        blk.obj -= z / total
+
+
+def e_step(pieces, scores, words, counts, int threads=1):
     """(expected count of each piece as float32, objective): forward-backward over each word of the
-    (large_)string/binary array `words`, weighted by int64 `counts`, in order."""
+    (large_)string/binary array `words`, weighted by int64 `counts`. Blocks of words run on `threads`
+    threads; their contributions are added to the counts in word order, so that every sum rounds as
+    in one thread."""
     cdef Pieces p
     _load_pieces(p, pieces, scores)
     cdef list keep = []
@@ -224,21 +259,28 @@ def e_step(pieces, scores, words, counts):
     cdef const int64_t* n = int64_values(counts, keep)
     expected_arr = np.zeros(len(pieces), dtype=np.float32)
     cdef float[:] expected = expected_arr
-    cdef float* out = &expected[0] if len(pieces) else NULL
-    cdef Lattice lat
-    cdef int64_t i, total = 0
-    cdef float obj = 0, z
+    cdef vector[Block] blocks
+    cdef int64_t i, start, total = 0, t, nt = max(1, threads)
+    cdef size_t j
+    cdef float obj = 0
     cdef bint nan = False
+    blocks.resize(nt)
     with nogil:
         for i in range(w.length):
             total += n[i]
-        for i in range(w.length):
-            _build(lat, p, w.values + view_start(w, i), view_end(w, i) - view_start(w, i))
-            z = _marginals(lat, <float>n[i], out)
-            if z != z:
-                nan = True
-                break
-            obj -= z / total
+        start = 0
+        while start < w.length:
+            for t in prange(nt, num_threads=nt, schedule="static", chunksize=1):
+                _e_block(blocks[t], p, w, n, min(start + t * BLOCK_WORDS, w.length),
+                         min(start + (t + 1) * BLOCK_WORDS, w.length), total)
+            for t in range(nt):
+                for j in range(blocks[t].out.size()):
+                    expected[blocks[t].out[j].id] = <float>(<double>expected[blocks[t].out[j].id] +
+                                                            blocks[t].out[j].value)
+                nan = nan or blocks[t].nan
+            start += nt * BLOCK_WORDS
+    for t in range(nt):
+        obj += blocks[t].obj
     if nan:
         raise ValueError("likelihood is NaN: a text may be too long")
     return expected_arr, obj

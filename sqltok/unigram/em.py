@@ -14,6 +14,7 @@ from sqltok.errors import SqltokError
 from sqltok.unigram._lattice import e_step, reachable, second_best, viterbi_counts
 from sqltok.unigram._scores import m_step, prune_losses
 from sqltok.unigram.spec import UnigramSpec
+from sqltok.threads import default_threads
 from sqltok.training.stopwatch import Stopwatch
 
 MIN_SCORE_PENALTY_DELTA = np.float32(0.0001)
@@ -46,7 +47,7 @@ def run_em(model: PieceSet, words: pa.Array, counts: pa.Array, spec: UnigramSpec
     while True:
         with watch("em"):
             for _ in range(spec.num_sub_iterations):
-                expected, _objective = e_step(model.arrow(), model.scores, words, counts)
+                expected, _objective = e_step(model.arrow(), model.scores, words, counts, default_threads())
                 keep, scores = m_step(expected)
                 if not keep.any():
                     raise SqltokError("EM left no piece expected at least half a time; the corpus is too small")
