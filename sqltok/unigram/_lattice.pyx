@@ -234,6 +234,20 @@ cdef enum:
     BLOCK_WORDS = 2048
 
 
+cdef struct Words:
+    BinaryView w
+    const int64_t* n
+
+
+cdef list _open_words(Pieces& p, Words& ws, object pieces, object scores, object words, object counts):
+    """Load the pieces and view the words and their counts; returns what keeps the views alive."""
+    cdef list keep = []
+    _load_pieces(p, pieces, scores)
+    ws.w = binary_view(words, keep)
+    ws.n = int64_values(counts, keep)
+    return keep
+
+
 cdef void _e_block(Block& blk, const Pieces& p, const BinaryView& w, const int64_t* n, int64_t first, int64_t last,
                    int64_t total) noexcept nogil:
     cdef int64_t i
@@ -253,10 +267,8 @@ def e_step(pieces, scores, words, counts, int threads=1):
     threads; their contributions are added to the counts in word order, so that every sum rounds as
     in one thread."""
     cdef Pieces p
-    _load_pieces(p, pieces, scores)
-    cdef list keep = []
-    cdef BinaryView w = binary_view(words, keep)
-    cdef const int64_t* n = int64_values(counts, keep)
+    cdef Words ws
+    cdef list keep = _open_words(p, ws, pieces, scores, words, counts)
     expected_arr = np.zeros(len(pieces), dtype=np.float32)
     cdef float[:] expected = expected_arr
     cdef vector[Block] blocks
@@ -266,13 +278,13 @@ def e_step(pieces, scores, words, counts, int threads=1):
     cdef bint nan = False
     blocks.resize(nt)
     with nogil:
-        for i in range(w.length):
-            total += n[i]
+        for i in range(ws.w.length):
+            total += ws.n[i]
         start = 0
-        while start < w.length:
+        while start < ws.w.length:
             for t in prange(nt, num_threads=nt, schedule="static", chunksize=1):
-                _e_block(blocks[t], p, w, n, min(start + t * BLOCK_WORDS, w.length),
-                         min(start + (t + 1) * BLOCK_WORDS, w.length), total)
+                _e_block(blocks[t], p, ws.w, ws.n, min(start + t * BLOCK_WORDS, ws.w.length),
+                         min(start + (t + 1) * BLOCK_WORDS, ws.w.length), total)
             for t in range(nt):
                 for j in range(blocks[t].out.size()):
                     expected[blocks[t].out[j].id] = <float>(<double>expected[blocks[t].out[j].id] +
@@ -289,22 +301,20 @@ def e_step(pieces, scores, words, counts, int threads=1):
 def viterbi_counts(pieces, scores, words, counts):
     """The count of each piece on the words' best paths (float32)."""
     cdef Pieces p
-    _load_pieces(p, pieces, scores)
-    cdef list keep = []
-    cdef BinaryView w = binary_view(words, keep)
-    cdef const int64_t* n = int64_values(counts, keep)
+    cdef Words ws
+    cdef list keep = _open_words(p, ws, pieces, scores, words, counts)
     freq_arr = np.zeros(len(pieces), dtype=np.float32)
     cdef float[:] freq = freq_arr
     cdef Lattice lat
     cdef int64_t i
     cdef int32_t node
     with nogil:
-        for i in range(w.length):
-            _build(lat, p, w.values + view_start(w, i), view_end(w, i) - view_start(w, i))
+        for i in range(ws.w.length):
+            _build(lat, p, ws.w.values + view_start(ws.w, i), view_end(ws.w, i) - view_start(ws.w, i))
             _viterbi(lat)
             node = lat.prev[1]
             while lat.prev[node] >= 0:
-                freq[lat.node_id[node]] += n[i]
+                freq[lat.node_id[node]] += ws.n[i]
                 node = lat.prev[node]
     return freq_arr
 
