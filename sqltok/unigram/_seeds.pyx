@@ -7,11 +7,15 @@ lie on character boundaries, hold no sentence boundary and are valid pieces, wit
 space character or U+001F, U+2581 only where whitespace may go, one Unicode script (Hiragana and Katakana
 count as Han, combining marks take their base's script), digits alone if asked."""
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t
+from cython.operator cimport dereference as deref
+from libcpp.string cimport string
+from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 
 import numpy as np
 
-from sqltok.native.arrow_buffers cimport BinaryView, binary_view, int64_values, view_end, view_start
+from sqltok.native.arrow_buffers cimport BinaryView, binary_view, int64_values, large_binary_array, view_end
+from sqltok.native.arrow_buffers cimport view_start
 from sqltok.pretokenizer.matcher cimport SC_COMMON, SC_INHERITED, uc_entry
 
 cdef uint32_t WS = 0x2581
@@ -141,12 +145,12 @@ def joined_bytes(sentences):
     return text_arr, starts_arr
 
 
-def frequent_substrings(text_arr, starts_arr, counts, sa_arr, lcp_arr, dict flags):
-    """(offset, length, frequency) arrays of the nodes of the suffix tree of `text` (bytes, sentences
-    ended by NUL) that SentencePiece takes as seed candidates: two or more bytes on character
-    boundaries, no NUL, 2..max_sentencepiece_length characters, a valid piece. A node's frequency
-    counts each sentence as often as `counts` says. `lcp[i]` is the common prefix of the suffixes
-    sa[i] and sa[i+1]."""
+def frequent_substrings(text_arr, starts_arr, counts, sa_arr, lcp_arr, dict flags, dict extra):
+    """(offset, length, characters, frequency) arrays of the nodes of the suffix tree of `text`
+    (bytes, sentences ended by NUL) that SentencePiece takes as seed candidates: two or more bytes on
+    character boundaries, no NUL, 2..max_sentencepiece_length characters, a valid piece. A node's
+    frequency counts each sentence as often as `counts` says, plus `extra[its bytes]` (the entries
+    used are removed from `extra`). `lcp[i]` is the common prefix of the suffixes sa[i] and sa[i+1]."""
     cdef PieceRules r = _rules(flags)
     cdef const uint8_t[:] text = text_arr
     cdef const int64_t[:] starts = starts_arr
@@ -160,9 +164,14 @@ def frequent_substrings(text_arr, starts_arr, counts, sa_arr, lcp_arr, dict flag
     run_arr = np.zeros(n + 1, dtype=np.int32)      # bytes before the next NUL
     cdef int64_t[:] weight = weight_arr
     cdef int32_t[:] run = run_arr
-    cdef vector[int64_t] st_lb, st_d, out_off, out_len, out_freq
+    cdef vector[int64_t] st_lb, st_d, out_off, out_len, out_chars, out_freq
     cdef vector[uint32_t] cps
-    cdef int64_t h
+    cdef int64_t h, add
+    cdef unordered_map[string, int64_t] more
+    cdef unordered_map[string, int64_t].iterator it
+    cdef string key
+    for w, c in extra.items():
+        more[<string>w] = c
     with nogil:
         for i in range(n - 1, -1, -1):
             run[i] = 0 if text[i] == 0 else run[i + 1] + 1
@@ -193,16 +202,41 @@ def frequent_substrings(text_arr, starts_arr, counts, sa_arr, lcp_arr, dict flag
                     while k < off + d:
                         cps.push_back(_decode(&text[0], &k))
                     if cps.size() >= 2 and _valid(r, cps.data(), cps.size()):
+                        add = 0
+                        if more.size():
+                            key.assign(<const char*>&text[off], d)
+                            it = more.find(key)
+                            if it != more.end():
+                                add = deref(it).second
+                                more.erase(it)
                         out_off.push_back(off)
                         out_len.push_back(d)
-                        out_freq.push_back(weight[i] - weight[lb])
+                        out_chars.push_back(cps.size())
+                        out_freq.push_back(weight[i] - weight[lb] + add)
                 if h > st_d.back():
                     st_lb.push_back(lb)
                     st_d.push_back(h)
             if h > st_d.back():
                 st_lb.push_back(lb)
                 st_d.push_back(h)
-    m = out_off.size()
-    return (np.asarray(<int64_t[:m]>out_off.data()).copy() if m else np.zeros(0, np.int64),
-            np.asarray(<int64_t[:m]>out_len.data()).copy() if m else np.zeros(0, np.int64),
-            np.asarray(<int64_t[:m]>out_freq.data()).copy() if m else np.zeros(0, np.int64))
+    for w in list(extra):
+        if more.find(<string>w) == more.end():
+            del extra[w]
+    return _array(out_off), _array(out_len), _array(out_chars), _array(out_freq)
+
+
+cdef object _array(vector[int64_t]& v):
+    return np.asarray(<int64_t[:v.size()]>v.data()).copy() if v.size() else np.zeros(0, np.int64)
+
+
+def gather(text_arr, offsets_arr, lengths_arr):
+    """The byte strings text[offsets[k]:offsets[k] + lengths[k]] as a large_binary array."""
+    cdef const uint8_t[:] text = text_arr
+    cdef const int64_t[:] offsets = np.ascontiguousarray(offsets_arr, dtype=np.int64)
+    cdef const int64_t[:] lengths = np.ascontiguousarray(lengths_arr, dtype=np.int64)
+    cdef vector[string] out
+    cdef int64_t k
+    out.resize(offsets.shape[0])
+    for k in range(offsets.shape[0]):
+        out[k].assign(<const char*>&text[offsets[k]], lengths[k])
+    return large_binary_array(out)

@@ -20,7 +20,7 @@ from sqltok.sql_files import sql_text
 from sqltok.training.work_tables import WorkTables
 from sqltok.unigram._characters import character_counts
 from sqltok.unigram._scores import log_prob
-from sqltok.unigram._seeds import frequent_substrings, joined_bytes, piece_is_valid
+from sqltok.unigram._seeds import frequent_substrings, gather, joined_bytes, piece_is_valid
 from sqltok.unigram.sentences import UNK_MARK, Sentences
 from sqltok.unigram.spec import UnigramSpec
 
@@ -35,35 +35,46 @@ def seed_pieces(con, sentences: Sentences, spec: UnigramSpec, work: WorkTables) 
     order = np.lexsort((present, -per_char[present]))  # most frequent first, ties by code point
     pieces = [chr(c) for c in present[order].tolist()]
     values = per_char[present[order]].astype(np.float32)
-    found = _substrings(con, sentences, spec, work)
-    chars = pc.utf8_length(found.column("piece")).to_numpy().astype(np.float32)
-    score = found.column("n").to_numpy().astype(np.float32) * chars
-    ranked = pa.table({"score": score, "bytes": pc.binary_length(found.column("piece").cast(pa.large_binary())),
-                       "piece": found.column("piece").cast(pa.large_binary())})
-    best = pc.sort_indices(ranked, [("score", "descending"), ("bytes", "descending"), ("piece", "ascending")])
-    best = best[:spec.seed_sentencepiece_size]
-    pieces += found.column("piece").take(best).to_pylist()
-    values = np.concatenate([values, score[best.to_numpy()]])
-    return pieces, log_prob(values)
+    found, score = _best_substrings(con, sentences, spec, work)
+    return pieces + found, log_prob(np.concatenate([values, score]))
 
 
-def _substrings(con, sentences: Sentences, spec: UnigramSpec, work: WorkTables) -> pa.Table:
-    """(piece, n): the candidates of two characters or more with their frequencies."""
+def _best_substrings(con, sentences: Sentences, spec: UnigramSpec, work: WorkTables) -> tuple[list[str], np.ndarray]:
+    """The `seed_sentencepiece_size` best candidates of two characters or more, best first, and their
+    float32 scores."""
+    across = _boundary_candidates(con, sentences, spec, work)
     text, starts = joined_bytes(sentences.text)
     sa = divsufsort(text)
     lcp = kasai(text, sa)
-    offsets, lengths, freq = frequent_substrings(text, starts, sentences.counts, sa, lcp, spec.flags())
+    offsets, lengths, chars, freq = frequent_substrings(text, starts, sentences.counts, sa, lcp, spec.flags(), across)
     del sa, lcp
-    data = text.tobytes()
-    inner = {data[o:o + n].decode(): int(f) for o, n, f in zip(offsets.tolist(), lengths.tolist(), freq.tolist())}
+    score = freq.astype(np.float32) * chars.astype(np.float32)
+    if across:  # boundary candidates that are no node of their own
+        extra = pa.array(list(across), pa.large_binary())
+        score = np.concatenate([score, np.array(list(across.values()), np.float32)
+                                * pc.utf8_length(extra.cast(pa.large_string())).to_numpy().astype(np.float32)])
+        lengths = np.concatenate([lengths, pc.binary_length(extra).to_numpy().astype(np.int64)])
+    k = spec.seed_sentencepiece_size
+    if len(score) > k:  # every candidate scoring at least the k-th best, ties included
+        keep = np.nonzero(score >= np.partition(score, len(score) - k)[len(score) - k])[0]
+    else:
+        keep = np.arange(len(score))
+    inner = keep[keep < len(offsets)]
+    strings = gather(text, offsets[inner], lengths[inner])
+    if across:
+        strings = pa.concat_arrays([strings, extra.take(pa.array(keep[keep >= len(offsets)] - len(offsets)))])
+    ranked = pa.table({"score": score[keep], "bytes": lengths[keep], "piece": strings})
+    best = pc.sort_indices(ranked, [("score", "descending"), ("bytes", "descending"), ("piece", "ascending")])[:k]
+    return strings.take(best).cast(pa.large_string()).to_pylist(), score[keep][best.to_numpy()]
+
+
+def _boundary_candidates(con, sentences: Sentences, spec: UnigramSpec, work: WorkTables) -> dict[bytes, int]:
+    """Bytes -> count of the valid texts that end sentences followed by different bytes."""
     view = work.view("unigram_marked_ids", pa.table({"sid": pa.array(np.arange(len(sentences.text))),
                                                      "sentence": sentences.text, "n": sentences.counts}))
     fview = work.view("unigram_followers", sentences.followers)
     across = arrow_table(con, sql_text("unigram_boundary_seeds").format(
         sentences=view, followers=fview, max_length=spec.max_sentencepiece_length))
     flags = spec.flags()
-    for w, n in zip(across.column(0).to_pylist(), across.column(1).to_pylist()):
-        if "\x00" not in w and piece_is_valid(w, flags):
-            inner[w] = inner.get(w, 0) + n
-    return pa.table({"piece": pa.array(list(inner), pa.large_string()),
-                     "n": pa.array(list(inner.values()), pa.int64())})
+    return {w.encode(): n for w, n in zip(across.column(0).to_pylist(), across.column(1).to_pylist())
+            if "\x00" not in w and piece_is_valid(w, flags)}
