@@ -160,7 +160,12 @@ def frequent_substrings(text_arr, starts_arr, counts, sa_arr, lcp_arr, dict flag
     cdef const int64_t* n_of = int64_values(counts, keep)
     cdef int64_t n = text.shape[0], i, lo, hi, mid, lb, d, off, k
     cdef int64_t n_sent = starts.shape[0] - 1
-    weight_arr = np.zeros(n + 1, dtype=np.int64)   # prefix sums of the counts in suffix array order
+    cdef bint ones = True                          # every sentence once: a node's frequency is its width
+    for i in range(n_sent):
+        if n_of[i] != 1:
+            ones = False
+            break
+    weight_arr = np.zeros(1 if ones else n + 1, dtype=np.int64)  # prefix sums of the counts in suffix array order
     run_arr = np.zeros(n + 1, dtype=np.int32)      # bytes before the next NUL
     cdef int64_t[:] weight = weight_arr
     cdef int32_t[:] run = run_arr
@@ -175,7 +180,7 @@ def frequent_substrings(text_arr, starts_arr, counts, sa_arr, lcp_arr, dict flag
     with nogil:
         for i in range(n - 1, -1, -1):
             run[i] = 0 if text[i] == 0 else run[i + 1] + 1
-        for i in range(n):
+        for i in range(0 if ones else n):
             lo, hi = 0, n_sent - 1
             while lo < hi:   # the sentence that holds position sa[i]
                 mid = (lo + hi + 1) // 2
@@ -212,7 +217,7 @@ def frequent_substrings(text_arr, starts_arr, counts, sa_arr, lcp_arr, dict flag
                         out_off.push_back(off)
                         out_len.push_back(d)
                         out_chars.push_back(cps.size())
-                        out_freq.push_back(weight[i] - weight[lb] + add)
+                        out_freq.push_back((i - lb if ones else weight[i] - weight[lb]) + add)
                 if h > st_d.back():
                     st_lb.push_back(lb)
                     st_d.push_back(h)
