@@ -14,7 +14,7 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 FOLDERS = ["sqltok/native", "sqltok/pretokenizer", "sqltok/normalizers", "sqltok/bpe", "sqltok/wordpiece", "sqltok/sentencepiece", "sqltok/corpus",
-           "sqltok/extend"]
+           "sqltok/extend", "sqltok/unigram"]
 MSVC = sys.platform == "win32"
 CXX_ARGS = ["/O2", "/std:c++17"] if MSVC else ["-O3", "-std=c++17"]
 # The merge loops shift a few ints per merge: GCC would turn each such loop into a call to memmove
@@ -77,7 +77,9 @@ setup(
          ext("sqltok.wordpiece._encode", openmp=True), ext("sqltok.sentencepiece._encode", openmp=True), ext("sqltok.wordpiece._train"),
          ext("sqltok.wordpiece._words"), ext("sqltok.pretokenizer._words"), ext("sqltok.extend._merge"),
          ext("sqltok.corpus._language", openmp=True), ext("sqltok.corpus._scripts", openmp=True),
-         ext("sqltok.corpus._minhash", openmp=True)],
+         ext("sqltok.corpus._minhash", openmp=True),
+         ext("sqltok.unigram._charsmap"), ext("sqltok.unigram._characters"), ext("sqltok.unigram._seeds"),
+         ext("sqltok.unigram._lattice", openmp=True), ext("sqltok.unigram._scores")],
         compiler_directives={"language_level": "3", "boundscheck": False, "wraparound": False,
                              "cdivision": True, "initializedcheck": False},
         include_path=["."],

@@ -30,6 +30,15 @@ from sqltok.bpe.train import train_bpe
 from sqltok.extend.extend import SPECIALS, extend_model
 from sqltok.wordpiece.train import train_wordpiece
 from sqltok.wordpiece.train_settings import WordPieceSettings
+from sqltok.unigram.spec import UnigramSpec
+from sqltok.unigram.train import train_unigram
+
+#: The SentencePiece flags `sqltok train --method unigram` takes.
+UNIGRAM_FLAGS = ("character_coverage", "seed_sentencepiece_size", "shrinking_factor", "num_sub_iterations",
+                 "max_sentencepiece_length", "max_sentence_length", "split_by_whitespace", "split_by_unicode_script",
+                 "split_by_number", "split_digits", "treat_whitespace_as_suffix", "byte_fallback",
+                 "user_defined_symbols", "control_symbols", "normalization_rule_name", "add_dummy_prefix",
+                 "remove_extra_whitespaces")
 
 DEFAULT_DB = "sqltok.duckdb"
 
@@ -80,6 +89,8 @@ def _train(con, args, cluster=None) -> None:
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     if args.method == "wordpiece":
         return _train_wordpiece(con, args, src, held, progress)
+    if args.method == "unigram":
+        return _train_unigram(con, src, held, args)
     if args.method == "bpe":
         _check_bpe_args(args)
         report = train_bpe(con, src, args.vocab_size, args.model, simple=args.simple,
@@ -115,9 +126,7 @@ def _train(con, args, cluster=None) -> None:
             [report.model]).fetchall():
         print(f"  {idx:>4}  {_show(left):>12} + {_show(right):<12} {count:>12,}")
     if args.holdout:
-        c = compression(con, report.model, held)
-        print(f"held-back documents ({args.holdout:.0%}): {c['documents']} documents, {c['bytes']:,} bytes, "
-              f"{c['tokens']:,} tokens: {c['bytes_per_token']:.3f} bytes per token")
+        _print_compression(con, report.model, held, args.holdout)
 
 
 def _train_wordpiece(con, args, src: Source, held: Source | None, progress: bool) -> None:
@@ -141,9 +150,7 @@ def _train_wordpiece(con, args, src: Source, held: Source | None, progress: bool
               f"(no pair is left with a count of at least --min-frequency {args.min_frequency})")
     print("seconds: " + ", ".join(f"{k} {v:.2f}" for k, v in report.seconds.items()))
     if held is not None:
-        c = compression(con, report.model, held)
-        print(f"held-back documents ({args.holdout:.0%}): {c['documents']} documents, {c['bytes']:,} bytes, "
-              f"{c['tokens']:,} tokens: {c['bytes_per_token']:.3f} bytes per token")
+        _print_compression(con, report.model, held, args.holdout)
 
 
 def _add_wordpiece_args(t: argparse.ArgumentParser) -> None:
@@ -156,6 +163,42 @@ def _add_wordpiece_args(t: argparse.ArgumentParser) -> None:
                    help="the BERT normalizer lowercases (default: yes)")
     w.add_argument("--strip-accents", action=argparse.BooleanOptionalAction, default=None,
                    help="the BERT normalizer strips accents (default: as --lowercase)")
+
+
+def _print_compression(con, model: str, held: Source, fraction: float) -> None:
+    c = compression(con, model, held)
+    print(f"held-back documents ({fraction:.0%}): {c['documents']} documents, {c['bytes']:,} bytes, "
+          f"{c['tokens']:,} tokens: {c['bytes_per_token']:.3f} bytes per token")
+
+
+def _train_unigram(con, src: Source, held: Source | None, args) -> None:
+    """`--method unigram`: SentencePiece's trainer with its flags; documents are read as lines."""
+    flags = {name: getattr(args, name) for name in UNIGRAM_FLAGS if getattr(args, name) is not None}
+    for name in ("user_defined_symbols", "control_symbols"):
+        if name in flags:
+            flags[name] = tuple(s for s in flags[name].split(",") if s)
+    report = train_unigram(con, src, args.model, UnigramSpec(vocab_size=args.vocab_size, **flags),
+                           replace=args.replace)
+    print(f"model {report.model!r} (unigram) in {args.db}: {report.vocab_size} pieces from {report.lines:,} lines "
+          f"({report.sentences:,} distinct sentences, {report.words:,} distinct words, {report.seeds:,} seed pieces)")
+    print("seconds: " + ", ".join(f"{k} {v:.2f}" for k, v in report.seconds.items()))
+    if held is not None:
+        _print_compression(con, report.model, held, args.holdout)
+
+
+def _add_unigram_flags(t: argparse.ArgumentParser) -> None:
+    """SentencePiece's trainer flags for --method unigram (its names with dashes, its defaults)."""
+    g = t.add_argument_group("unigram (SentencePiece's flags and defaults)")
+    for name in UNIGRAM_FLAGS:
+        default = UnigramSpec.__dataclass_fields__[name].default
+        if isinstance(default, bool):
+            g.add_argument("--" + name.replace("_", "-"), dest=name, action=argparse.BooleanOptionalAction,
+                           default=None, help=f"default {default}")
+        elif name in ("user_defined_symbols", "control_symbols"):
+            g.add_argument("--" + name.replace("_", "-"), dest=name, metavar="A,B", help="comma-separated")
+        else:
+            g.add_argument("--" + name.replace("_", "-"), dest=name, type=type(default), default=None,
+                           help=f"default {default}")
 
 
 def _check_bpe_args(args) -> None:
@@ -271,8 +314,9 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--max-documents", type=int, help="use only the first N documents")
     t.add_argument("--vocab-size", type=int, required=True)
     t.add_argument("--model", required=True, help="the model's name in the database")
-    t.add_argument("--method", choices=("bpe", "boundless", "superbpe", "wordpiece"), default="bpe",
-                   help="bpe (default), a superword method: boundless (BoundlessBPE) or superbpe, or wordpiece")
+    t.add_argument("--method", choices=("bpe", "boundless", "superbpe", "wordpiece", "unigram"), default="bpe",
+                   help="bpe (default), a superword method: boundless (BoundlessBPE) or superbpe, wordpiece "
+                   "(HF's WordPieceTrainer) or unigram (SentencePiece's Unigram trainer)")
     t.add_argument("--supermerges", help="superbpe: how many supermerges, or 'match' (as many as BoundlessBPE "
                    "finds, from the same phase-1 run)")
     t.add_argument("--greedy-split", action="store_true",
@@ -291,6 +335,7 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar (default: when stderr is a terminal)")
     _add_wordpiece_args(t)
+    _add_unigram_flags(t)
     add_cluster_flags(t)
     db(t)
     t.set_defaults(func=_cmd_train)

@@ -10,13 +10,15 @@ from sqltok.bpe.hf_write import write_hf
 from sqltok.bpe.reference_file import read_reference, write_reference
 from sqltok.store import (ModelFile, check_new_name, delete_rows, ensure_schema, load_model, load_model_file,
                           require_model, save_model, transaction)
+from sqltok.unigram.export import export_unigram
+from sqltok.unigram.train import METHOD as UNIGRAM
 
-FORMATS = ("reference", "hf", "vocab")
+FORMATS = ("reference", "hf", "vocab", "sentencepiece")
 
 
 def export_model(con, name: str, path: str | Path, format: str = "reference", lossy: bool = False) -> None:
-    """Write model `name` to `path`: `reference` (`.model` v2), `hf` (`tokenizer.json`) or, for a
-    WordPiece model, `vocab` (`vocab.txt`).
+    """Write model `name` to `path`: `reference` (`.model` v2) or `hf` (`tokenizer.json`); a WordPiece
+    model as `hf` or `vocab` (`vocab.txt`), a Unigram model as `sentencepiece` (its `.model`) or `hf`.
 
     HF cannot reproduce script-aware splitting or supermerges: such models are refused unless
     `lossy=True`, which writes the closest HF equivalent and warns what differs.
@@ -25,11 +27,15 @@ def export_model(con, name: str, path: str | Path, format: str = "reference", lo
         raise SqltokError(f"unknown format {format!r}; expected one of {FORMATS}")
     require_model(con, name)
     kept = load_model_file(con, name)
+    if kept is not None and kept.method == UNIGRAM:
+        export_unigram(con, name, kept, path, format)
+        return
     if kept is not None:
         Path(path).write_bytes(_kept_as(kept, name, format))
         return
-    if format == "vocab":
-        raise SqltokError(f"model {name!r} is a byte-level BPE model; --format vocab writes WordPiece models")
+    if format in ("vocab", "sentencepiece"):
+        raise SqltokError(f"model {name!r} is a byte-level BPE model; --format {format} writes "
+                          + ("WordPiece" if format == "vocab" else "Unigram") + " models")
     model = load_model(con, name)
     if format == "reference":
         write_reference(model, path)

@@ -1,0 +1,247 @@
+# cython: language_level=3
+"""Seed piece candidates from a suffix array of UTF-8 bytes, as SentencePiece 0.2.3's trainer finds
+them: the nodes of the suffix tree (substrings that occur before at least two different bytes) that
+lie on character boundaries, hold no sentence boundary and are valid pieces, with their frequency.
+
+`piece_is_valid` is SentencePiece's rule for what may be a piece: length, no unknown, NUL, tab or
+space character or U+001F, U+2581 only where whitespace may go, one Unicode script (Hiragana and Katakana
+count as Han, combining marks take their base's script), digits alone if asked."""
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t
+from cython.operator cimport dereference as deref
+from libcpp.string cimport string
+from libcpp.unordered_map cimport unordered_map
+from libcpp.vector cimport vector
+
+import numpy as np
+
+from sqltok.native.arrow_buffers cimport BinaryView, binary_view, int64_values, large_binary_array, view_end
+from sqltok.native.arrow_buffers cimport view_start
+from sqltok.pretokenizer.matcher cimport SC_COMMON, SC_INHERITED, uc_entry
+
+cdef uint32_t WS = 0x2581
+cdef uint32_t UNK = 0x2585
+cdef uint32_t BOUNDARY = 0x1F  # what meta pieces in the text were replaced by
+cdef int ANY = -1
+cdef int HAN = 3          # sqltok's script codes (SCRIPT_NAMES): Han, Hiragana, Katakana
+cdef int HIRAGANA = 4
+cdef int KATAKANA = 5
+
+
+cdef struct PieceRules:
+    int max_length
+    bint split_by_unicode_script
+    bint split_by_number
+    bint split_by_whitespace
+    bint split_digits
+    bint treat_whitespace_as_suffix
+    bint allow_whitespace_only_pieces
+
+
+cdef inline bint _is_digit(uint32_t c) noexcept nogil:
+    return (0x30 <= c <= 0x39) or (0xFF10 <= c <= 0xFF19)
+
+
+cdef inline int _script(uint32_t c) noexcept nogil:
+    cdef int s = uc_entry(c) >> 8
+    if s == HIRAGANA or s == KATAKANA or c == 0x30FC:
+        return HAN
+    return SC_COMMON if s == 0 else s
+
+
+cdef bint _valid(const PieceRules& r, const uint32_t* cps, int64_t n) noexcept nogil:
+    cdef int64_t pos
+    cdef int prev = ANY, s
+    cdef uint32_t c
+    cdef bint all_ws = True
+    if n == 0 or n > r.max_length:
+        return False
+    for pos in range(n):
+        if cps[pos] != WS:
+            all_ws = False
+    for pos in range(n):
+        c = cps[pos]
+        if c == UNK or c == 0 or c == BOUNDARY or c == 0x20 or c > 0x10FFFF or (0xD800 <= c <= 0xDFFF):
+            return False
+        if c == WS:
+            if not r.allow_whitespace_only_pieces or not all_ws:
+                if r.treat_whitespace_as_suffix:
+                    if (r.split_by_whitespace and pos < n - 1) or \
+                            (not r.split_by_whitespace and pos < n - 1 and pos == 0):
+                        return False
+                elif (r.split_by_whitespace and pos > 0) or \
+                        (not r.split_by_whitespace and pos > 0 and pos == n - 1):
+                    return False
+        else:
+            s = _script(c)
+            if s == SC_INHERITED:
+                s = prev
+            if not r.split_by_number and _is_digit(c):
+                s = ANY
+            if r.split_digits and _is_digit(c) and n > 1:
+                return False
+            if r.split_by_unicode_script and s != ANY and prev != ANY and prev != s:
+                return False
+            prev = s
+    return True
+
+
+cdef PieceRules _rules(dict flags):
+    cdef PieceRules r
+    r.max_length = flags["max_sentencepiece_length"]
+    r.split_by_unicode_script = flags["split_by_unicode_script"]
+    r.split_by_number = flags["split_by_number"]
+    r.split_by_whitespace = flags["split_by_whitespace"]
+    r.split_digits = flags["split_digits"]
+    r.treat_whitespace_as_suffix = flags["treat_whitespace_as_suffix"]
+    r.allow_whitespace_only_pieces = flags.get("allow_whitespace_only_pieces", False)
+    return r
+
+
+cdef inline uint32_t _decode(const uint8_t* s, int64_t* i) noexcept nogil:
+    """The code point of the (well-formed) UTF-8 character at s[i[0]], advancing i."""
+    cdef uint8_t b = s[i[0]]
+    if b < 0x80:
+        i[0] += 1
+        return b
+    if b < 0xE0:
+        i[0] += 2
+        return ((b & 0x1F) << 6) | (s[i[0] - 1] & 0x3F)
+    if b < 0xF0:
+        i[0] += 3
+        return ((b & 0x0F) << 12) | ((s[i[0] - 2] & 0x3F) << 6) | (s[i[0] - 1] & 0x3F)
+    i[0] += 4
+    return ((b & 0x07) << 18) | ((s[i[0] - 3] & 0x3F) << 12) | ((s[i[0] - 2] & 0x3F) << 6) | (s[i[0] - 1] & 0x3F)
+
+
+def piece_is_valid(str piece, dict flags) -> bool:
+    """SentencePiece's test of whether `piece` may be a piece under the trainer `flags`."""
+    cdef PieceRules r = _rules(flags)
+    cdef vector[uint32_t] cps
+    for ch in piece:
+        cps.push_back(ord(ch))
+    return _valid(r, cps.data(), cps.size())
+
+
+def joined_bytes(sentences):
+    """(text, weights_start): the sentences' bytes back to back, each followed by a NUL byte, as a
+    uint8 array, and where each sentence begins (the last entry the total length)."""
+    cdef list keep = []
+    cdef BinaryView v = binary_view(sentences, keep)
+    cdef int64_t total = view_end(v, v.length - 1) - view_start(v, 0) + v.length if v.length else 0
+    text_arr = np.zeros(total, dtype=np.uint8)
+    starts_arr = np.zeros(v.length + 1, dtype=np.int64)
+    cdef uint8_t[:] text = text_arr
+    cdef int64_t[:] starts = starts_arr
+    cdef int64_t i, j, k = 0
+    with nogil:
+        for i in range(v.length):
+            starts[i] = k
+            for j in range(view_start(v, i), view_end(v, i)):
+                text[k] = v.values[j]
+                k += 1
+            text[k] = 0
+            k += 1
+        starts[v.length] = k
+    return text_arr, starts_arr
+
+
+def frequent_substrings(text_arr, starts_arr, counts, sa_arr, lcp_arr, dict flags, dict extra):
+    """(offset, length, characters, frequency) arrays of the nodes of the suffix tree of `text`
+    (bytes, sentences ended by NUL) that SentencePiece takes as seed candidates: two or more bytes on
+    character boundaries, no NUL, 2..max_sentencepiece_length characters, a valid piece. A node's
+    frequency counts each sentence as often as `counts` says, plus `extra[its bytes]` (the entries
+    used are removed from `extra`). `lcp[i]` is the common prefix of the suffixes sa[i] and sa[i+1]."""
+    cdef PieceRules r = _rules(flags)
+    cdef const uint8_t[:] text = text_arr
+    cdef const int64_t[:] starts = starts_arr
+    cdef const int32_t[:] sa = np.ascontiguousarray(sa_arr, dtype=np.int32)
+    cdef const int32_t[:] lcp = np.ascontiguousarray(lcp_arr, dtype=np.int32)
+    cdef list keep = []
+    cdef const int64_t* n_of = int64_values(counts, keep)
+    cdef int64_t n = text.shape[0], i, lo, hi, mid, lb, d, off, k
+    cdef int64_t n_sent = starts.shape[0] - 1
+    cdef bint ones = True                          # every sentence once: a node's frequency is its width
+    for i in range(n_sent):
+        if n_of[i] != 1:
+            ones = False
+            break
+    weight_arr = np.zeros(1 if ones else n + 1, dtype=np.int64)  # prefix sums of the counts in suffix array order
+    run_arr = np.zeros(n + 1, dtype=np.int32)      # bytes before the next NUL
+    cdef int64_t[:] weight = weight_arr
+    cdef int32_t[:] run = run_arr
+    cdef vector[int64_t] st_lb, st_d, out_off, out_len, out_chars, out_freq
+    cdef vector[uint32_t] cps
+    cdef int64_t h, add
+    cdef unordered_map[string, int64_t] more
+    cdef unordered_map[string, int64_t].iterator it
+    cdef string key
+    for w, c in extra.items():
+        more[<string>w] = c
+    with nogil:
+        for i in range(n - 1, -1, -1):
+            run[i] = 0 if text[i] == 0 else run[i + 1] + 1
+        for i in range(0 if ones else n):
+            lo, hi = 0, n_sent - 1
+            while lo < hi:   # the sentence that holds position sa[i]
+                mid = (lo + hi + 1) // 2
+                if starts[mid] <= sa[i]:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            weight[i + 1] = weight[i] + n_of[lo]
+        st_lb.push_back(0)
+        st_d.push_back(0)
+        for i in range(1, n + 1):
+            h = lcp[i - 1] if i < n else 0
+            lb = i - 1
+            while h < st_d.back():
+                lb = st_lb.back()
+                d = st_d.back()
+                st_lb.pop_back()
+                st_d.pop_back()
+                off = sa[lb]
+                if d >= 2 and d <= run[off] and (text[off] & 0xC0) != 0x80 and \
+                        (off + d == n or (text[off + d] & 0xC0) != 0x80):
+                    cps.clear()
+                    k = off
+                    while k < off + d:
+                        cps.push_back(_decode(&text[0], &k))
+                    if cps.size() >= 2 and _valid(r, cps.data(), cps.size()):
+                        add = 0
+                        if more.size():
+                            key.assign(<const char*>&text[off], d)
+                            it = more.find(key)
+                            if it != more.end():
+                                add = deref(it).second
+                                more.erase(it)
+                        out_off.push_back(off)
+                        out_len.push_back(d)
+                        out_chars.push_back(cps.size())
+                        out_freq.push_back((i - lb if ones else weight[i] - weight[lb]) + add)
+                if h > st_d.back():
+                    st_lb.push_back(lb)
+                    st_d.push_back(h)
+            if h > st_d.back():
+                st_lb.push_back(lb)
+                st_d.push_back(h)
+    for w in list(extra):
+        if more.find(<string>w) == more.end():
+            del extra[w]
+    return _array(out_off), _array(out_len), _array(out_chars), _array(out_freq)
+
+
+cdef object _array(vector[int64_t]& v):
+    return np.asarray(<int64_t[:v.size()]>v.data()).copy() if v.size() else np.zeros(0, np.int64)
+
+
+def gather(text_arr, offsets_arr, lengths_arr):
+    """The byte strings text[offsets[k]:offsets[k] + lengths[k]] as a large_binary array."""
+    cdef const uint8_t[:] text = text_arr
+    cdef const int64_t[:] offsets = np.ascontiguousarray(offsets_arr, dtype=np.int64)
+    cdef const int64_t[:] lengths = np.ascontiguousarray(lengths_arr, dtype=np.int64)
+    cdef vector[string] out
+    cdef int64_t k
+    out.resize(offsets.shape[0])
+    for k in range(offsets.shape[0]):
+        out[k].assign(<const char*>&text[offsets[k]], lengths[k])
+    return large_binary_array(out)

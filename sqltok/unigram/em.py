@@ -1,0 +1,108 @@
+"""SentencePiece's Unigram training loop over counted words: EM sub-iterations (expected counts by
+forward-backward, the digamma M step dropping pieces expected less than half a time), then pruning
+to `shrinking_factor` of the pieces by how much likelihood each one's removal costs, until at most
+1.1 x `vocab_size` pieces are left; the final vocabulary adds the required characters and keeps the
+best-scored pieces."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from sqltok.errors import SqltokError
+from sqltok.unigram._lattice import e_step, reachable, second_best, viterbi_counts
+from sqltok.unigram._scores import m_step, prune_losses
+from sqltok.unigram.spec import UnigramSpec
+from sqltok.threads import default_threads
+from sqltok.training.stopwatch import Stopwatch
+
+MIN_SCORE_PENALTY_DELTA = np.float32(0.0001)
+
+
+@dataclass
+class PieceSet:
+    """The trainer's current pieces, in order, and their float32 scores."""
+
+    pieces: list[str]
+    scores: np.ndarray
+
+    def arrow(self) -> pa.Array:
+        return pa.array(self.pieces, pa.large_string())
+
+    def take(self, index) -> "PieceSet":
+        index = np.asarray(index, dtype=np.int64)
+        return PieceSet([self.pieces[i] for i in index.tolist()], self.scores[index])
+
+
+def _sorted(pieces: list[str], scores: np.ndarray) -> list[int]:
+    """Indices by score, highest first, ties by the pieces' bytes (SentencePiece's `Sorted`)."""
+    return sorted(range(len(pieces)), key=lambda i: (-float(scores[i]), pieces[i].encode()))
+
+
+def run_em(model: PieceSet, words: pa.Array, counts: pa.Array, spec: UnigramSpec, watch: Stopwatch) -> PieceSet:
+    """Rounds of EM and pruning from the seed pieces until at most 1.1 x vocab_size pieces are left,
+    then the pieces no best path can use dropped."""
+    desired = int(spec.vocab_size * 1.1)
+    while True:
+        with watch("em"):
+            for _ in range(spec.num_sub_iterations):
+                expected, _objective = e_step(model.arrow(), model.scores, words, counts, default_threads())
+                keep, scores = m_step(expected)
+                if not keep.any():
+                    raise SqltokError("EM left no piece expected at least half a time; the corpus is too small")
+                model = PieceSet([p for p, k in zip(model.pieces, keep.tolist()) if k], scores)
+        with watch("prune"):
+            model = prune(model, words, counts, desired, spec.shrinking_factor)
+        if len(model.pieces) <= desired:
+            break
+    with watch("prune"):
+        return model.take(np.nonzero(reachable(model.arrow(), model.scores))[0])
+
+
+def prune(model: PieceSet, words: pa.Array, counts: pa.Array, desired: int, shrinking_factor: float) -> PieceSet:
+    """Keep the pieces no other segmentation replaces and the candidates whose removal costs most,
+    up to max(desired, shrinking_factor x size) pieces."""
+    arrow = model.arrow()
+    keep, offsets, alternatives = second_best(arrow, model.scores)
+    freq = viterbi_counts(arrow, model.scores, words, counts)
+    status, loss = prune_losses(freq, keep, offsets, alternatives)
+    kept = np.nonzero(status == 1)[0].tolist()
+    candidates = np.nonzero(status == 2)[0]
+    ranked = candidates[np.lexsort((candidates, -loss[candidates]))].tolist()
+    size = max(desired, int(np.float32(shrinking_factor) * np.float32(len(model.pieces))))
+    for i in ranked:
+        if len(kept) == size:
+            break
+        kept.append(i)
+    return model.take(kept)
+
+
+def finalize(model: PieceSet, alphabet: list[tuple[int, int]], spec: UnigramSpec) -> list[tuple[str, float]]:
+    """The final (piece, score) list, best first: every required character (those EM dropped at the
+    lowest score, a little lower the rarer), then the best pieces up to vocab_size minus the meta
+    pieces."""
+    scores = dict(zip(model.pieces, model.scores.tolist()))
+    final: dict[str, np.float32] = {}
+    min_score = model.scores.min()
+    penalty = np.float32(0)
+    for c, _count in alphabet:
+        s = chr(c)
+        if s in scores:
+            final[s] = np.float32(scores[s])
+        else:
+            final[s] = np.float32(min_score + penalty)
+            penalty = np.float32(penalty + MIN_SCORE_PENALTY_DELTA)
+    room = spec.vocab_size - len(spec.meta_pieces())
+    if room <= 0:
+        raise SqltokError(f"vocab_size {spec.vocab_size} leaves no room beside the "
+                          f"{len(spec.meta_pieces())} meta pieces")
+    for i in _sorted(model.pieces, model.scores):
+        if model.pieces[i] in final:
+            continue
+        if len(final) == room:
+            break
+        final[model.pieces[i]] = model.scores[i]
+    pieces = list(final)
+    values = np.array([final[p] for p in pieces], dtype=np.float32)
+    return [(pieces[i], float(values[i])) for i in _sorted(pieces, values)]

@@ -1,0 +1,80 @@
+"""Seed pieces, SentencePiece 0.2.3's first vocabulary: every character of the sentences (most
+frequent first), then the `seed_sentencepiece_size` best substrings from the suffix tree of the
+sentences' UTF-8 bytes (score frequency x characters in float32; ties: more bytes first, then by
+bytes), all scored by their log share.
+
+SentencePiece joins every sentence occurrence, in its order, with a NUL after each; a node that ends
+in NUL counts for the text before it, and such a node exists only where the sentences after the
+ones that text ends begin with different bytes. sqltok builds the suffix array over the distinct
+sentences once each (frequencies weighted by their counts) and adds those boundary nodes from the
+sentences' `followers`, so that memory follows the distinct sentences, with the same result."""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pydivsufsort import divsufsort, kasai
+
+from sqltok.duck import arrow_table
+from sqltok.sql_files import sql_text
+from sqltok.training.work_tables import WorkTables
+from sqltok.unigram._characters import character_counts
+from sqltok.unigram._scores import log_prob
+from sqltok.unigram._seeds import frequent_substrings, gather, joined_bytes, piece_is_valid
+from sqltok.unigram.sentences import UNK_MARK, Sentences
+from sqltok.unigram.spec import UnigramSpec
+
+BOUNDARY_CHAR = 0x1F
+
+
+def seed_pieces(con, sentences: Sentences, spec: UnigramSpec, work: WorkTables) -> tuple[list[str], np.ndarray]:
+    """The seed pieces and their float32 scores."""
+    per_char = character_counts(sentences.text, sentences.counts)
+    per_char[[UNK_MARK, BOUNDARY_CHAR]] = 0
+    present = np.nonzero(per_char)[0]
+    order = np.lexsort((present, -per_char[present]))  # most frequent first, ties by code point
+    pieces = [chr(c) for c in present[order].tolist()]
+    values = per_char[present[order]].astype(np.float32)
+    found, score = _best_substrings(con, sentences, spec, work)
+    return pieces + found, log_prob(np.concatenate([values, score]))
+
+
+def _best_substrings(con, sentences: Sentences, spec: UnigramSpec, work: WorkTables) -> tuple[list[str], np.ndarray]:
+    """The `seed_sentencepiece_size` best candidates of two characters or more, best first, and their
+    float32 scores."""
+    across = _boundary_candidates(con, sentences, spec, work)
+    text, starts = joined_bytes(sentences.text)
+    sa = divsufsort(text)
+    lcp = kasai(text, sa)
+    offsets, lengths, chars, freq = frequent_substrings(text, starts, sentences.counts, sa, lcp, spec.flags(), across)
+    del sa, lcp
+    score = freq.astype(np.float32) * chars.astype(np.float32)
+    if across:  # boundary candidates that are no node of their own
+        extra = pa.array(list(across), pa.large_binary())
+        score = np.concatenate([score, np.array(list(across.values()), np.float32)
+                                * pc.utf8_length(extra.cast(pa.large_string())).to_numpy().astype(np.float32)])
+        lengths = np.concatenate([lengths, pc.binary_length(extra).to_numpy().astype(np.int64)])
+    k = spec.seed_sentencepiece_size
+    if len(score) > k:  # every candidate scoring at least the k-th best, ties included
+        keep = np.nonzero(score >= np.partition(score, len(score) - k)[len(score) - k])[0]
+    else:
+        keep = np.arange(len(score))
+    inner = keep[keep < len(offsets)]
+    strings = gather(text, offsets[inner], lengths[inner])
+    if across:
+        strings = pa.concat_arrays([strings, extra.take(pa.array(keep[keep >= len(offsets)] - len(offsets)))])
+    ranked = pa.table({"score": score[keep], "bytes": lengths[keep], "piece": strings})
+    best = pc.sort_indices(ranked, [("score", "descending"), ("bytes", "descending"), ("piece", "ascending")])[:k]
+    return strings.take(best).cast(pa.large_string()).to_pylist(), score[keep][best.to_numpy()]
+
+
+def _boundary_candidates(con, sentences: Sentences, spec: UnigramSpec, work: WorkTables) -> dict[bytes, int]:
+    """Bytes -> count of the valid texts that end sentences followed by different bytes."""
+    view = work.view("unigram_marked_ids", pa.table({"sid": pa.array(np.arange(len(sentences.text))),
+                                                     "sentence": sentences.text, "n": sentences.counts}))
+    fview = work.view("unigram_followers", sentences.followers)
+    across = arrow_table(con, sql_text("unigram_boundary_seeds").format(
+        sentences=view, followers=fview, max_length=spec.max_sentencepiece_length))
+    flags = spec.flags()
+    return {w.encode(): n for w, n in zip(across.column(0).to_pylist(), across.column(1).to_pylist())
+            if "\x00" not in w and piece_is_valid(w, flags)}

@@ -1,0 +1,143 @@
+"""The sentences a Unigram model is trained on, as SentencePiece's trainer reads them: the corpus's
+distinct lines counted in DuckDB, normalized (charsmap and whitespace rules), meta pieces in the text
+replaced by U+001F, counted again; the alphabet (the most frequent characters up to
+`character_coverage`) and the sentences with the other characters marked unknown (U+2585)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from importlib.resources import files
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from sqltok.duck import arrow_table, column
+from sqltok.errors import SqltokError
+from sqltok.sql_files import sql_text
+from sqltok.training.work_tables import WorkTables
+from sqltok.unigram._characters import character_counts, mark_unknown
+from sqltok.unigram._charsmap import normalize_array
+from sqltok.unigram.spec import UnigramSpec
+
+UNK_MARK = 0x2585
+BOUNDARY = "\x1f"  # what meta pieces in the text become
+
+
+class VocabularyTooSmallError(SqltokError):
+    """The vocabulary cannot hold the required characters and meta pieces."""
+
+
+def charsmap(rule: str) -> bytes:
+    """The precompiled charsmap of normalization rule `rule` (b"" for identity)."""
+    if rule == "identity":
+        return b""
+    return files("sqltok.unigram").joinpath(f"data/{rule}.charsmap").read_bytes()
+
+
+def normalize(texts: pa.Array, spec: UnigramSpec) -> pa.Array:
+    """The texts normalized as SentencePiece's trainer does (large_string)."""
+    out = normalize_array(texts, charsmap(spec.normalization_rule_name), spec.add_dummy_prefix,
+                          spec.remove_extra_whitespaces, True, spec.treat_whitespace_as_suffix)
+    return out.cast(pa.large_string())
+
+
+def replace_meta_pieces(texts: pa.Array, pieces: list[str]) -> pa.Array:
+    """Each occurrence of a meta piece in the texts replaced by U+001F, the longest first at each place."""
+    pattern = "|".join(re.escape(p) for p in sorted(pieces, key=lambda p: (-len(p.encode()), p)))
+    return pc.replace_substring_regex(texts, pattern, BOUNDARY) if pieces else texts
+
+
+@dataclass(frozen=True)
+class Sentences:
+    """Distinct normalized sentences (unknown characters marked) and their counts; `alphabet` is
+    (code point, count) of the required characters, most frequent first; `followers` the distinct
+    (sentence, first byte of the sentence after it in the trainer's order, 256 at the end) pairs;
+    `order` the sentence at each place of the trainer's list of sentences (one per line)."""
+
+    text: pa.Array
+    counts: pa.Array
+    alphabet: list[tuple[int, int]]
+    followers: pa.Table
+    order: np.ndarray
+    lines: int
+
+
+def read_sentences(con, query: str, spec: UnigramSpec, work: WorkTables) -> Sentences:
+    """Count, normalize and mark the lines of the documents of `query` (a `text` column)."""
+    lines, distinct = work.table("unigram_lines"), work.table("unigram_distinct_lines")
+    con.execute(sql_text("unigram_lines").format(target=lines, distinct=distinct, source=query,
+                                                 max_length=spec.max_sentence_length))
+    raw = arrow_table(con, f"SELECT rid, line, n FROM {distinct} ORDER BY rid")
+    if raw.num_rows == 0:
+        raise SqltokError("the corpus has no lines spm_train would read (all empty, too long or holding U+2585)")
+    normalized = replace_meta_pieces(normalize(column(raw, 1), spec), [p for p, _ in spec.meta_pieces().values()])
+    view = work.view("unigram_normalized", pa.table({"rid": column(raw, 0), "sentence": normalized,
+                                                     "n": column(raw, 2)}))
+    target = work.table("unigram_sentences")
+    con.execute(sql_text("unigram_sentences").format(target=target, source=view))
+    table = arrow_table(con, f"SELECT sentence, n FROM {target} ORDER BY sid")
+    if table.num_rows == 0:
+        raise SqltokError("the corpus has no sentences left after normalization")
+    text, counts = column(table, 0), column(table, 1)
+    alphabet = required_characters(character_counts(text, counts), spec)
+    if len(alphabet) + len(spec.meta_pieces()) > spec.vocab_size:
+        raise VocabularyTooSmallError(
+            f"Vocabulary size is smaller than required_chars. {spec.vocab_size} vs "
+            f"{len(alphabet) + len(spec.meta_pieces())}. Increase vocab_size or decrease character_coverage "
+            "with --character-coverage.")
+    known = np.zeros(0x110000, dtype=np.uint8)
+    known[[c for c, _ in alphabet]] = 1
+    marked = mark_unknown(text, known).cast(pa.large_string())
+    order = column(arrow_table(con, sql_text("unigram_line_order").format(
+        lines=lines, distinct=distinct, normalized=view, sentences=target)), 0).to_numpy()
+    order = trainer_order(order)
+    return Sentences(marked, counts, alphabet, followers(order, marked), order, int(pc.sum(column(raw, 2)).as_py()))
+
+
+def trainer_order(sids: np.ndarray) -> np.ndarray:
+    """The sentence of each place of SentencePiece's sentence list: the lines in order, each one that
+    normalized to nothing (-1) replaced by the last one, which is dropped (and checked again)."""
+    order = sids.copy()
+    size = len(order)
+    for p in np.nonzero(order < 0)[0].tolist():
+        if p >= size:
+            break
+        while p < size and order[p] < 0:
+            order[p] = order[size - 1]
+            size -= 1
+    return order[:size]
+
+
+def followers(order: np.ndarray, text: pa.Array) -> pa.Table:
+    """Distinct (sid, follower): the first byte of the sentence after each place of `order` (256 after
+    the last)."""
+    first = pc.binary_slice(text.cast(pa.large_binary()), 0, 1)
+    first_byte = np.frombuffer(first.buffers()[2], dtype=np.uint8)[:len(text)].astype(np.int64) \
+        if len(text) else np.zeros(0, np.int64)
+    follow = np.append(first_byte[order[1:]], 256)
+    pairs = np.unique(order.astype(np.int64) * 257 + follow)
+    return pa.table({"sid": pa.array(pairs // 257), "follower": pa.array(pairs % 257)})
+
+
+def required_characters(counts: np.ndarray, spec: UnigramSpec) -> list[tuple[int, int]]:
+    """(code point, count) of the most frequent characters, in order, until they cover
+    `character_coverage` of all characters (compared in float32, as SentencePiece does); NUL and
+    space do not count, the U+001F of replaced meta pieces counts but is never required."""
+    counts = counts.copy()
+    counts[[0, 0x20]] = 0
+    total = int(counts.sum())
+    if total == 0:
+        raise SqltokError("the corpus has no characters left after normalization")
+    chars = np.nonzero(counts)[0]
+    order = np.lexsort((chars, -counts[chars]))
+    coverage_limit = np.float32(spec.character_coverage)
+    required: list[tuple[int, int]] = []
+    accumulated = 0
+    for c in chars[order].tolist():
+        if np.float32(accumulated / total) >= coverage_limit:
+            break
+        accumulated += int(counts[c])
+        if c != 0x1F:
+            required.append((c, int(counts[c])))
+    return required

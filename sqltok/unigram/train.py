@@ -1,0 +1,74 @@
+"""`sqltok train --method unigram`: SentencePiece 0.2.3's Unigram trainer over a corpus in DuckDB, its
+result kept in the store as the `.model` file sentencepiece reads (a `ModelFile` of kind
+"sentencepiece"). Stages: read (lines counted, normalized, the alphabet), seeds (suffix array), words
+(`GROUP BY`), em and prune (Cython over the distinct words), finalize. A failed run leaves the
+database as it was: the work tables are dropped and the model is written in one transaction."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqltok.corpus.sources import Source
+from sqltok.errors import SqltokError
+from sqltok.store import ModelFile, check_new_name, delete_rows, ensure_schema, save_model_file, transaction
+from sqltok.training.corpus import prepare_corpus
+from sqltok.training.stopwatch import Stopwatch
+from sqltok.training.work_tables import WorkTables
+from sqltok.unigram.em import PieceSet, finalize, run_em
+from sqltok.unigram.model_proto import model_proto, vocabulary
+from sqltok.unigram.seeds import seed_pieces
+from sqltok.unigram.sentences import charsmap, read_sentences
+from sqltok.unigram.spec import UnigramSpec
+from sqltok.unigram.words import count_words
+
+METHOD, KIND = "unigram", "sentencepiece"
+
+
+@dataclass
+class UnigramReport:
+    """What a Unigram run read and made."""
+
+    model: str
+    source: str
+    vocab_size: int
+    lines: int
+    sentences: int
+    words: int
+    seeds: int
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def train_model_proto(con, source: Source | str, spec: UnigramSpec, watch: Stopwatch) -> tuple[bytes, UnigramReport]:
+    """The serialized ModelProto SentencePiece would train on `source` (one `text` per row, read as
+    lines), and the run's figures (the report's model name left empty)."""
+    with WorkTables(con) as work:
+        with watch("read"):
+            corpus = prepare_corpus(con, source)
+            sentences = read_sentences(con, corpus.query, spec, work)
+        with watch("seeds"):
+            pieces, scores = seed_pieces(con, sentences, spec, work)
+        with watch("words"):
+            words, counts = count_words(con, sentences, spec, work)
+        model = run_em(PieceSet(pieces, scores), words, counts, spec, watch)
+    with watch("finalize"):
+        vocab = vocabulary(finalize(model, sentences.alphabet, spec), spec)
+        if len(vocab) != spec.vocab_size:
+            raise SqltokError(f"Vocabulary size too high ({spec.vocab_size}). Please set it to a value <= "
+                              f"{len(vocab)}.")
+        proto = model_proto(vocab, spec, charsmap(spec.normalization_rule_name), [corpus.stats.source])
+    report = UnigramReport("", corpus.stats.source, len(vocab), sentences.lines, len(sentences.text), len(words), len(pieces))
+    return proto, report
+
+
+def train_unigram(con, source: Source | str, name: str, spec: UnigramSpec, replace: bool = False) -> UnigramReport:
+    """Train and keep model `name`; an existing model of that name is an error unless `replace`."""
+    ensure_schema(con)
+    check_new_name(con, name, replace)
+    watch = Stopwatch()
+    proto, report = train_model_proto(con, source, spec, watch)
+    with transaction(con):
+        delete_rows(con, name)
+        save_model_file(con, name, ModelFile(METHOD, KIND, proto), report.vocab_size, spec.flags(),
+                        {"source": report.source, "documents": report.lines})
+    report.model = name
+    report.seconds = watch.seconds
+    return report
