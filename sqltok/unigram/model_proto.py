@@ -1,45 +1,14 @@
 """A trained Unigram model as SentencePiece's `.model` file: the `ModelProto` protobuf (proto2) with its
 pieces (piece, score, type), the trainer spec of the run and the normalizer spec (name, precompiled
-charsmap, whitespace flags), written by hand in the protobuf wire format (fields in number order,
-as protobuf serializes them)."""
+charsmap, whitespace flags), in the protobuf wire format (`sqltok.sentencepiece.wire`; fields in number
+order, as protobuf serializes them), with the trainer flags of the run as spm_train records them."""
 from __future__ import annotations
 
-import struct
-
+from sqltok.sentencepiece.model_proto import read_model_proto
+from sqltok.sentencepiece.wire import bytes_field as _bytes, float_field as _float, varint_field as _int
 from sqltok.unigram.spec import NORMAL, UnigramSpec
 
 UNIGRAM = 1
-
-
-def _varint(value: int) -> bytes:
-    if value < 0:
-        value += 1 << 64
-    out = bytearray()
-    while True:
-        bits = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(bits | 0x80)
-        else:
-            out.append(bits)
-            return bytes(out)
-
-
-def _key(field: int, wire: int) -> bytes:
-    return _varint(field << 3 | wire)
-
-
-def _int(field: int, value: int) -> bytes:
-    return _key(field, 0) + _varint(int(value))
-
-
-def _bytes(field: int, value: bytes | str) -> bytes:
-    data = value.encode() if isinstance(value, str) else value
-    return _key(field, 2) + _varint(len(data)) + data
-
-
-def _float(field: int, value: float) -> bytes:
-    return _key(field, 5) + struct.pack("<f", value)
 
 
 def _trainer_spec(spec: UnigramSpec, inputs: list[str]) -> bytes:
@@ -95,52 +64,7 @@ def vocabulary(final: list[tuple[str, float]], spec: UnigramSpec) -> list[tuple[
     return out
 
 
-def _fields(data: bytes):
-    """(field number, wire type, value) of a protobuf message: ints for varints, bytes otherwise."""
-    pos = 0
-    while pos < len(data):
-        key, pos = _read_varint(data, pos)
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            value, pos = _read_varint(data, pos)
-        elif wire == 2:
-            size, pos = _read_varint(data, pos)
-            value, pos = data[pos:pos + size], pos + size
-        elif wire == 5:
-            value, pos = data[pos:pos + 4], pos + 4
-        elif wire == 1:
-            value, pos = data[pos:pos + 8], pos + 8
-        else:
-            raise ValueError(f"protobuf wire type {wire} is not supported")
-        yield number, wire, value
-
-
-def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        if pos >= len(data):
-            raise ValueError("a protobuf varint runs past the end")
-        b = data[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return value, pos
-
-
 def read_pieces(proto: bytes) -> list[tuple[str, float, int]]:
     """The (piece, score, type) of each piece of a serialized ModelProto, by id."""
-    out = []
-    for number, _, value in _fields(proto):
-        if number != 1:
-            continue
-        piece, score, kind = "", 0.0, NORMAL
-        for n, _, v in _fields(value):
-            if n == 1:
-                piece = v.decode()
-            elif n == 2:
-                score = struct.unpack("<f", v)[0]
-            elif n == 3:
-                kind = v
-        out.append((piece, score, kind))
-    return out
+    model = read_model_proto(proto, "the ModelProto")
+    return [(p, s, int(t)) for p, s, t in zip(model.pieces, model.scores, model.types)]
