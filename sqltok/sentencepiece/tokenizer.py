@@ -88,6 +88,7 @@ class SentencePieceTokenizer(Tokenizer):
         allowed = self._allowed_ids(allowed_special)
         if allowed is None:
             return self._encoder.encode_arrow(texts, threads, counts_only)
+
         def encode_parts(parts: list[str]) -> list[list[int]]:
             return self._encoder.encode_arrow(pa.array(parts, pa.large_string()), 1, False).to_pylist()
 
