@@ -210,7 +210,9 @@ def load_single(variant: str, tok: dict):
         import sqltok
 
         enc = sqltok.Tokenizer.load(tok["sqltok"])
-        return (enc.encode if variant == "sqltok-wp" else enc.encode_ordinary), enc.decode
+        if variant == "sqltok-wp":  # HF's encode matches special-token text ("[CLS]") in the text
+            return (lambda t: enc.encode(t, allowed_special="all")), enc.decode
+        return enc.encode_ordinary, enc.decode
     if variant.startswith("tiktoken"):
         import tiktoken
         from tiktoken.load import load_tiktoken_bpe
