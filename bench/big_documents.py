@@ -20,14 +20,15 @@ import pyarrow.parquet as pq
 from child import run_child
 
 CHILD = """
-import json, resource, sys, time, duckdb, sqltok
+import json, re, sys, time, duckdb, sqltok
 con = duckdb.connect()
 sqltok.register(con)
 src = sqltok.Source(path=sys.argv[1], text_mode=sys.argv[2])
 t = time.perf_counter()
 report = sqltok.train_bpe(con, src, 300, "m")
 print(json.dumps({"seconds": time.perf_counter() - t, "count_seconds": report.seconds.get("pretokenize_and_count"),
-                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  # VmHWM, not ru_maxrss: Linux keeps ru_maxrss across exec, so it would show the parent's
+                  "rss_mb": int(re.search(r"VmHWM:\\s+(\\d+)", open("/proc/self/status").read()).group(1)) / 1024,
                   "unique": report.unique_pretokens}))
 """
 
