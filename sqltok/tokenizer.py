@@ -62,6 +62,7 @@ class Tokenizer(ABC):
         self._lookups: tuple[dict[str, int], dict[str, int], dict[int, str], dict[int, str]] | None = None
         #: How pickle rebuilds this tokenizer: (callable, args) from its source, set by the family.
         self._pickle_as: tuple[Callable[..., Tokenizer], tuple] | None = None
+        self._special_patterns: dict[object, regex.Pattern | None] = {}
         self._token_list: list[str | None] | None = None
 
     # -- loading -----------------------------------------------------------------------------------
@@ -147,14 +148,22 @@ class Tokenizer(ABC):
             raise SqltokError(f"not special tokens of {self.name!r}: {sorted(unknown)}")
         return {self._special_tokens[s] for s in allowed_special} or None
 
+    def _special_pattern(self, allowed) -> regex.Pattern | None:
+        """The allowed special tokens' texts as one pattern, longest first (built once per set);
+        None when none is allowed."""
+        key = None if allowed is None else allowed if allowed == "all" else frozenset(allowed)
+        if key not in self._special_patterns:
+            names = [] if key is None else [s for s, i in self._special_tokens.items() if key == "all" or i in key]
+            self._special_patterns[key] = regex.compile(
+                "|".join(regex.escape(s) for s in sorted(names, key=len, reverse=True))) if names else None
+        return self._special_patterns[key]
+
     def _split_specials(self, text: str, allowed) -> Iterable[tuple[str, int | None]]:
         """`text` as (segment, None) and ("", special id) pieces, longest special token first."""
-        names = [] if allowed is None else [s for s, i in self._special_tokens.items()
-                                            if allowed == "all" or i in allowed]
-        if not names:
+        pat = self._special_pattern(allowed)
+        if pat is None:
             yield text, None
             return
-        pat = regex.compile("|".join(regex.escape(s) for s in sorted(names, key=len, reverse=True)))
         start = 0
         for m in pat.finditer(text):
             yield text[start:m.start()], None

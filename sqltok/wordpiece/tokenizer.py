@@ -118,7 +118,12 @@ class WordPieceTokenizer(Tokenizer):
                 return self._encoder.encode_strs(texts, True, counts_only)
             except UnicodeEncodeError:  # (a surrogate: the error that says so)
                 return self._encoder.encode_strs(self._utf8_texts(texts), True, counts_only)
-        ids = [self._with_specials(t, allowed) for t in self._utf8_texts(texts)]
+        pat = self._special_pattern(allowed)
+        texts = self._utf8_texts(texts)
+        ids = self._encoder.encode_strs(texts, True, False)  # most texts hold no special-token text
+        for r, text in enumerate(texts):
+            if pat is not None and pat.search(text):
+                ids[r] = self._with_specials(text, allowed)
         return [len(x) for x in ids] if counts_only else ids
 
     def _encode_text(self, text: str, allowed_special: AllowedSpecial, counts_only: bool = False) -> list[int] | int:
