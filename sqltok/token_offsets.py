@@ -34,3 +34,13 @@ def byte_span_offsets(text: str, lengths: np.ndarray, origin: np.ndarray | None 
     if origin is not None:
         starts, lasts = origin[starts], origin[lasts]
     return list(zip(starts.tolist(), (lasts + 1).tolist()))
+
+
+def byte_offsets_to_chars(text: str, begins: list[int], ends: list[int]) -> list[tuple[int, int]]:
+    """Character offsets from (begin, end) byte offsets into the UTF-8 of `text`: a begin inside a
+    character moves to its start, an end inside one to its end."""
+    data = np.frombuffer(text.encode("utf-8"), np.uint8)
+    chars_before = np.concatenate([[0], np.cumsum((data & 0xC0) != 0x80)])  # characters started before byte b
+    starts = chars_before[np.minimum(np.asarray(begins, np.int64) + 1, len(data))]
+    starts -= np.asarray(begins, np.int64) < len(data)
+    return list(zip(starts.tolist(), chars_before[np.asarray(ends, np.int64)].tolist()))

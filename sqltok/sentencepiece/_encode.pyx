@@ -1,11 +1,8 @@
 # cython: language_level=3
 """SentencePiece encoding and decoding over Arrow arrays, step for step as sentencepiece 0.2.3 does it:
 
-* the normalizer (`normalizer.cc`): user-defined symbols pass as they are, otherwise the longest rule
-  of the precompiled charsmap replaces a prefix (or one character stays); leading, trailing and
-  repeated spaces are dropped (`remove_extra_whitespaces`), "▁" marks a word's start
-  (`add_dummy_prefix`; at the end with `treat_whitespace_as_suffix`), spaces become "▁"
-  (`escape_whitespaces`);
+* the normalizer (`normalizer.cc`, in `normalizer.pxd`, shared with the Unigram trainer), which
+  records the input offset of each normalized byte only when offsets are asked for;
 * Unigram (`unigram_model.cc` EncodeOptimized): Viterbi over UTF-8 positions in the same float
   arithmetic (path scores brought back to 0 beyond 1e5), ties kept by the first candidate,
   user-defined symbols scored 0.1 * (length - 1), an unknown character min - 10;
@@ -17,7 +14,10 @@
 * the processor (`sentencepiece_processor.cc`): an unknown piece becomes its bytes' <0xHH> pieces
   with `byte_fallback`, otherwise a run of unknown pieces is one unknown id; decoding drops control
   pieces, writes <unk> as its surface, strips the first "▁", turns "▁" into spaces and byte pieces
-  into UTF-8 (U+FFFD per invalid byte).
+  into UTF-8 (U+FFFD per invalid byte);
+* offsets (`PopulateSentencePieceText`): a piece spans the input bytes its normalized bytes came
+  from; a run of unknown pieces merged into one spans them all; of an unknown piece's byte pieces
+  the last spans the piece and the others are empty at its start.
 
 Rows are shared among threads by the row driver with the GIL released; ids go to Arrow from C
 vectors without a copy.
@@ -34,7 +34,8 @@ from sqltok.native.bytes_table cimport BytesTable, bytes_table_build, bytes_tabl
 from sqltok.native.id_lists cimport IdListView, IdRows, IdVector, id_list_view, id_rows_move
 from sqltok.native.id_output cimport IdPool, id_pool_new, id_pool_release, id_pool_take, id_rows_arrow
 from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
-from sqltok.sentencepiece.charsmap cimport Charsmap, charsmap_build, charsmap_longest
+from sqltok.sentencepiece.charsmap cimport charsmap_build
+from sqltok.sentencepiece.normalizer cimport Normalizer, normalize, user_match, valid_utf8_len
 from sqltok.wordpiece.byte_trie cimport ByteTrie, byte_trie_build, byte_trie_child
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
@@ -97,6 +98,8 @@ cdef struct Split:              # BPE: how an unused piece was last made, to spl
 
 cdef struct Workspace:
     string norm
+    vector[int64_t] spans       # offsets: the normalized (begin, end) of each id emitted, when asked
+    bint want_spans
     unordered_map[string, vector[int32_t]] words    # BPE: the ids of each word seen (see _bpe_words)
     string key
     IdVector word_ids
@@ -111,24 +114,6 @@ cdef struct Workspace:
 cdef inline int64_t one_char_len(uint8_t b) noexcept nogil:
     """sentencepiece's OneCharLen: the length of a UTF-8 character from its first byte."""
     return 1 if b < 0xC0 else 2 if b < 0xE0 else 3 if b < 0xF0 else 4
-
-
-cdef inline int64_t valid_utf8_len(const uint8_t* p, int64_t n) noexcept nogil:
-    """The length of the valid UTF-8 character at p (sentencepiece's DecodeUTF8), 0 when invalid."""
-    cdef uint32_t cp
-    if p[0] < 0x80:
-        return 1
-    if n >= 2 and (p[0] & 0xE0) == 0xC0 and (p[1] & 0xC0) == 0x80:
-        cp = (p[0] & 0x1F) << 6 | (p[1] & 0x3F)
-        return 2 if cp >= 0x80 else 0
-    if n >= 3 and (p[0] & 0xF0) == 0xE0 and (p[1] & 0xC0) == 0x80 and (p[2] & 0xC0) == 0x80:
-        cp = (p[0] & 0x0F) << 12 | (p[1] & 0x3F) << 6 | (p[2] & 0x3F)
-        return 3 if cp >= 0x800 and not (0xD800 <= cp < 0xE000) else 0
-    if n >= 4 and (p[0] & 0xF8) == 0xF0 and (p[1] & 0xC0) == 0x80 and (p[2] & 0xC0) == 0x80 \
-            and (p[3] & 0xC0) == 0x80:
-        cp = (p[0] & 0x07) << 18 | (p[1] & 0x3F) << 12 | (p[2] & 0x3F) << 6 | (p[3] & 0x3F)
-        return 4 if 0x10000 <= cp <= 0x10FFFF else 0
-    return 0
 
 
 cdef inline uint8_t _hex_byte(const char* h) noexcept nogil:
@@ -197,10 +182,9 @@ cdef class SentencePieceEncoder:
     cdef BytesTable pieces                  # pieces_: normal, user-defined and unused pieces
     cdef BytesTable lookup                  # PieceToId: reserved pieces first, then pieces_
     cdef ByteTrie trie                      # root PIECES: pieces_; root USER: user-defined symbols
-    cdef bint has_user
-    cdef Charsmap charsmap
+    cdef Normalizer normalizer              # its user-defined symbols: self.trie's root USER
     cdef bint words_apart                   # BPE: no piece joins a character to a following "▁"
-    cdef bint bpe, byte_fallback, add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces, suffix
+    cdef bint bpe, byte_fallback, add_dummy_prefix, remove_extra_whitespaces
     cdef int32_t unk
     cdef float min_score
     cdef int32_t byte_ids[256]
@@ -227,8 +211,10 @@ cdef class SentencePieceEncoder:
         self.byte_fallback = byte_fallback
         self.add_dummy_prefix = add_dummy_prefix
         self.remove_extra_whitespaces = remove_extra_whitespaces
-        self.escape_whitespaces = escape_whitespaces
-        self.suffix = treat_whitespace_as_suffix
+        self.normalizer.add_dummy_prefix = add_dummy_prefix
+        self.normalizer.remove_extra_whitespaces = remove_extra_whitespaces
+        self.normalizer.escape_whitespaces = escape_whitespaces
+        self.normalizer.suffix = treat_whitespace_as_suffix
         self.unk_surface = unk_surface.encode()
         self.min_score = FLT_MAX
         self.unk = -1
@@ -264,9 +250,9 @@ cdef class SentencePieceEncoder:
         byte_trie_build(&self.trie, [trie_pieces, user])
         self.words_apart = bpe and not treat_whitespace_as_suffix and not any(
             "\u2581" in p.lstrip("\u2581") for p, _ in ((p.decode(), i) for p, i in trie_pieces))
-        self.has_user = bool(user)
-        if charsmap:
-            charsmap_build(&self.charsmap, charsmap)
+        self.normalizer.user = &self.trie if user else NULL
+        self.normalizer.user_root = USER
+        charsmap_build(&self.normalizer.charsmap, charsmap)
         for i in range(len(pieces)):
             self.decode_kind.push_back(self.types[self._piece_to_id(<const uint8_t*>self.vocab.data() + self.starts[i],
                                                                     self.ends[i] - self.starts[i])])
@@ -283,99 +269,27 @@ cdef class SentencePieceEncoder:
 
     cdef inline int64_t _user_match(self, const uint8_t* p, int64_t n) noexcept nogil:
         """The length of the longest user-defined symbol p[:n] starts with, 0 when none."""
-        cdef int32_t node
-        cdef int64_t k = 1, found = 0
-        if not self.has_user:
-            return 0
-        node = self.trie.roots[256 * USER + p[0]]
-        while node >= 0:
-            if self.trie.records[node] >= 0:
-                found = k
-            if k == n:
-                break
-            node = byte_trie_child(self.trie.records.data() + node, p[k])
-            k += 1
-        return found
-
-    # -- normalizer --------------------------------------------------------------------------------
-    cdef inline int64_t _prefix(self, const uint8_t* p, int64_t n, const char** out, int64_t* out_len) noexcept nogil:
-        """sentencepiece's NormalizePrefix: what the text's first bytes become and how many they are."""
-        cdef int64_t k = self._user_match(p, n)
-        if k > 0:
-            out[0] = <const char*>p
-            out_len[0] = k
-            return k
-        k = charsmap_longest(&self.charsmap, p, n, out, out_len)
-        if k > 0:
-            return k
-        k = valid_utf8_len(p, n)
-        if k == 0:
-            out[0] = REPLACEMENT
-            out_len[0] = 3
-            return 1
-        out[0] = <const char*>p
-        out_len[0] = k
-        return k
-
-    cdef inline void _add_ws(self, string& out) noexcept nogil:
-        if self.escape_whitespaces:
-            out.append(SPACE, 3)
-        else:
-            out.push_back(32)
-
-    cdef void _normalize(self, const uint8_t* p, int64_t n, string& out) noexcept nogil:
-        cdef const char* r
-        cdef int64_t rl, c, k, j, i = 0
-        cdef bint prev_space
-        out.clear()
-        if self.remove_extra_whitespaces:
-            while i < n:
-                c = self._prefix(p + i, n - i, &r, &rl)
-                if rl != 1 or r[0] != 32:
-                    break
-                i += c
-        if i >= n:
-            return
-        if not self.suffix and self.add_dummy_prefix:
-            self._add_ws(out)
-        prev_space = self.remove_extra_whitespaces
-        while i < n:
-            c = self._prefix(p + i, n - i, &r, &rl)
-            k = 0
-            if prev_space:
-                while k < rl and r[k] == 32:
-                    k += 1
-            if k < rl:
-                for j in range(k, rl):
-                    if self.escape_whitespaces and r[j] == 32:
-                        out.append(SPACE, 3)
-                    else:
-                        out.push_back(r[j])
-                prev_space = r[rl - 1] == 32
-            i += c
-            if not self.remove_extra_whitespaces:
-                prev_space = False
-        if self.remove_extra_whitespaces:
-            if self.escape_whitespaces:
-                while out.size() >= 3 and out.compare(out.size() - 3, 3, SPACE) == 0:
-                    out.resize(out.size() - 3)
-            else:
-                while out.size() and out.back() == 32:
-                    out.pop_back()
-        if self.suffix and self.add_dummy_prefix:
-            self._add_ws(out)
+        return user_match(&self.normalizer, p, n)
 
     # -- models ------------------------------------------------------------------------------------
     cdef inline void _emit(self, const uint8_t* s, int64_t start, int64_t length, int32_t id, IdVector& out,
-                           bint* prev_unk) noexcept nogil:
-        """One piece of the model's output, as the processor passes it on."""
+                           bint* prev_unk, Workspace& ws) noexcept nogil:
+        """One piece of the model's output, as the processor passes it on (and its span, when asked)."""
         cdef bint unk = id == self.unk or (id >= 0 and self.types[id] == UNKNOWN)
         cdef int64_t j
         if unk and self.byte_fallback:
             for j in range(start, start + length):
                 out.push_back(self.byte_ids[s[j]])
+                if ws.want_spans:
+                    ws.spans.push_back(start)
+                    ws.spans.push_back(start + length if j == start + length - 1 else start)
         elif not (unk and prev_unk[0]):
             out.push_back(id)
+            if ws.want_spans:
+                ws.spans.push_back(start)
+                ws.spans.push_back(start + length)
+        elif ws.want_spans:
+            ws.spans[ws.spans.size() - 1] = start + length
         prev_unk[0] = unk
 
     cdef void _unigram(self, const uint8_t* s, int64_t size, IdVector& out, Workspace& ws) noexcept nogil:
@@ -437,7 +351,7 @@ cdef class SentencePieceEncoder:
             end = ws.best[end].starts_at
         for k in range(<int64_t>ws.path.size() - 1, -1, -1):
             end = ws.path[k]
-            self._emit(s, ws.best[end].starts_at, end - ws.best[end].starts_at, ws.best[end].id, out, &prev_unk)
+            self._emit(s, ws.best[end].starts_at, end - ws.best[end].starts_at, ws.best[end].id, out, &prev_unk, ws)
 
     cdef inline void _maybe_pair(self, const uint8_t* s, Workspace& ws, int64_t left, int64_t right) noexcept nogil:
         cdef Pair pair
@@ -483,10 +397,10 @@ cdef class SentencePieceEncoder:
             id = bytes_table_get(&self.pieces, <const uint8_t*>self.vocab.data(), self.starts.data(),
                                  self.ends.data(), s + start, length)
             if depth > RESEGMENT_DEPTH:
-                self._emit(s, start, length, self.unk if id < 0 else id, out, prev_unk)
+                self._emit(s, start, length, self.unk if id < 0 else id, out, prev_unk, ws)
                 continue
             if id < 0 or self.types[id] != UNUSED:
-                self._emit(s, start, length, self.unk if id < 0 else id, out, prev_unk)
+                self._emit(s, start, length, self.unk if id < 0 else id, out, prev_unk, ws)
                 continue
             found = False
             for j in range(<int64_t>ws.splits.size() - 1, -1, -1):
@@ -500,7 +414,7 @@ cdef class SentencePieceEncoder:
                     found = True
                     break
             if not found:
-                self._emit(s, start, length, self.unk, out, prev_unk)
+                self._emit(s, start, length, self.unk, out, prev_unk, ws)
 
     cdef void _bpe(self, const uint8_t* s, int64_t size, IdVector& out, Workspace& ws) noexcept nogil:
         cdef Symbol sym
@@ -578,7 +492,7 @@ cdef class SentencePieceEncoder:
             start = pos
 
     cdef void _encode_text(self, const uint8_t* p, int64_t n, IdVector& out, Workspace& ws) noexcept nogil:
-        self._normalize(p, n, ws.norm)
+        normalize(&self.normalizer, p, n, ws.norm, NULL)
         if ws.norm.size() == 0:
             return
         if self.words_apart:
@@ -592,6 +506,7 @@ cdef class SentencePieceEncoder:
                            IdRows& res) noexcept nogil:
         cdef Workspace ws
         cdef int64_t r, s, before
+        ws.want_spans = False
         for r in range(first, last):
             if not view_valid(v, r):
                 res.lengths.push_back(-1)
@@ -622,11 +537,34 @@ cdef class SentencePieceEncoder:
             id_rows_move(ordered, parts[k])
         return id_rows_arrow(ordered, counts_only, self.pool, run.threads)
 
+    def encode_with_byte_offsets(self, str text):
+        """(ids, begins, ends) of a text (valid Unicode), each token's span of the text's UTF-8 bytes
+        as sentencepiece's `encode(text, out_type='immutable_proto')` gives `begin` and `end`."""
+        cdef bytes b = text.encode()
+        cdef const uint8_t* p = <const uint8_t*>b
+        cdef int64_t n = len(b)
+        cdef Workspace ws
+        cdef IdVector ids
+        cdef vector[int64_t] origin, begins, ends
+        cdef size_t k
+        ws.want_spans = True
+        with nogil:
+            normalize(&self.normalizer, p, n, ws.norm, &origin)
+            if ws.norm.size():
+                if self.bpe:  # the whole text at once: the same ids as word by word (see _bpe_words)
+                    self._bpe(<const uint8_t*>ws.norm.data(), ws.norm.size(), ids, ws)
+                else:
+                    self._unigram(<const uint8_t*>ws.norm.data(), ws.norm.size(), ids, ws)
+            for k in range(0, ws.spans.size(), 2):
+                begins.push_back(origin[ws.spans[k]])
+                ends.push_back(origin[ws.spans[k + 1]])
+        return [ids[k] for k in range(ids.size())], list(begins), list(ends)
+
     def normalize(self, str text) -> str:
         """The normalized text (sentencepiece's `normalize`), for tests and inspection."""
         cdef bytes b = text.encode()
         cdef string out
-        self._normalize(<const uint8_t*>b, len(b), out)
+        normalize(&self.normalizer, <const uint8_t*>b, len(b), out, NULL)
         return out.decode()
 
     # -- ids -> text -------------------------------------------------------------------------------

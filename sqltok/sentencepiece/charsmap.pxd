@@ -2,7 +2,8 @@
 """SentencePiece's precompiled charsmap: a darts-clone double-array trie over UTF-8 byte strings whose
 values point into a block of NUL-terminated replacement strings (nmt_nfkc, nfkc, nmt_nfkc_cf: NFKC
 plus sentencepiece's own rules; empty for identity). The frame is a little-endian uint32 trie size,
-the trie's uint32 units, then the strings; `model_proto.check_charsmap` has checked it.
+the trie's uint32 units, then the strings (`model_proto.check_charsmap` names what is wrong with a
+broken one; `charsmap_build` refuses one whose frame does not hold).
 
 A lookup is darts-clone's `commonPrefixSearch` keeping the longest match, as the normalizer uses it.
 Every unit index is checked against the array and every value against the strings, so a hostile
@@ -18,10 +19,19 @@ cdef struct Charsmap:
     string strings              # the replacement strings, each NUL-terminated
 
 
-cdef inline void charsmap_build(Charsmap* m, bytes blob):
-    """From a non-empty precompiled charsmap blob."""
+cdef inline int charsmap_build(Charsmap* m, bytes blob) except -1:
+    """From a precompiled charsmap blob (b"": no rules)."""
     cdef const uint8_t* p = <const uint8_t*>blob
-    cdef uint32_t size = p[0] | p[1] << 8 | p[2] << 16 | <uint32_t>p[3] << 24
+    cdef uint32_t size
+    m.units.clear()
+    m.strings.clear()
+    if not blob:
+        return 0
+    if len(blob) <= 4:
+        raise ValueError("the precompiled charsmap is broken (shorter than its header)")
+    size = p[0] | p[1] << 8 | p[2] << 16 | <uint32_t>p[3] << 24
+    if size >= len(blob) - 4 or size % 4:
+        raise ValueError("the precompiled charsmap is broken (its trie is larger than the blob)")
     cdef const uint8_t* q
     cdef size_t i
     m.units.resize(size // 4)
@@ -29,6 +39,7 @@ cdef inline void charsmap_build(Charsmap* m, bytes blob):
         q = p + 4 + 4 * i
         m.units[i] = q[0] | q[1] << 8 | q[2] << 16 | <uint32_t>q[3] << 24
     m.strings = blob[4 + size:]
+    return 0
 
 
 cdef inline int64_t _strnlen(const char* s, size_t limit) noexcept nogil:

@@ -19,8 +19,8 @@ from sqltok.sentencepiece._encode import SentencePieceEncoder
 from sqltok.sentencepiece.model_proto import ModelType, PieceType, SentencePieceModel, read_model_proto
 from sqltok.sentencepiece.model_write import write_model_proto
 from sqltok.threads import default_threads
-from sqltok.token_offsets import EncodedText
-from sqltok.tokenizer import AllowedSpecial, Tokenizer
+from sqltok.token_offsets import EncodedText, byte_offsets_to_chars
+from sqltok.tokenizer import AllowedSpecial, Tokenizer, require_str
 
 
 class SentencePieceTokenizer(Tokenizer):
@@ -107,10 +107,18 @@ class SentencePieceTokenizer(Tokenizer):
         return {p: i for i, p in enumerate(self.model.pieces)}, dict(self._special_tokens)
 
     def encode_with_offsets(self, text: str) -> EncodedText:
-        """Not available for SentencePiece models: their offsets need the charsmap normalizer's
-        alignment, which sqltok does not track (a clear error rather than offsets that are wrong)."""
-        raise SqltokError("character offsets are not available for SentencePiece models in this sqltok "
-                          "(ids, tokens and decoding are)")
+        """`encode_ordinary(text)` with each token's (start, end) character offsets into `text`:
+        sentencepiece's byte `begin`/`end` (`encode(text, out_type='immutable_proto')`) as indices
+        into the Python string. A token covers the original characters its normalized text came
+        from ("▁world" of "hello world" covers " world"; the dummy prefix belongs to the first
+        word); a run of unknown characters is one token over them all; of an unknown character's
+        byte pieces the last covers the character and the others are empty at its start."""
+        text = require_str([text])[0]
+        try:
+            ids, begins, ends = self._encoder.encode_with_byte_offsets(text)
+        except UnicodeEncodeError:
+            raise SqltokError("offsets are into valid Unicode text; this text holds a surrogate") from None
+        return EncodedText(ids, byte_offsets_to_chars(text, begins, ends))
 
     def decode_single_token_bytes(self, token: int) -> bytes:
         """The piece of one id as the model spells it ("▁the", "<0x0A>")."""

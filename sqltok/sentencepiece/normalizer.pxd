@@ -1,0 +1,146 @@
+# cython: language_level=3
+"""SentencePiece's text normalizer (`normalizer.cc` `Normalizer::Normalize`), the one the encoder and
+the Unigram trainer share: user-defined symbols pass as they are, otherwise the longest rule of the
+precompiled charsmap replaces a prefix (or one character stays, a malformed byte becomes U+FFFD);
+leading, trailing and repeated spaces are dropped (`remove_extra_whitespaces`), spaces become "▁"
+(`escape_whitespaces`) and one "▁" goes before the text (`add_dummy_prefix`; after it when whitespace
+is a suffix).
+
+Given an `origin` vector, it also records sentencepiece's `norm_to_orig`: for each normalized byte
+the input offset of the prefix it came from, and one more entry for the end (where trailing spaces
+were dropped: the offset of the first of them). Without one nothing is recorded.
+"""
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
+from libcpp.string cimport string
+from libcpp.vector cimport vector
+
+from sqltok.sentencepiece.charsmap cimport Charsmap, charsmap_longest
+from sqltok.wordpiece.byte_trie cimport ByteTrie, byte_trie_child
+
+
+cdef struct Normalizer:
+    Charsmap charsmap           # no units: no rules (identity)
+    const ByteTrie* user        # the user-defined symbols under root `user_root` (NULL: none)
+    int user_root
+    bint add_dummy_prefix
+    bint remove_extra_whitespaces
+    bint escape_whitespaces
+    bint suffix                 # treat_whitespace_as_suffix
+
+
+cdef inline int64_t valid_utf8_len(const uint8_t* p, int64_t n) noexcept nogil:
+    """The length of the valid UTF-8 character at p (sentencepiece's DecodeUTF8), 0 when invalid."""
+    cdef uint32_t cp
+    if p[0] < 0x80:
+        return 1
+    if n >= 2 and (p[0] & 0xE0) == 0xC0 and (p[1] & 0xC0) == 0x80:
+        cp = (p[0] & 0x1F) << 6 | (p[1] & 0x3F)
+        return 2 if cp >= 0x80 else 0
+    if n >= 3 and (p[0] & 0xF0) == 0xE0 and (p[1] & 0xC0) == 0x80 and (p[2] & 0xC0) == 0x80:
+        cp = (p[0] & 0x0F) << 12 | (p[1] & 0x3F) << 6 | (p[2] & 0x3F)
+        return 3 if cp >= 0x800 and not (0xD800 <= cp < 0xE000) else 0
+    if n >= 4 and (p[0] & 0xF8) == 0xF0 and (p[1] & 0xC0) == 0x80 and (p[2] & 0xC0) == 0x80 \
+            and (p[3] & 0xC0) == 0x80:
+        cp = (p[0] & 0x07) << 18 | (p[1] & 0x3F) << 12 | (p[2] & 0x3F) << 6 | (p[3] & 0x3F)
+        return 4 if 0x10000 <= cp <= 0x10FFFF else 0
+    return 0
+
+
+cdef inline int64_t user_match(const Normalizer* m, const uint8_t* p, int64_t n) noexcept nogil:
+    """The length of the longest user-defined symbol p[:n] starts with, 0 when none."""
+    cdef int32_t node
+    cdef int64_t k = 1, found = 0
+    if m.user == NULL:
+        return 0
+    node = m.user.roots[256 * m.user_root + p[0]]
+    while node >= 0:
+        if m.user.records[node] >= 0:
+            found = k
+        if k == n:
+            break
+        node = byte_trie_child(m.user.records.data() + node, p[k])
+        k += 1
+    return found
+
+
+cdef inline int64_t normalize_prefix(const Normalizer* m, const uint8_t* p, int64_t n, const char** out,
+                                     int64_t* out_len) noexcept nogil:
+    """sentencepiece's NormalizePrefix: what the text's first bytes become and how many they are."""
+    cdef int64_t k = user_match(m, p, n)
+    if k > 0:
+        out[0] = <const char*>p
+        out_len[0] = k
+        return k
+    k = charsmap_longest(&m.charsmap, p, n, out, out_len)
+    if k > 0:
+        return k
+    k = valid_utf8_len(p, n)
+    if k == 0:
+        out[0] = b"\xef\xbf\xbd"
+        out_len[0] = 3
+        return 1
+    out[0] = <const char*>p
+    out_len[0] = k
+    return k
+
+
+cdef inline void _append(const Normalizer* m, string& out, vector[int64_t]* origin, char c,
+                         int64_t at) noexcept nogil:
+    """One output character (a space escaped as "▁"), each of its bytes from input offset `at`."""
+    if m.escape_whitespaces and c == 32:
+        out.append(b"\xe2\x96\x81", 3)
+        if origin != NULL:
+            origin.push_back(at)
+            origin.push_back(at)
+            origin.push_back(at)
+    else:
+        out.push_back(c)
+        if origin != NULL:
+            origin.push_back(at)
+
+
+cdef inline void normalize(const Normalizer* m, const uint8_t* p, int64_t n, string& out,
+                           vector[int64_t]* origin) noexcept nogil:
+    """p[:n] normalized into `out`; its alignment into `origin` unless NULL."""
+    cdef const char* r
+    cdef int64_t rl, c, k, j, i = 0, space = 3 if m.escape_whitespaces else 1
+    cdef bint prev_space
+    out.clear()
+    if origin != NULL:
+        origin.clear()
+    if m.remove_extra_whitespaces:
+        while i < n:
+            c = normalize_prefix(m, p + i, n - i, &r, &rl)
+            if rl != 1 or r[0] != 32:
+                break
+            i += c
+    if i >= n:
+        return
+    if not m.suffix and m.add_dummy_prefix:
+        _append(m, out, origin, 32, i)
+    prev_space = m.remove_extra_whitespaces
+    while i < n:
+        c = normalize_prefix(m, p + i, n - i, &r, &rl)
+        k = 0
+        if prev_space:
+            while k < rl and r[k] == 32:
+                k += 1
+        if k < rl:
+            for j in range(k, rl):
+                _append(m, out, origin, r[j], i)
+            prev_space = r[rl - 1] == 32
+        i += c
+        if not m.remove_extra_whitespaces:
+            prev_space = False
+    if m.remove_extra_whitespaces:
+        while <int64_t>out.size() >= space and (
+                (m.escape_whitespaces and out.compare(out.size() - 3, 3, b"\xe2\x96\x81") == 0)
+                or (not m.escape_whitespaces and out.back() == 32)):
+            out.resize(out.size() - space)
+            if origin != NULL:
+                i = origin[0][out.size()]
+                origin.resize(out.size())
+    if m.suffix and m.add_dummy_prefix:
+        _append(m, out, origin, 32, i)
+    if origin != NULL:
+        origin.push_back(i)
