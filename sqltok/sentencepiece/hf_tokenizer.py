@@ -83,11 +83,12 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
             return super().encode_arrow(texts, allowed_special, threads, counts_only)
         if isinstance(texts, pa.ChunkedArray):
             texts = texts.combine_chunks()
+        texts = texts.cast(pa.large_string())
         # Metaspace "first": "▁" before the text unless it starts with one (or a space that becomes
         # one); the segments after a special token get none, so the prefix goes on before matching
         bare = pc.invert(pc.or_(pc.starts_with(texts, " "), pc.starts_with(texts, SPACE)))
         bare = pc.and_(bare, pc.greater(pc.utf8_length(texts), 0))
-        prefixed = pc.if_else(bare, pc.binary_join_element_wise(pa.scalar(SPACE), texts, ""), texts)
+        prefixed = pc.if_else(bare, pc.binary_join_element_wise(pa.scalar(SPACE, pa.large_string()), texts, pa.scalar("", pa.large_string())), texts)
         return super().encode_arrow(prefixed, allowed_special, threads, counts_only)
 
     def decode_arrow(self, ids: pa.Array, errors: str = "replace") -> pa.Array:
