@@ -32,6 +32,7 @@ from sqltok.token_offsets import EncodedText
 from sqltok.tokenizer import Tokenizer
 from sqltok.wordpiece.tokenizer import WordPieceTokenizer
 from sqltok.sentencepiece.tokenizer import SentencePieceTokenizer
+from sqltok.sentencepiece.hf_tokenizer import HfSentencePieceTokenizer
 from sqltok.bpe.train import TrainReport, train_bpe
 from sqltok.wordpiece.train import WordPieceReport, train_wordpiece
 from sqltok.wordpiece.train_settings import WordPieceSettings

@@ -3,6 +3,7 @@ GPT-2's merges.txt and BERT's vocab.txt share a suffix, mistral-common ships Sen
 `*.model.v3`)."""
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -18,6 +19,8 @@ KINDS = {
     "reference": "a reference BoundlessBPE .model file",
     "hf-bpe": "an HF tokenizer.json with a BPE model",
     "hf-wordpiece": "an HF tokenizer.json with a WordPiece model",
+    "hf-unigram": "an HF tokenizer.json with a Unigram model (SentencePiece-style)",
+    "hf-sp-bpe": "an HF tokenizer.json with a SentencePiece-style BPE model (byte fallback or Metaspace)",
     "gpt2-vocab": "a GPT-2 vocab.json",
     "gpt2-merges": "a GPT-2 merges.txt",
     "vocab-txt": "a WordPiece vocab.txt",
@@ -73,13 +76,24 @@ def _json_kind(p: Path) -> TokenizerFile:
         return TokenizerFile(p, "tekken", doc)  # mistral-common's: {config: {pattern, ...}, vocab: [...]}
     if isinstance(doc, dict) and isinstance(doc.get("model"), dict):
         kind = f"hf-{str(doc['model'].get('type')).lower()}"
+        if kind == "hf-bpe" and _sentencepiece_style(doc):
+            kind = "hf-sp-bpe"
         if kind not in KINDS:
             raise UnsupportedTokenizerError(
-                f"{p}: model type {doc['model'].get('type')} is not one sqltok reads (BPE, WordPiece)")
+                f"{p}: model type {doc['model'].get('type')} is not one sqltok reads (BPE, WordPiece, Unigram)")
         return TokenizerFile(p, kind, doc)
     if isinstance(doc, dict) and doc and all(isinstance(v, int) for v in doc.values()):
         return TokenizerFile(p, "gpt2-vocab", doc, _companion(p, "merges.txt", "vocab.json"))
     raise ModelFormatError(f"{p}: not a tokenizer.json: expected a JSON object with a 'model' object")
+
+
+def _sentencepiece_style(doc: dict) -> bool:
+    """A BPE tokenizer.json of the SentencePiece family: byte fallback, or "▁" for spaces (a
+    Metaspace step, or a Prepend/Replace writing "▁") anywhere in its pipeline."""
+    if doc["model"].get("byte_fallback"):
+        return True
+    pipeline = json.dumps([doc.get(k) for k in ("normalizer", "pre_tokenizer", "decoder")], ensure_ascii=False)
+    return '"Metaspace"' in pipeline or "\u2581" in pipeline
 
 
 def _companion(p: Path, wanted: str, own: str) -> Path:

@@ -1,0 +1,348 @@
+"""A SentencePiece-style HF tokenizer.json (model `Unigram`, or `BPE` with `byte_fallback`, as
+`transformers`' `convert_slow_tokenizer` writes them) read into the `SentencePieceModel` that the
+`.model` reader produces, so that the SentencePiece encoder runs it.
+
+The shapes read are those whose HF semantics equal a setting of sentencepiece's normalizer:
+- normalizer: Sequence of Precompiled (the charsmap), Replace(`\\A +| +\\z` -> "") with
+  Replace(` {2,}` -> " ") (`remove_extra_whitespaces`), Replace(" " -> "▁") (`escape_whitespaces`),
+  Replace(`\\A▁` -> "▁▁") before Metaspace "always", Prepend("▁") (Llama 2's legacy dummy prefix);
+- pre_tokenizer: Metaspace (prepend_scheme "always": `add_dummy_prefix`; "first": a "▁" before
+  the text unless it starts with one, not after a special token; "never"; `split` only when no
+  piece holds a "▁" after its start), then Split(Isolated) of the user-defined pieces;
+- BPE: ranks from `merges`, turned into scores that make sentencepiece's highest-score-first merge
+  order HF's lowest-rank-first (checked: every pair sentencepiece could join is a listed merge,
+  each piece's merges are consecutive); `fuse_unk` true; `ignore_merges` false;
+- decoder: Sequence[Replace("▁" -> " "), ByteFallback?, Fuse?, Strip(" ", 1, 0)?] (see
+  `HfDecoder`).
+
+Anything else is refused with an `UnsupportedTokenizerError` naming every component at once.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from dataclasses import dataclass
+
+from sqltok.formats.errors import ModelFormatError, UnsupportedTokenizerError
+from sqltok.sentencepiece.model_proto import (BYTE_PIECE, ModelType, NormalizerSpec, PieceType, SentencePieceModel,
+                                              TrainerSpec, check_model)
+
+SPACE = "\u2581"
+_TRIM = r"\A +| +\z"
+_COLLAPSE = " {2,}"
+_DOUBLE = r"\A" + SPACE
+
+
+@dataclass(frozen=True)
+class HfDecoder:
+    """HF's decoder chain over token strings: "▁" -> " " (`replace_space`), runs of <0xHH> tokens
+    as their bytes, or one U+FFFD per byte when a run is no UTF-8 (`byte_fallback`), and one leading
+    space of the whole text dropped (`strip_first`: Fuse then Strip(" ", 1, 0))."""
+
+    replace_space: bool
+    byte_fallback: bool
+    strip_first: bool
+
+
+@dataclass(frozen=True)
+class HfSentencePiece:
+    """What a tokenizer.json asks of the SentencePiece encoder beyond its model: `prefix_first`
+    (Metaspace "first": "▁" before a text that does not start with " " or "▁"), the special
+    tokens by content, and the decoder."""
+
+    model: SentencePieceModel
+    prefix_first: bool
+    special_tokens: dict[str, int]
+    decoder: HfDecoder
+
+
+def _describe(value: object) -> str:
+    if isinstance(value, dict):
+        inner = next((value[k] for k in ("normalizers", "pretokenizers", "decoders") if isinstance(value.get(k), list)),
+                     None)
+        if inner is not None:
+            return "Sequence[" + ", ".join(_describe(v) for v in inner) + "]"
+        return str(value.get("type"))
+    return "null" if value is None else repr(value)[:60]
+
+
+def _steps(value: object, key: str) -> list:
+    if value is None:
+        return []
+    if isinstance(value, dict) and value.get("type") == "Sequence":
+        return list(value.get(key) or [])
+    return [value]
+
+
+def _replace(step: dict) -> tuple[str, str, str] | None:
+    """("Regex" or "String", pattern, content) of a Replace step."""
+    pattern = step.get("pattern")
+    if step.get("type") != "Replace" or not isinstance(pattern, dict) or len(pattern) != 1:
+        return None
+    (kind, text), = pattern.items()
+    return kind, text, step.get("content")
+
+
+@dataclass
+class _Options:
+    charsmap: bytes = b""
+    remove_extra_whitespaces: bool = False
+    escape_whitespaces: bool = False
+    doubled: bool = False             # Replace(\A▁ -> ▁▁): Metaspace "always" then prefixes every text
+    prepend: bool = False             # Prepend("▁")
+    scheme: str | None = None         # Metaspace prepend_scheme
+    split: bool = False
+    user_defined: tuple[str, ...] = ()
+
+
+def _normalizer(norm: object, o: _Options, problems: list[str]) -> None:
+    steps = _steps(norm, "normalizers")
+    seen: list[str] = []
+    for step in steps:
+        kind = step.get("type") if isinstance(step, dict) else None
+        rep = _replace(step) if kind == "Replace" else None
+        if kind == "Precompiled" and not seen:
+            try:
+                o.charsmap = base64.b64decode(step.get("precompiled_charsmap") or "", validate=True)
+            except (binascii.Error, TypeError):
+                raise ModelFormatError("normalizer Precompiled: precompiled_charsmap is not base64") from None
+            seen.append("charsmap")
+        elif rep == ("Regex", _TRIM, "") and not {"collapse", "escape"} & set(seen):
+            seen.append("trim")
+        elif rep == ("Regex", _COLLAPSE, " ") and seen[-1:] == ["trim"]:
+            seen.append("collapse")
+            o.remove_extra_whitespaces = True
+        elif rep == ("String", " ", SPACE) and "escape" not in seen:
+            seen.append("escape")
+            o.escape_whitespaces = True
+        elif rep == ("Regex", _DOUBLE, SPACE + SPACE) and seen[-1:] == ["escape"]:
+            seen.append("double")
+            o.doubled = True
+        elif kind == "Prepend" and step.get("prepend") == SPACE and not seen:
+            seen.append("prepend")
+            o.prepend = True
+        else:
+            problems.append(f"normalizer step {_describe(step)} in {_describe(norm)} (sqltok reads Precompiled, "
+                            "SentencePiece's whitespace Replace steps and Prepend('▁'), in the converters' order)")
+            return
+    if "trim" in seen and "collapse" not in seen:
+        problems.append(f"normalizer {_describe(norm)}: Replace(\\A +| +\\z) without Replace( {{2,}})")
+    if o.prepend and seen != ["prepend", "escape"]:
+        problems.append(f"normalizer {_describe(norm)}: Prepend('▁') only with Replace(' ' -> '▁') after it")
+
+
+def _pre_tokenizer(pre: object, o: _Options, problems: list[str]) -> None:
+    for step in _steps(pre, "pretokenizers"):
+        kind = step.get("type") if isinstance(step, dict) else None
+        if kind == "Metaspace" and o.scheme is None and not o.user_defined:
+            if step.get("replacement") != SPACE:
+                problems.append(f"pre_tokenizer Metaspace with replacement {step.get('replacement')!r}")
+            o.scheme = step.get("prepend_scheme", "always" if step.get("add_prefix_space", True) else "never")
+            if o.scheme not in ("always", "first", "never"):
+                problems.append(f"pre_tokenizer Metaspace with prepend_scheme {o.scheme!r}")
+            o.split = bool(step.get("split", True))
+            o.escape_whitespaces = True
+        elif kind == "Split" and not o.user_defined and step.get("behavior") == "Isolated" \
+                and not step.get("invert") and isinstance(step.get("pattern"), dict) \
+                and isinstance(step["pattern"].get("Regex"), str):
+            o.user_defined = tuple(_alternatives(step["pattern"]["Regex"]))
+            if not o.user_defined:
+                problems.append("pre_tokenizer Split whose pattern is not the user-defined pieces, escaped and "
+                                "joined by '|'")
+        else:
+            problems.append(f"pre_tokenizer step {_describe(step)} in {_describe(pre)} (sqltok reads Metaspace, then "
+                            "Split(Isolated) of the user-defined pieces)")
+            return
+
+
+def _alternatives(pattern: str) -> list[str]:
+    """The literal pieces of `re.escape(a)|re.escape(b)|...`, or [] when it is not of that form."""
+    pieces = [re.sub(r"\\(.)", r"\1", p, flags=re.S) for p in re.split(r"(?<!\\)\|", pattern)]
+    return pieces if all(pieces) and "|".join(map(re.escape, pieces)) == pattern else []
+
+
+def _decoder(dec: object, problems: list[str]) -> HfDecoder:
+    steps = _steps(dec, "decoders")
+    kinds = []
+    for step in steps:
+        kind = step.get("type") if isinstance(step, dict) else None
+        if kind == "Replace" and _replace(step) == ("String", SPACE, " ") and not kinds:
+            kinds.append("replace")
+        elif kind == "ByteFallback" and kinds == ["replace"]:
+            kinds.append("bytes")
+        elif kind == "Fuse" and "fuse" not in kinds:
+            kinds.append("fuse")
+        elif kind == "Strip" and kinds[-1:] == ["fuse"] and (step.get("content"), step.get("start"),
+                                                               step.get("stop")) == (" ", 1, 0):
+            kinds.append("strip")
+        else:
+            problems.append(f"decoder step {_describe(step)} in {_describe(dec)} (sqltok reads Replace('▁' -> ' '), "
+                            "ByteFallback, Fuse, Strip(' ', 1, 0))")
+            break
+    return HfDecoder("replace" in kinds, "bytes" in kinds, "strip" in kinds)
+
+
+def _added(entries: object, vocab: dict[str, int], user_defined: tuple[str, ...],
+           problems: list[str]) -> dict[str, int]:
+    """The special tokens (each must be a vocabulary piece: the converters' control pieces)."""
+    if not isinstance(entries, list):
+        raise ModelFormatError("added_tokens must be a list")
+    special: dict[str, int] = {}
+    for n, entry in enumerate(entries):
+        if not (isinstance(entry, dict) and isinstance(entry.get("content"), str) and entry["content"]):
+            raise ModelFormatError(f"added_tokens[{n}]: expected an object with a non-empty content string")
+        content = entry["content"]
+        flags = [f for f in ("single_word", "lstrip", "rstrip", "normalized") if entry.get(f)]
+        if flags:
+            problems.append(f"added token {content!r} with {', '.join(flags)} true")
+        if not entry.get("special", False) and content not in user_defined:
+            problems.append(f"added token {content!r} that is not special")
+        if content not in vocab:
+            problems.append(f"added token {content!r} that is not a vocabulary piece")
+        elif entry.get("special", False):
+            special[content] = vocab[content]
+    return special
+
+
+def _piece_types(pieces: list[str], unk: int | None, special: dict[str, int], user_defined: tuple[str, ...],
+                 byte_fallback: bool) -> list[PieceType]:
+    types = [PieceType.NORMAL] * len(pieces)
+    for i, p in enumerate(pieces):
+        if byte_fallback and BYTE_PIECE.fullmatch(p):
+            types[i] = PieceType.BYTE
+    for p in user_defined:
+        if p in special:
+            continue
+        types[pieces.index(p)] = PieceType.USER_DEFINED
+    for i in special.values():
+        types[i] = PieceType.CONTROL
+    if unk is not None:
+        types[unk] = PieceType.UNKNOWN
+    return types
+
+
+def _unigram(model: dict) -> tuple[list[str], list[float], int | None]:
+    vocab = model.get("vocab")
+    if not isinstance(vocab, list) or not all(isinstance(e, list) and len(e) == 2 and isinstance(e[0], str)
+                                              and isinstance(e[1], (int, float)) for e in vocab):
+        raise ModelFormatError("model.vocab of a Unigram model must be a list of [piece, score]")
+    unk = model.get("unk_id")
+    if unk is not None and not (isinstance(unk, int) and 0 <= unk < len(vocab)):
+        raise ModelFormatError(f"model.unk_id {unk!r} is no piece's id")
+    return [p for p, _ in vocab], [float(s) for _, s in vocab], unk
+
+
+def _bpe(model: dict, problems: list[str]) -> tuple[list[str], list[float], int | None]:
+    """Pieces by id, scores whose order is the merges' ranks, and the unknown piece's id."""
+    vocab = model.get("vocab")
+    if not isinstance(vocab, dict) or sorted(vocab.values()) != list(range(len(vocab))):
+        raise ModelFormatError("model.vocab of a BPE model must map pieces to the ids 0..n-1")
+    pieces = [""] * len(vocab)
+    for p, i in vocab.items():
+        pieces[i] = p
+    for key, want in (("fuse_unk", True), ("ignore_merges", False)):
+        if bool(model.get(key, False)) != want:
+            problems.append(f"model.{key} {str(not want).lower()}")
+    if model.get("dropout") not in (None, 0, 0.0):
+        problems.append(f"model.dropout {model['dropout']}")
+    for key in ("continuing_subword_prefix", "end_of_word_suffix"):
+        if model.get(key) not in (None, ""):
+            problems.append(f"model.{key} {model[key]!r}")
+    unk_token = model.get("unk_token")
+    if unk_token is not None and unk_token not in vocab:
+        raise ModelFormatError(f"model.unk_token {unk_token!r} is not in the vocabulary")
+    merges = model.get("merges")
+    if not isinstance(merges, list):
+        raise ModelFormatError("model.merges must be a list")
+    rank_of: dict[str, int] = {}     # the block of consecutive merges that makes each piece
+    pairs: set[tuple[str, str]] = set()
+    last = None
+    for rank, merge in enumerate(merges):
+        parts = merge.split(" ") if isinstance(merge, str) else merge
+        if not (isinstance(parts, list) and len(parts) == 2 and all(isinstance(x, str) for x in parts)):
+            raise ModelFormatError(f"merge {rank}: expected 'left right' or [left, right]")
+        a, b = parts
+        if a not in vocab or b not in vocab or a + b not in vocab:
+            raise ModelFormatError(f"merge {rank} ({a!r}, {b!r}): a piece is not in the vocabulary")
+        if a + b != last:
+            if a + b in rank_of:
+                problems.append(f"model.merges: the merges of {a + b!r} are not consecutive (merge {rank}), "
+                                "so no SentencePiece score order gives HF's ranks")
+                break
+            rank_of[a + b] = len(rank_of)
+            last = a + b
+        pairs.add((a, b))
+    for p in pieces:
+        for k in range(1, len(p)):
+            left, right = p[:k], p[k:]
+            if (left in vocab or len(left) == 1) and (right in vocab or len(right) == 1) and (left, right) not in pairs:
+                problems.append(f"model.merges lacks ({left!r}, {right!r}), which SentencePiece's BPE would join "
+                                f"into {p!r}")
+                break
+        else:
+            continue
+        break
+    scores = [-float(rank_of.get(p, len(rank_of))) for p in pieces]
+    return pieces, scores, None if unk_token is None else vocab[unk_token]
+
+
+def read_hf_sentencepiece(doc: dict) -> HfSentencePiece:
+    """The model and HF pipeline of a parsed SentencePiece-style tokenizer.json (kind `hf-unigram`
+    or `hf-sp-bpe`); errors say what is wrong or which components sqltok does not read."""
+    model = doc.get("model")
+    if not isinstance(model, dict) or model.get("type") not in ("Unigram", "BPE"):
+        raise ModelFormatError("not a SentencePiece-style tokenizer.json: model.type must be Unigram or BPE")
+    problems: list[str] = []
+    o = _Options()
+    _normalizer(doc.get("normalizer"), o, problems)
+    _pre_tokenizer(doc.get("pre_tokenizer"), o, problems)
+    decoder = _decoder(doc.get("decoder"), problems)
+    for key in ("truncation", "padding", "post_processor"):
+        value = doc.get(key)
+        if value is not None and not (key == "post_processor" and _adds_nothing(value)):
+            problems.append(f"{key} {_describe(value)} is set (sqltok encodes whole texts without additions)")
+    bpe = model["type"] == "BPE"
+    byte_fallback = bool(model.get("byte_fallback", False))
+    pieces, scores, unk = _bpe(model, problems) if bpe else _unigram(model)
+    vocab = {p: i for i, p in enumerate(pieces)}
+    missing = [p for p in o.user_defined if p not in vocab]
+    if missing:
+        problems.append(f"pre_tokenizer Split isolates {missing[:3]}, which are not vocabulary pieces")
+    special = _added(doc.get("added_tokens") or [], vocab, o.user_defined, problems)
+    if o.split and any(SPACE in p.lstrip(SPACE) for p in pieces) or o.split and SPACE not in vocab:
+        problems.append("pre_tokenizer Metaspace split true with a piece that holds '▁' after its start, or "
+                        "without the piece '▁' (HF encodes each word apart)")
+    if o.doubled and o.scheme != "always":
+        problems.append("normalizer Replace(\\A▁ -> ▁▁) without Metaspace prepend_scheme 'always'")
+    if o.scheme == "always" and not o.doubled:
+        problems.append("pre_tokenizer Metaspace prepend_scheme 'always' without the normalizer's "
+                        "Replace(\\A▁ -> ▁▁) (HF then adds no '▁' before a text that starts with one)")
+    if o.scheme == "first" and (o.charsmap or o.remove_extra_whitespaces):
+        problems.append("pre_tokenizer Metaspace prepend_scheme 'first' after a Precompiled or whitespace-removing "
+                        "normalizer")
+    if o.prepend and o.scheme is not None:
+        problems.append("normalizer Prepend('▁') together with a Metaspace pre_tokenizer")
+    if unk is None and not byte_fallback:
+        problems.append(f"model {model['type']} without an unknown token or byte_fallback (HF then drops "
+                        "unknown characters)")
+    if problems:
+        raise UnsupportedTokenizerError("tokenizer.json uses what sqltok's SentencePiece encoder does not "
+                                        "support: " + "; ".join(problems))
+    add_dummy_prefix = o.prepend or o.scheme == "always"
+    sp = SentencePieceModel(
+        pieces, scores, _piece_types(pieces, unk, special, o.user_defined, byte_fallback),
+        TrainerSpec(model_type=ModelType.BPE if bpe else ModelType.UNIGRAM, vocab_size=len(pieces),
+                    byte_fallback=byte_fallback, unk_id=-1 if unk is None else unk),
+        NormalizerSpec(name="hf", precompiled_charsmap=o.charsmap, add_dummy_prefix=add_dummy_prefix,
+                       remove_extra_whitespaces=o.remove_extra_whitespaces, escape_whitespaces=o.escape_whitespaces))
+    check_model(sp, "tokenizer.json")
+    return HfSentencePiece(sp, o.scheme == "first", special, decoder)
+
+
+def _adds_nothing(post: object) -> bool:
+    """A TemplateProcessing that adds no token around a single text ($A alone), as LlamaConverter's."""
+    if not isinstance(post, dict) or post.get("type") != "TemplateProcessing":
+        return False
+    single = post.get("single")
+    return isinstance(single, list) and len(single) == 1 and isinstance(single[0], dict) and "Sequence" in single[0]

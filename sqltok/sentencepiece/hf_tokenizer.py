@@ -1,0 +1,139 @@
+"""`HfSentencePieceTokenizer`: a SentencePiece-style HF tokenizer.json (kinds `hf-unigram`,
+`hf-sp-bpe`; see `hf_read.py`) on the SentencePiece encoder, with ids and decoded text identical to
+HF `tokenizers`' `encode(text, add_special_tokens=False)` and `decode(ids)`.
+
+Decoding follows HF's decoder chain: special tokens are skipped (HF's `skip_special_tokens`
+default), every other id is its piece ("<unk>" as spelled), "▁" a space, runs of byte tokens
+their bytes. Rows whose bytes are valid UTF-8 (all that encoding gives) are joined in Arrow; a row
+holding a byte run that is no UTF-8 gets HF's one U+FFFD per byte of that run.
+"""
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from sqltok.errors import SqltokError
+from sqltok.formats.errors import ModelFormatError
+from sqltok.formats.files import read_bytes
+from sqltok.formats.json_file import load_json
+from sqltok.formats.kind import TokenizerFile
+from sqltok.sentencepiece.hf_read import SPACE, HfSentencePiece, read_hf_sentencepiece
+from sqltok.sentencepiece.model_proto import BYTE_PIECE, PieceType
+from sqltok.sentencepiece.tokenizer import SentencePieceTokenizer
+from sqltok.tokenizer import AllowedSpecial
+
+
+class HfSentencePieceTokenizer(SentencePieceTokenizer):
+    """A SentencePiece-style tokenizer.json; build one with `Tokenizer.load(path)` or
+    `from_json(text, name)`."""
+
+    file_kinds = ("hf-unigram", "hf-sp-bpe")
+
+    def __init__(self, hf: HfSentencePiece, name: str) -> None:
+        super().__init__(hf.model, name)
+        self._special_tokens = dict(hf.special_tokens)
+        self._special_by_id = {i: s for s, i in self._special_tokens.items()}
+        self.hf = hf
+        dec = hf.decoder
+        parts = []
+        for i, (piece, kind) in enumerate(zip(hf.model.pieces, hf.model.types)):
+            if i in self._special_by_id:
+                parts.append(b"")
+            elif kind == PieceType.BYTE and dec.byte_fallback:
+                parts.append(bytes([int(BYTE_PIECE.fullmatch(piece).group(1), 16)]))
+            else:
+                parts.append((piece.replace(SPACE, " ") if dec.replace_space else piece).encode())
+        self._decoded = pa.array(parts, pa.large_binary())
+
+    @classmethod
+    def from_file(cls, file: TokenizerFile, name: str | None = None, **options) -> "HfSentencePieceTokenizer":
+        """From a sniffed tokenizer.json of kind `hf-unigram` or `hf-sp-bpe`."""
+        if options:
+            raise TypeError(f"a tokenizer.json takes no options, got {sorted(options)}")
+        if file.kind not in cls.file_kinds:
+            raise SqltokError(f"{file.path} is {file.describe()}, not a SentencePiece-style tokenizer.json")
+        content = read_bytes(file.path) if file.content is None else file.content
+        if name is None:
+            name = file.path.parent.name if file.path.name == "tokenizer.json" and file.path.parent.name \
+                else file.path.stem
+        return cls.from_json(content.decode("utf-8"), name, source=str(file.path), document=file.document)
+
+    @classmethod
+    def from_json(cls, text: str, name: str, source: str | None = None,
+                  document: object = None) -> "HfSentencePieceTokenizer":
+        """From the text of a tokenizer.json; errors name `source` (default: the model's name)."""
+        where = source or f"model {name!r}"
+        doc = json.loads(text) if document is None else document
+        if not isinstance(doc, dict):
+            raise ModelFormatError(f"{where}: not a tokenizer.json (a JSON object)")
+        try:
+            hf = read_hf_sentencepiece(doc)
+        except ModelFormatError as e:
+            raise type(e)(f"{where}: {e}") from None
+        tok = cls(hf, name)
+        tok._pickle_as = (cls.from_json, (text, name, source))
+        return tok
+
+    # -- Arrow (what the SQL functions call) -------------------------------------------------------
+    def encode_arrow(self, texts: pa.Array, allowed_special: AllowedSpecial = (), threads: int | None = None,
+                     counts_only: bool = False) -> pa.Array:
+        if not self.hf.prefix_first:
+            return super().encode_arrow(texts, allowed_special, threads, counts_only)
+        if isinstance(texts, pa.ChunkedArray):
+            texts = texts.combine_chunks()
+        texts = texts.cast(pa.large_string())
+        # Metaspace "first": "▁" before the text unless it starts with one (or a space that becomes
+        # one); the segments after a special token get none, so the prefix goes on before matching
+        bare = pc.invert(pc.or_(pc.starts_with(texts, " "), pc.starts_with(texts, SPACE)))
+        bare = pc.and_(bare, pc.greater(pc.utf8_length(texts), 0))
+        prefixed = pc.if_else(bare, pc.binary_join_element_wise(pa.scalar(SPACE, pa.large_string()), texts, pa.scalar("", pa.large_string())), texts)
+        return super().encode_arrow(prefixed, allowed_special, threads, counts_only)
+
+    def decode_arrow(self, ids: pa.Array, errors: str = "replace") -> pa.Array:
+        """Texts (large_string) of a list<integer> array as HF's `decode` gives them; NULL stays NULL."""
+        if isinstance(ids, pa.ChunkedArray):
+            ids = ids.combine_chunks()
+        ids = ids.cast(pa.large_list(pa.int64()))
+        flat = pc.list_flatten(ids)
+        if len(flat) and (pc.min(flat).as_py() < 0 or pc.max(flat).as_py() >= self.n_vocab):
+            bad = flat.filter(pc.or_(pc.less(flat, 0), pc.greater_equal(flat, self.n_vocab)))[0].as_py()
+            raise ValueError(f"token id {bad} is not in this vocabulary (ids 0..{self.n_vocab - 1})")
+        offsets = pc.subtract(ids.offsets, ids.offsets[0])
+        parts = pa.LargeListArray.from_arrays(offsets, self._decoded.take(flat))
+        joined = pc.binary_join(parts, pa.scalar(b"", pa.large_binary()))
+        texts = [self._decode_row(row) for row in ids.to_pylist()] \
+            if not _valid_utf8(joined) else joined.cast(pa.large_string()).to_pylist()
+        if self.hf.decoder.strip_first:
+            texts = [None if t is None else t[1:] if t.startswith(" ") else t for t in texts]
+        out = pa.array(texts, pa.large_string())
+        return pc.if_else(ids.is_null(), pa.scalar(None, pa.large_string()), out) if ids.null_count else out
+
+    def _decode_row(self, row: list[int] | None) -> str | None:
+        """One row as HF's ByteFallback gives it: each run of byte tokens its UTF-8 text, or one
+        U+FFFD per byte when the run is no UTF-8."""
+        if row is None:
+            return None
+        out, run = [], bytearray()
+        for i in row + [-1]:
+            part = self._decoded[i].as_py() if i >= 0 else b""
+            if i >= 0 and self.hf.decoder.byte_fallback and self.model.types[i] == PieceType.BYTE:
+                run += part
+                continue
+            if run:
+                try:
+                    out.append(run.decode("utf-8"))
+                except UnicodeDecodeError:
+                    out.append("\ufffd" * len(run))
+                run.clear()
+            out.append(part.decode("utf-8"))
+        return "".join(out)
+
+
+def _valid_utf8(data: pa.Array) -> bool:
+    try:
+        data.cast(pa.large_string())
+    except pa.ArrowInvalid:
+        return False
+    return True
