@@ -80,7 +80,7 @@ def test_sentencepiece_model_is_told_by_content(tmp_path):
 @pytest.mark.parametrize("content, error, message", [
     (b"", ModelFormatError, "the file is empty"),
     (b"\x00\x01\x02garbage", ModelFormatError, "binary data"),
-    (b'{"model": {"type": "Unigram", "vocab": []}}', UnsupportedTokenizerError, "model type Unigram"),
+    (b'{"model": {"type": "WordLevel", "vocab": {}}}', UnsupportedTokenizerError, "model type WordLevel"),
     (b'{"version": "1.0"}', ModelFormatError, "not a tokenizer.json"),
     (b'{"model": ', ModelFormatError, "line 1 column 11: invalid JSON"),
 ])

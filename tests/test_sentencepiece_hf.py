@@ -15,7 +15,7 @@ convert_slow = pytest.importorskip("transformers.convert_slow_tokenizer")
 from sentencepiece import sentencepiece_model_pb2  # noqa: E402
 
 from sqltok import Tokenizer  # noqa: E402
-from sqltok.formats.errors import UnsupportedTokenizerError  # noqa: E402
+from sqltok.formats.errors import ModelFormatError, UnsupportedTokenizerError  # noqa: E402
 from sqltok.formats.kind import sniff  # noqa: E402
 from sqltok.sentencepiece.hf_tokenizer import HfSentencePieceTokenizer  # noqa: E402
 from sqltok.unigram.hf_json import tokenizer_json  # noqa: E402
@@ -204,3 +204,10 @@ def test_unigram_export_loads_back(tmp_path):
     ours = tok.encode_batch(texts, allowed_special="all")
     assert ours == [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)]
     assert tok.decode_batch(ours) == hf.decode_batch(ours)
+
+
+def test_empty_unigram_is_a_format_error(tmp_path):
+    path = tmp_path / "tokenizer.json"
+    path.write_text('{"model": {"type": "Unigram", "vocab": []}}', encoding="utf-8")
+    with pytest.raises(ModelFormatError, match="model.vocab is empty"):
+        Tokenizer.load(path)

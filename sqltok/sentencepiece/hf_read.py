@@ -227,6 +227,8 @@ def _unigram(model: dict) -> tuple[list[str], list[float], int | None]:
     if not isinstance(vocab, list) or not all(isinstance(e, list) and len(e) == 2 and isinstance(e[0], str)
                                               and isinstance(e[1], (int, float)) for e in vocab):
         raise ModelFormatError("model.vocab of a Unigram model must be a list of [piece, score]")
+    if not vocab:
+        raise ModelFormatError("model.vocab is empty (truncated?)")
     unk = model.get("unk_id")
     if unk is not None and not (isinstance(unk, int) and 0 <= unk < len(vocab)):
         raise ModelFormatError(f"model.unk_id {unk!r} is no piece's id")
