@@ -22,6 +22,7 @@ from sqltok.errors import SqltokError
 from sqltok.extend.extend import extend_model
 from sqltok.model_files import export_model
 from sqltok.pretokenizer import patterns
+from sqltok.register import register
 from sqltok.store import model_names
 
 from conftest import TRAIN_DIR
@@ -93,20 +94,18 @@ def test_tiktoken_on_the_export_is_sqltok_on_the_stored_model(extended, sample, 
     assert _sqltok(con, texts) == ref.encode_ordinary_batch(texts)
 
 
-def test_special_tokens_can_keep_their_ids(bundled, sample, con):
-    report = extend_model(con, str(bundled("o200k_base.tiktoken")), sample[0], 20, "kept", specials="keep")
-    assert report.special_tokens == {"<|endoftext|>": (199999, 199999), "<|endofprompt|>": (200018, 200018)}
-    assert report.n_vocab == 200019 + 20
-    assert con.execute("SELECT decode('kept', [199999, 200018])").fetchone()[0] == "<|endoftext|><|endofprompt|>"
-    assert len(con.execute("SELECT decode('kept', [200019 + 19])").fetchone()[0]) > 1
-
-
-def test_the_command_extends_and_exports(bundled, sample, tmp_path):
+def test_the_command_extends_and_exports_with_special_ids_kept(bundled, sample, tmp_path, capsys):
     db, out = str(tmp_path / "t.duckdb"), tmp_path / "o.tiktoken"
     assert main(["extend", str(bundled("o200k_base.tiktoken")), "--on", sample[0].path, "--add", "5",
-                 "--model", "o200k_legal", "--db", db]) == 0
+                 "--model", "o200k_legal", "--specials", "keep", "--db", db]) == 0
+    assert "special token '<|endofprompt|>': id 200018\n" in capsys.readouterr().out
     assert main(["export", "o200k_legal", "--format", "tiktoken", "-o", str(out), "--db", db]) == 0
-    assert len(parse_tiktoken(out.read_bytes())) == 199998 + 5
+    ranks = parse_tiktoken(out.read_bytes())
+    assert sorted(ranks.values())[199997:] == [199997, 200019, 200020, 200021, 200022, 200023]
+    with duckdb.connect(db) as con:
+        register(con)
+        assert con.execute("SELECT decode('o200k_legal', [199999, 200018])").fetchone()[0] == \
+            "<|endoftext|><|endofprompt|>"
 
 
 def test_what_cannot_be_extended_is_named(bundled, sample, con, tmp_path):
