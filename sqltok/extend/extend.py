@@ -164,9 +164,9 @@ def extend_model(con: duckdb.DuckDBPyConnection, base: str, source: Source | str
                 new = extended_model(old.model, out, specials)
                 after = BPETokenizer.from_model(new, model)
             elif old.ranks is not None:
-                kept = ModelFile("bpe", "tiktoken-encoding",
-                                 encoding_document(extended_ranks(old.ranks, out["tokens"].to_pylist(), specials, model)))
-                after = BPETokenizer.from_stored(kept.kind, kept.content, model)
+                ranks = extended_ranks(old.ranks, out["tokens"].to_pylist(), specials, model)
+                kept = ModelFile("bpe", "tiktoken-encoding", encoding_document(ranks))
+                after = BPETokenizer.from_spec(ranks, model)
             else:
                 doc, _ = extended_document(old.document, old.tokens, out, specials)
                 after = BPETokenizer.from_spec(spec_from_hf_json(doc, model), model)

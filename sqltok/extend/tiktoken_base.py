@@ -5,8 +5,8 @@ A tiktoken model is ranks, not an ordered merge list: tiktoken merges, in each p
 pair whose concatenation has the lowest rank, across every split of every token. Merges learned by
 sqltok's merge loop and then applied as a merge list do not always encode as tiktoken does on the
 exported ranks: tiktoken also makes a new token t = l + r from any other split a + b = t it finds
-side by side (pretoken "abc" encoded [a, bc] and [ab, c] in two contexts: the merge (a, bc) leaves
-the second alone, tiktoken's rank of "abc" does not), and merges a new token at once with a
+side by side (a merge (a, bc), learned where the base encodes a pretoken as [a, bc], leaves [ab, c]
+in another pretoken alone; tiktoken makes "abc" of both), and merges a new token at once with a
 neighbour it completes into an older token. So the extended model is
 ranks and sqltok encodes it with rank semantics, as it encodes every `.tiktoken` file: the new tokens
 take the ranks after the base's in the merge loop's order. As every new rank is above every old one,
