@@ -5,7 +5,8 @@ the new domain that HF `tokenizers` offers: it has no incremental training, toke
     python bench/extend.py CORPUS BASE [--add 2000] [--threads 2] [--text-column text] [--lines]
 
 BASE is an HF byte-level BPE tokenizer.json with the GPT-4o pattern (o200k's:
-../shared/fixtures/tokenizers/o200k_base/tokenizer.json) or a reference `.model` file. Each run is a
+../shared/fixtures/tokenizers/o200k_base/tokenizer.json), a `.tiktoken` file with it
+(../shared/fixtures/tokenizers/o200k_base/o200k_base.tiktoken) or a reference `.model` file. Each run is a
 fresh subprocess (its own peak RSS) training into a DuckDB file in a temporary folder. The
 from-bytes run is HF's BpeTrainer at the base's vocabulary size plus --add, on the same documents.
 """
@@ -57,7 +58,7 @@ print(json.dumps({"total": time.perf_counter() - t0,
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("corpus", help="Parquet or JSONL documents, or a text file with --lines")
-    ap.add_argument("base", help="a tokenizer.json (GPT-4o pattern) or a reference .model file")
+    ap.add_argument("base", help="a tokenizer.json or .tiktoken file (GPT-4o pattern) or a reference .model file")
     ap.add_argument("--add", type=int, default=2000)
     ap.add_argument("--text-column", default="text")
     ap.add_argument("--lines", action="store_true")

@@ -341,8 +341,8 @@ def _parser() -> argparse.ArgumentParser:
     t.set_defaults(func=_cmd_train)
 
     x = sub.add_parser("extend", help="learn more merges on top of a byte-level BPE model, its ids kept")
-    x.add_argument("base", help="a model in the database, a reference .model file or an HF byte-level BPE "
-                   "tokenizer.json (GPT-4o pattern)")
+    x.add_argument("base", help="a model in the database, a reference .model file, an HF byte-level BPE "
+                   "tokenizer.json or a .tiktoken file (GPT-4o pattern)")
     x.add_argument("--on", required=True, metavar="SOURCE", help="the new corpus: Parquet, JSONL or text file(s)")
     x.add_argument("--add", type=int, required=True, help="how many merges to learn")
     x.add_argument("--model", required=True, help="the extended model's name in the database")

@@ -166,7 +166,7 @@ def test_bad_input_is_named(con, tmp_path, EN, MULTI):
         extend_model(con, "wp", MULTI, 10, "x")
     ranks = tmp_path / "r.tiktoken"
     ranks.write_text("YQ== 0\nYg== 1\n")
-    with pytest.raises(SqltokError, match=".tiktoken bases are not supported yet"):
+    with pytest.raises(SqltokError, match="its pre-tokenization pattern is not known"):
         extend_model(con, str(ranks), MULTI, 10, "x")
     assert sorted(model_names(con)) == ["en", "wp"]
 

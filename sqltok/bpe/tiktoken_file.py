@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -215,3 +216,25 @@ def concatenation_pairs(tokens: list[bytes | None], ids: dict[bytes, int]) -> li
                 if right is not None:
                     pairs.append((left, right, i, i))
     return pairs
+
+
+# ----------------------------------------------------------------------------- writing
+
+
+def tiktoken_text(tokens: list[bytes | None]) -> bytes:
+    """The `.tiktoken` file of `tokens` (rank -> bytes; None: no mergeable token at that rank)."""
+    return b"".join(base64.b64encode(t) + b" %d\n" % rank for rank, t in enumerate(tokens) if t is not None)
+
+
+def encoding_document(spec: EncoderSpec) -> bytes:
+    """A tiktoken encoding whole, as a database keeps it (kind `tiktoken-encoding`): the JSON of
+    tiktoken's `Encoding` arguments, `pat_str`, `special_tokens` and `mergeable_ranks` (the text of
+    its `.tiktoken` file)."""
+    return json.dumps({"pat_str": spec.pattern, "special_tokens": spec.special_tokens,
+                       "mergeable_ranks": tiktoken_text(spec.tokens).decode()}).encode()
+
+
+def read_encoding_document(content: bytes, name: str) -> EncoderSpec:
+    """The `EncoderSpec` of an `encoding_document`."""
+    doc = json.loads(content)
+    return spec_from_ranks(parse_tiktoken(doc["mergeable_ranks"].encode()), doc["pat_str"], doc["special_tokens"], name)

@@ -21,7 +21,7 @@ from sqltok.bpe.byte_unicode import bytes_to_unicode_str
 from sqltok.bpe.model import BYTE_ALPHABET, Model
 from sqltok.bpe.reference_file import read_reference
 from sqltok.bpe.tekken_file import read_tekken
-from sqltok.bpe.tiktoken_file import read_tiktoken
+from sqltok.bpe.tiktoken_file import read_encoding_document, read_tiktoken
 from sqltok.bpe.unstable import unstable_completions
 from sqltok.errors import SqltokError
 from sqltok.formats.files import read_bytes
@@ -44,7 +44,7 @@ class BPETokenizer(Tokenizer):
     """A loaded byte-level BPE tokenizer. Build one with `Tokenizer.load(path)`,
     `BPETokenizer.from_model(model, name)` or `BPETokenizer.from_spec(spec)`."""
 
-    file_kinds = ("tiktoken", "reference", "hf-bpe", "gpt2-vocab", "gpt2-merges", "tekken")
+    file_kinds = ("tiktoken", "reference", "hf-bpe", "gpt2-vocab", "gpt2-merges", "tekken", "tiktoken-encoding")
     fixes_surrogates = True  # as tiktoken: a surrogate pair is its character, a lone one U+FFFD
 
     def __init__(self, name: str, encoder: Encoder, special_tokens: dict[str, int],
@@ -74,6 +74,8 @@ class BPETokenizer(Tokenizer):
             tok = cls.from_model(read_reference(file.path), name)
         elif file.kind == "hf-bpe":
             tok = cls.from_spec(read_hf(file.path, name=name, document=file.document), name)
+        elif file.kind == "tiktoken-encoding":  # kept in a database only
+            tok = cls.from_spec(read_encoding_document(file.content, name), name)
         elif file.kind == "tekken":
             tok = cls.from_spec(read_tekken(file.path, file.document, name), name)
         elif file.kind in ("gpt2-vocab", "gpt2-merges"):

@@ -11,10 +11,9 @@ tokens move to after the new tokens (`specials="move"`, their order kept), or ke
 only when no new token would need one of their ids).
 
 Bases: a sqltok model (stored, or a reference `.model` file), extended into a sqltok model; an HF
-byte-level BPE tokenizer.json (`hf_base.py`), extended into a tokenizer.json kept in the database.
-A `.tiktoken` base is refused: tiktoken merges by the rank of a concatenation (every split of every
-token), so an extension kept as a merge list would not encode as tiktoken does on its export, and the
-store keeps no ranks file with its pattern and special tokens yet.
+byte-level BPE tokenizer.json (`hf_base.py`), extended into a tokenizer.json kept in the database;
+a `.tiktoken` file (`tiktoken_base.py`), extended into ranks: tiktoken merges by the rank of a
+concatenation, so the extension is kept and encoded as a tiktoken encoding, not as a merge list.
 """
 from __future__ import annotations
 
@@ -26,12 +25,15 @@ import duckdb
 from sqltok.bpe.hf_read import spec_from_hf_json
 from sqltok.bpe.model import Merge, Model
 from sqltok.bpe.reference_file import read_reference
+from sqltok.bpe.encoder_spec import EncoderSpec
+from sqltok.bpe.tiktoken_file import encoding_document, read_tiktoken
 from sqltok.bpe.tokenizer import BPETokenizer
 from sqltok.corpus.sources import Source
 from sqltok.duck import column
 from sqltok.errors import SqltokError
 from sqltok.extend._merge import extend_merges
-from sqltok.extend.hf_base import check_hf_base, document_bytes, extended_document
+from sqltok.extend.hf_base import check_countable, document_bytes, extended_document
+from sqltok.extend.tiktoken_base import extended_ranks
 from sqltok.extend.regression import Regression, regression
 from sqltok.formats.kind import sniff
 from sqltok.progress import Progress
@@ -63,8 +65,9 @@ class ExtendReport:
 
 @dataclass(frozen=True)
 class Base:
-    """The model an extension starts from: a sqltok model (`model`) or an HF tokenizer.json
-    (`document`), its token bytes by id (None: no mergeable token), and its tokenizer."""
+    """The model an extension starts from: a sqltok model (`model`), an HF tokenizer.json
+    (`document`) or tiktoken ranks (`ranks`), its token bytes by id (None: no mergeable token), and
+    its tokenizer."""
 
     name: str
     tokens: list[bytes | None]
@@ -73,26 +76,30 @@ class Base:
     tokenizer: BPETokenizer
     model: Model | None = None
     document: dict | None = None
+    ranks: EncoderSpec | None = None
 
 
 def load_base(con: duckdb.DuckDBPyConnection, base: str) -> Base:
-    """The base named `base`: a model stored in the database, a reference `.model` file or an HF
-    byte-level BPE tokenizer.json."""
+    """The base named `base`: a model stored in the database, a reference `.model` file, an HF
+    byte-level BPE tokenizer.json or a standard `.tiktoken` file (its pattern known)."""
     if model_exists(con, base):
         model = load_model(con, base)
     elif os.path.exists(base):
         file = sniff(base)
         if file.kind == "hf-bpe":
             spec = spec_from_hf_json(file.document, base)
-            check_hf_base(spec, base)
+            check_countable(spec, base)
             added = {*spec.special_tokens.values(), *spec.added_tokens.values()}   # never merged into
             tokens = [None if i in added else t for i, t in enumerate(spec.tokens)]
             return Base(base, tokens, False, spec.special_tokens, BPETokenizer.from_spec(spec, base),
                         document=file.document)
+        if file.kind == "tiktoken":
+            spec = read_tiktoken(base)
+            check_countable(spec, base)
+            return Base(base, spec.tokens, False, spec.special_tokens, BPETokenizer.from_spec(spec, base), ranks=spec)
         if file.kind != "reference":
             raise SqltokError(f"{base} is {file.describe()}: sqltok extends byte-level BPE models it trained "
-                              "(by name, or as a reference .model file) and HF tokenizer.json files; .tiktoken "
-                              "bases are not supported yet")
+                              "(by name, or as a reference .model file), HF tokenizer.json and .tiktoken files")
         model = read_reference(base)
     else:
         raise SqltokError(f"no model named {base!r} in this database and no such file")
@@ -127,8 +134,9 @@ def extended_model(model: Model, out: dict, specials: str) -> Model:
 def extend_model(con: duckdb.DuckDBPyConnection, base: str, source: Source | str, add: int, model: str, *,
                  specials: str = "move", replace: bool = False, progress: bool = False) -> ExtendReport:
     """Learn up to `add` merges on `source` on top of `base` (a stored model's name, a reference `.model`
-    file or an HF byte-level BPE tokenizer.json) and store the result as model `model` (a sqltok model
-    in the store's tables, or the extended tokenizer.json kept whole), with its regression report."""
+    file, an HF byte-level BPE tokenizer.json or a `.tiktoken` file) and store the result as model
+    `model` (a sqltok model in the store's tables, or the extended tokenizer.json or tiktoken encoding
+    kept whole), with its regression report."""
     if not isinstance(add, int) or isinstance(add, bool) or add < 1:
         raise SqltokError(f"add must be a positive number of merges, not {add!r}")
     if specials not in SPECIALS:
@@ -155,6 +163,10 @@ def extend_model(con: duckdb.DuckDBPyConnection, base: str, source: Source | str
             if old.model is not None:
                 new = extended_model(old.model, out, specials)
                 after = BPETokenizer.from_model(new, model)
+            elif old.ranks is not None:
+                ranks = extended_ranks(old.ranks, out["tokens"].to_pylist(), specials, model)
+                kept = ModelFile("bpe", "tiktoken-encoding", encoding_document(ranks))
+                after = BPETokenizer.from_spec(ranks, model)
             else:
                 doc, _ = extended_document(old.document, old.tokens, out, specials)
                 after = BPETokenizer.from_spec(spec_from_hf_json(doc, model), model)
@@ -163,8 +175,9 @@ def extend_model(con: duckdb.DuckDBPyConnection, base: str, source: Source | str
             if old.model is not None:
                 save_model(con, model, new, counts.stats.model_info())
             else:
-                save_model_file(con, model, ModelFile("bpe", "hf-bpe", document_bytes(doc)), after.n_vocab,
-                                {"extends": base, "merges_added": len(out["left"])}, counts.stats.model_info())
+                save_model_file(con, model, kept if old.ranks is not None else ModelFile("bpe", "hf-bpe", document_bytes(doc)),
+                                after.n_vocab, {"extends": base, "merges_added": len(out["left"])},
+                                counts.stats.model_info())
             save_pretoken_counts(con, model, counts.pretokens.table)
         with watch("regression"):
             report = regression(con, counts.query, old.tokenizer, after, old.tokens)

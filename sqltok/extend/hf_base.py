@@ -14,11 +14,12 @@ from sqltok.errors import SqltokError
 from sqltok.pretokenizer import patterns
 
 
-def check_hf_base(spec: EncoderSpec, name: str) -> None:
-    """The tokenizer.json bases sqltok can count a corpus for: the GPT-4o pattern, no normalizer."""
+def check_countable(spec: EncoderSpec, name: str) -> None:
+    """The tokenizer.json and tiktoken bases sqltok can count a corpus for: the GPT-4o pattern, no
+    normalizer."""
     if spec.pattern != patterns.O200K:
         raise SqltokError(f"{name}: extending needs the base's pretokens of the new corpus, and sqltok counts "
-                          "them with the GPT-4o (o200k) pattern only; this tokenizer.json splits with "
+                          "them with the GPT-4o (o200k) pattern only; this model splits with "
                           f"{spec.pattern!r}")
     if spec.normalizer is not None:
         raise SqltokError(f"{name}: a tokenizer.json with a normalizer ({spec.normalizer}) cannot be extended yet")

@@ -60,7 +60,8 @@ def regression(con: duckdb.DuckDBPyConnection, query: str, before: Tokenizer, af
     """The report for the documents of `query` (a `text` column), encoded by `before` (the base, whose
     token bytes by id are `base_tokens`) and `after` (the extended model)."""
     old = pa.array(base_tokens, pa.large_binary())
-    now = after.token_bytes_array().slice(0, len(old))
+    now = after.token_bytes_array().cast(pa.large_binary())[:len(old)]   # shorter when a few new tokens
+    now = pa.concat_arrays([now, pa.nulls(len(old) - len(now), pa.large_binary())])  # moved specials down
     ids = pc.sum(pc.is_valid(old)).as_py() or 0
     changed = ids - (pc.sum(pc.equal(old, now).fill_null(False)).as_py() or 0)
     docs = nbytes = tokens_before = tokens_after = texts = 0

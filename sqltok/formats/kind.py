@@ -13,7 +13,7 @@ from sqltok.formats.errors import ModelFormatError, UnsupportedTokenizerError
 from sqltok.formats.files import exists, read_head
 from sqltok.formats.json_file import load_json
 
-#: Every kind sniff() tells apart, and how messages name it.
+#: Every kind sniff() tells apart (and the kinds only a database keeps), and how messages name it.
 KINDS = {
     "tiktoken": "a tiktoken BPE file",
     "reference": "a reference BoundlessBPE .model file",
@@ -26,6 +26,7 @@ KINDS = {
     "vocab-txt": "a WordPiece vocab.txt",
     "sentencepiece": "a SentencePiece model (protobuf)",
     "tekken": "a Mistral Tekken tokenizer (tekken_*.json)",
+    "tiktoken-encoding": "a tiktoken encoding (ranks, pattern, special tokens) kept in a database",
 }
 
 SNIFF_BYTES = 1 << 16
