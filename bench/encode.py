@@ -25,13 +25,18 @@ HF `encode(...).ids`, riptoken `encode_ordinary`), one thread, fresh process; sq
 `decode` of the same texts' ids; and bert-base-uncased `encode` beside HF's (padding and truncation
 off). Reported: microseconds per call, MB/s, the ratio peer time / sqltok time, and a verdict per
 size against the fastest conforming peer (ids hashed per library as above; decode conforms when it
-gives the texts back).
+gives the texts back). Below a table, for each library that had full garbage collections during its
+timed calls: the time its process spent in Python's collector (the result lists are kept, as a
+caller keeps them; a full collection walks every object the process tracks, so it costs more
+in a process whose imports are heavy).
 
 The last line printed is one JSON object with every run.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import hashlib
 import itertools
 import json
@@ -265,12 +270,35 @@ def child_single(spec: dict) -> dict:
         secs, cpu = time.perf_counter() - t0, _cpu() - c0
         return {"seconds": secs, "cpu": cpu, "load_seconds": load_s, "warmup_seconds": warm_s, "calls": len(texts),
                 "tokens": sum(map(len, ids)), "sha256": hashlib.sha256("\0".join(out).encode()).hexdigest()}
-    c0, t0 = _cpu(), time.perf_counter()
-    out = [encode(t) for t in texts]
-    secs, cpu = time.perf_counter() - t0, _cpu() - c0
+    with _gc_watch() as gcw:
+        c0, t0 = _cpu(), time.perf_counter()
+        out = [encode(t) for t in texts]
+        secs, cpu = time.perf_counter() - t0, _cpu() - c0
     ids = _flat_lists(out)
     return {"seconds": secs, "cpu": cpu, "load_seconds": load_s, "warmup_seconds": warm_s, "calls": len(texts),
-            "tokens": int(len(ids)), "sha256": _sha(ids)}
+            "tokens": int(len(ids)), "sha256": _sha(ids), **gcw}
+
+
+@contextlib.contextmanager
+def _gc_watch():
+    """Time spent in Python's garbage collector inside the block, and how many full (generation 2)
+    collections ran: kept result lists trigger them, and each walks every tracked object of the
+    process, so their cost grows with what the library imported, not with the call."""
+    seen = {"gc_seconds": 0.0, "gc_full": 0}
+    start = [0.0]
+
+    def watch(phase: str, info: dict) -> None:
+        if phase == "start":
+            start[0] = time.perf_counter()
+            return
+        seen["gc_seconds"] += time.perf_counter() - start[0]
+        seen["gc_full"] += info["generation"] == 2
+
+    gc.callbacks.append(watch)
+    try:
+        yield seen
+    finally:
+        gc.callbacks.remove(watch)
 
 
 def _flatten(kind: str, out, docs: int):
@@ -524,9 +552,27 @@ def single_tables(corpora: dict, singles: dict, sruns: dict, toks: dict, sizes: 
                                  f"faster than every conforming peer: {ratio:.2f}x the fastest, {labels[fv]} "
                                  f"({fs['us_call']:.2f} us/call)" + ("" if ms["conforming"] else
                                                                    " [but sqltok's output does NOT conform]"))
+            lines += _gc_lines(sruns, c, tkey, variants, labels, sizes)
             for (v, size), s in cells.items():
                 s.update(corpus=c, tokenizer=t["name"], variant=v, size=size)
     return lines, verdicts
+
+
+def _gc_lines(sruns: dict, corpus: str, tkey: str, variants: list, labels: dict, sizes: list[int]) -> list[str]:
+    """Per library that had full garbage collections in its timed calls: ms in the collector (and how
+    many full ones) at each size, summed over rounds. A full collection walks every object the process
+    tracks, so a library whose import graph is heavy pays more for the same result lists."""
+    lines = []
+    for v in variants:
+        runs = {z: [r for r in sruns.get((corpus, tkey, v, z), []) if "gc_seconds" in r] for z in sizes}
+        if not any(r["gc_full"] for rs in runs.values() for r in rs):
+            continue
+        row = f"  {'  gc ms (full ones): ' + labels[v]:44.44s}"
+        for z in sizes:
+            ms = 1e3 * sum(r["gc_seconds"] for r in runs[z])
+            row += f"{ms:10.1f} ({sum(r['gc_full'] for r in runs[z]):2d} full)     "
+        lines.append(row)
+    return lines
 
 
 def _single_mine(variant: str) -> str:
