@@ -208,8 +208,11 @@ def test_an_unreadable_shard_fails_the_run_with_its_name(con, client, tmp_path):
 
 def test_sources_a_cluster_cannot_shard_are_refused(con, client, tmp_path):
     con.execute("CREATE TABLE t AS SELECT 'some text' AS text")
-    with pytest.raises(CorpusError, match="path or glob"):
-        sqltok.train_bpe(con, "SELECT text FROM t", 300, "m", cluster=client)
+    for source in ("SELECT text FROM t", sqltok.Source(table="t")):
+        with pytest.raises(CorpusError, match="path or glob.*cannot see this database.*PER_THREAD_OUTPUT"):
+            sqltok.train_bpe(con, source, 300, "m", cluster=client)
+    con.execute("COPY (SELECT text FROM t) TO '%s' (FORMAT parquet, PER_THREAD_OUTPUT)" % (tmp_path / "shards"))
+    sqltok.train_bpe(con, sqltok.Source(path=str(tmp_path / "shards" / "*.parquet")), 300, "from_files", cluster=client)
     (tmp_path / "a.jsonl").write_text(json.dumps({"text": "x y"}) + "\n", encoding="utf-8")
     with pytest.raises(CorpusError, match="first documents"):
         sqltok.train_bpe(con, sqltok.Source(path=str(tmp_path / "a.jsonl"), max_documents=1), 300, "m",
