@@ -51,7 +51,8 @@ def row_groups_query(shard: Shard) -> str:
     meta = pq.ParquetFile(shard.path).metadata
     first = sum(meta.row_group(i).num_rows for i in range(shard.start))
     stop = first + sum(meta.row_group(i).num_rows for i in range(shard.start, shard.stop))
-    return (f"SELECT * EXCLUDE (file_row_number) FROM read_parquet({quote_literal(shard.path)}, file_row_number = true) "
+    return (f"SELECT * EXCLUDE (file_row_number) "
+            f"FROM read_parquet({quote_literal(shard.path)}, file_row_number = true) "
             f"WHERE file_row_number >= {first} AND file_row_number < {stop}")
 
 

@@ -60,7 +60,8 @@ def source_files(source: Source) -> list[str]:
                           "(Parquet, JSONL or text files every worker can read), not a table or a query; the "
                           "workers cannot see this database's tables, and sharding a query by row would have every "
                           "worker run all of it. Write the query's documents to files first: COPY (SELECT text ...) "
-                          "TO 'shards' (FORMAT parquet, PER_THREAD_OUTPUT), then train on Source(path='shards/*.parquet')")
+                          "TO 'shards' (FORMAT parquet, PER_THREAD_OUTPUT), then train on "
+                          "Source(path='shards/*.parquet')")
     if source.max_documents is not None:
         raise CorpusError("max_documents takes the first documents in file order, which shards do not have: "
                           "write those documents to a file first")
