@@ -212,7 +212,8 @@ def test_sources_a_cluster_cannot_shard_are_refused(con, client, tmp_path):
         with pytest.raises(CorpusError, match="path or glob.*cannot see this database.*PER_THREAD_OUTPUT"):
             sqltok.train_bpe(con, source, 300, "m", cluster=client)
     con.execute("COPY (SELECT text FROM t) TO '%s' (FORMAT parquet, PER_THREAD_OUTPUT)" % (tmp_path / "shards"))
-    sqltok.train_bpe(con, sqltok.Source(path=str(tmp_path / "shards" / "*.parquet")), 300, "from_files", cluster=client)
+    sqltok.train_bpe(con, sqltok.Source(path=str(tmp_path / "shards" / "*.parquet")), 300, "from_files",
+                     cluster=Cluster(client, str(tmp_path / "work")))
     (tmp_path / "a.jsonl").write_text(json.dumps({"text": "x y"}) + "\n", encoding="utf-8")
     with pytest.raises(CorpusError, match="first documents"):
         sqltok.train_bpe(con, sqltok.Source(path=str(tmp_path / "a.jsonl"), max_documents=1), 300, "m",
