@@ -9,7 +9,8 @@ reused): training into a DuckDB file, then encoding the corpus with the model (o
 process; one Parquet per shard on the cluster). Printed per configuration: wall time per stage (the
 map, reduce and load of each kind of unit on the cluster), the bytes the map tasks wrote for the reduce
 and the reduce wrote for the coordinator, the peak RSS of the coordinator (which holds the scheduler)
-and of each worker process; then the ratios single-process / cluster and 1 worker / 2 workers.
+and of each worker process, the CPU seconds of all of them (on a shared machine the ratios of CPU
+time say more than wall time); then the ratios single-process / cluster and 1 worker / 2 workers.
 """
 from __future__ import annotations
 
@@ -30,6 +31,10 @@ vocab, workers, encode = int(vocab), int(workers), encode == "1"
 
 def rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+def cpu_s():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 
 def sizes(pattern):
     return sum(os.path.getsize(p) for p in glob.glob(os.path.join(work, pattern), recursive=True))
@@ -57,6 +62,7 @@ def run(cluster, client):
     out["reduce_bytes"] = sizes("cluster/reduce/*.parquet")
     out["coordinator_rss_mb"] = rss_mb()
     out["worker_rss_mb"] = sorted(client.run(rss_mb).values()) if client is not None else []
+    out["cpu"] = cpu_s() + (sum(client.run(cpu_s).values()) if client is not None else 0)
     return out
 
 if workers == 0:
@@ -92,7 +98,8 @@ def main() -> None:
             name = "one process" if workers == 0 else f"{workers} worker{'s' * (workers > 1)}"
             stages = ", ".join(f"{k} {v:.2f}" for k, v in r["stages"].items())
             print(f"{method} {name}: train {r['train']:.2f} s ({stages})"
-                  + (f"; encode {r['encode']:.2f} s" if "encode" in r else ""))
+                  + (f"; encode {r['encode']:.2f} s" if "encode" in r else "")
+                  + f"; CPU {r['cpu']:.2f} s in all processes")
             print(f"    map -> reduce {r['map_bytes'] / 1e6:,.1f} MB, reduce -> coordinator {r['reduce_bytes'] / 1e6:,.1f} MB; "
                   f"peak RSS coordinator {r['coordinator_rss_mb']:,.0f} MB, workers "
                   f"{', '.join(f'{x:,.0f}' for x in r['worker_rss_mb']) or '-'} MB")
@@ -100,7 +107,8 @@ def main() -> None:
         for workers in [w for w in args.workers if w > 0]:
             r = results[(method, workers)]
             count = base["stages"]["pretokenize_and_count"] / r["stages"]["pretokenize_and_count"]
-            line = f"{method}: one process / {workers} workers: counting {count:.2f}x, train {base['train'] / r['train']:.2f}x"
+            line = (f"{method}: one process / {workers} workers: counting {count:.2f}x, train {base['train'] / r['train']:.2f}x, "
+                    f"CPU {base['cpu'] / r['cpu']:.2f}x")
             if "encode" in r:
                 line += f", encode {base['encode'] / r['encode']:.2f}x"
             reduce = sum(v for k, v in r["stages"].items() if k.endswith("_reduce"))

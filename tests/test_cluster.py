@@ -22,9 +22,10 @@ from hypothesis import strategies as st
 import sqltok
 from sqltok.bpe.reference_file import dumps
 from sqltok.cli import main
-from sqltok.cluster import Cluster, local_cluster, map_counts
+from sqltok.cluster import Cluster, core_share, local_cluster, map_counts
 from sqltok.cluster.encoding import encode_shards
-from sqltok.cluster.shard_source import shard_source
+from sqltok.cluster.shard_source import row_groups_query, shard_source
+from sqltok.cluster.worker_state import worker_connection
 from sqltok.cluster.shards import shards_of
 from sqltok.encode_files import id_list_type
 from sqltok.errors import CorpusError, ShardError
@@ -104,11 +105,37 @@ def test_byte_range_shards_hold_every_line_once(tmp_path_factory, docs, shard_by
     src = sqltok.Source(path=str(path))
     shards = shards_of(src, shard_bytes)
     got = []
-    with duckdb.connect() as con:
-        for shard in shards:
-            with shard_source(con, shard, src) as part:
-                got += Path(part.path).read_bytes().splitlines(keepends=True)
+    for shard in shards:
+        with shard_source(shard, src) as part:
+            got += Path(part.path).read_bytes().splitlines(keepends=True)
     assert got == _lines(docs).splitlines(keepends=True)
+
+
+@settings(max_examples=40, deadline=None)
+@given(groups=st.lists(st.integers(1, 9), min_size=2, max_size=8), shard_bytes=st.integers(1, 400))
+def test_row_group_shards_hold_every_row_once_in_order(tmp_path_factory, groups, shard_bytes):
+    path = tmp_path_factory.mktemp("groups") / "docs.parquet"
+    rows = [f"doc {i}" for i in range(sum(groups))]
+    with pq.ParquetWriter(path, pa.schema([("text", pa.string()), ("k", pa.int64())])) as w:
+        start = 0
+        for g in groups:
+            w.write_table(pa.table({"text": rows[start:start + g], "k": list(range(start, start + g))}))
+            start += g
+    got = []
+    with duckdb.connect() as con:
+        for shard in shards_of(sqltok.Source(path=str(path)), shard_bytes):
+            assert shard.kind == "row_groups"
+            got += con.execute(row_groups_query(shard)).fetchall()
+    assert got == [(r, i) for i, r in enumerate(rows)]
+
+
+def test_a_task_uses_its_share_of_the_cores(client, monkeypatch):
+    threads = client.run(lambda: worker_connection().execute("SELECT current_setting('threads')").fetchone()[0])
+    assert set(threads.values()) == {core_share.local_share(2)}
+    monkeypatch.delenv("SQLTOK_THREADS", raising=False)
+    monkeypatch.setattr(core_share, "available_cpus", lambda: 8)
+    monkeypatch.setattr(core_share, "get_worker", lambda: type("W", (), {"state": type("S", (), {"nthreads": 3})}))
+    assert (core_share.task_threads(), core_share.local_share(3), core_share.local_share(16)) == (2, 2, 1)
 
 
 def _docs(n: int) -> list[str]:
@@ -181,8 +208,12 @@ def test_an_unreadable_shard_fails_the_run_with_its_name(con, client, tmp_path):
 
 def test_sources_a_cluster_cannot_shard_are_refused(con, client, tmp_path):
     con.execute("CREATE TABLE t AS SELECT 'some text' AS text")
-    with pytest.raises(CorpusError, match="path or glob"):
-        sqltok.train_bpe(con, "SELECT text FROM t", 300, "m", cluster=client)
+    for source in ("SELECT text FROM t", sqltok.Source(table="t")):
+        with pytest.raises(CorpusError, match="path or glob.*cannot see this database.*PER_THREAD_OUTPUT"):
+            sqltok.train_bpe(con, source, 300, "m", cluster=client)
+    con.execute("COPY (SELECT text FROM t) TO '%s' (FORMAT parquet, PER_THREAD_OUTPUT)" % (tmp_path / "shards"))
+    sqltok.train_bpe(con, sqltok.Source(path=str(tmp_path / "shards" / "*.parquet")), 300, "from_files",
+                     cluster=Cluster(client, str(tmp_path / "work")))
     (tmp_path / "a.jsonl").write_text(json.dumps({"text": "x y"}) + "\n", encoding="utf-8")
     with pytest.raises(CorpusError, match="first documents"):
         sqltok.train_bpe(con, sqltok.Source(path=str(tmp_path / "a.jsonl"), max_documents=1), 300, "m",

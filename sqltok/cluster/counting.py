@@ -17,7 +17,7 @@ from sqltok.cluster.map_counts import ShardCounts, UnitsJob, count_shard, finish
 from sqltok.cluster.reduce_counts import reduce_path, sql_list, sum_partition
 from sqltok.cluster.session import Cluster, as_cluster
 from sqltok.cluster.shards import shards_of
-from sqltok.cluster.tasks import TASK_THREADS, run_tasks
+from sqltok.cluster.tasks import run_tasks
 from sqltok.corpus.sources import Source
 from sqltok.sql_files import sql_text
 from sqltok.training.corpus import CorpusStats, as_source, require_documents
@@ -58,7 +58,7 @@ def _count(cluster: Cluster, con, src: Source, job: UnitsJob, target: str, watch
         done: list[ShardCounts | None] = [finished(map_folder(work_dir, s, src, job, parts)) for s in shards]
         todo = [s for s, d in zip(shards, done) if d is None]
         shipped = client.scatter(job, broadcast=True) if todo and job.phase1 is not None else job
-        counted_now = iter(run_tasks(client, count_shard, todo, (src, shipped, work_dir, parts, TASK_THREADS),
+        counted_now = iter(run_tasks(client, count_shard, todo, (src, shipped, work_dir, parts),
                                      [s.nbytes for s in todo], f"counting {job.kind}", progress))
         maps = [d if d is not None else next(counted_now) for d in done]
     by_partition: dict[int, list[str]] = defaultdict(list)
@@ -80,4 +80,4 @@ def _count(cluster: Cluster, con, src: Source, job: UnitsJob, target: str, watch
 
 
 def _sum_partition(item: tuple[int, list[str]], column: str, work_dir: str) -> str:
-    return sum_partition(column, item[0], item[1], work_dir, TASK_THREADS)
+    return sum_partition(column, item[0], item[1], work_dir)

@@ -16,7 +16,7 @@ from sqltok.cluster.outputs import output_key, publishing
 from sqltok.cluster.session import as_cluster
 from sqltok.cluster.shard_source import shard_source
 from sqltok.cluster.shards import Shard, shards_of
-from sqltok.cluster.tasks import TASK_THREADS, run_tasks
+from sqltok.cluster.tasks import run_tasks
 from sqltok.cluster.worker_state import worker_connection, worker_tokenizer
 from sqltok.corpus.sources import Source
 from sqltok.encode_files import encode_file
@@ -91,7 +91,7 @@ def encode_shards(cluster, con: duckdb.DuckDBPyConnection, model: str, source: S
     todo = [(s, os.path.join(output_dir, n), r, k) for s, n, r, k, d in zip(shards, names, records, keys, done)
             if d is None]
     shipped = c.client.scatter(tok, broadcast=True) if todo and tok.model is not None else tok
-    fresh = iter(run_tasks(c.client, encode_shard, todo, (source, shipped, allow_special, TASK_THREADS),
+    fresh = iter(run_tasks(c.client, encode_shard, todo, (source, shipped, allow_special),
                            [t[0].nbytes for t in todo], "encoding", progress))
     results = [d if d is not None else next(fresh) for d in done]
     summary = os.path.join(output_dir, SUMMARY)
@@ -108,15 +108,15 @@ def output_names(shards: list[Shard]) -> list[str]:
     return [os.path.relpath(s.path, root).replace(os.sep, "__") + s.label + ".parquet" for s in shards]
 
 
-def encode_shard(item: tuple[Shard, str, str, str], source: Source, tok: TokenizerRecipe, allow_special: bool,
-                 threads: int) -> ShardEncoding:
+def encode_shard(item: tuple[Shard, str, str, str], source: Source, tok: TokenizerRecipe,
+                 allow_special: bool) -> ShardEncoding:
     """Encode one shard into its output file (renamed into place when complete), then its record."""
     shard, output, record, key = item
     try:
-        con = worker_connection(threads)
+        con = worker_connection()
         worker_tokenizer(con, tok.name, tok.key, lambda: Tokenizer.load(tok.path, name=tok.name)
                          if tok.path is not None else BPETokenizer.from_model(tok.model, tok.name))
-        with shard_source(con, shard, source, [source.text_key]) as src:
+        with shard_source(shard, source) as src:
             os.makedirs(os.path.dirname(output), exist_ok=True)
             summary = encode_file(con, tok.name, src, output, allow_special=allow_special, compact=True)
     except (duckdb.Error, OSError, ValueError) as e:  # SqltokErrors and Arrow's are ValueErrors

@@ -71,8 +71,7 @@ def finished(folder: str) -> ShardCounts | None:
     return ShardCounts(result["stats"], files, result["bytes_written"])
 
 
-def count_shard(shard: Shard, template: Source, job: UnitsJob, work_dir: str, partitions: int,
-                threads: int) -> ShardCounts:
+def count_shard(shard: Shard, template: Source, job: UnitsJob, work_dir: str, partitions: int) -> ShardCounts:
     """Count `shard`'s units into its map folder (reusing a finished one); a shard that cannot be
     read fails with its name."""
     folder = map_folder(work_dir, shard, template, job, partitions)
@@ -80,9 +79,9 @@ def count_shard(shard: Shard, template: Source, job: UnitsJob, work_dir: str, pa
     if done is not None:
         return done
     try:
-        con = worker_connection(threads)
+        con = worker_connection()
         units = _units(con, job)
-        with shard_source(con, shard, template) as src, \
+        with shard_source(shard, template) as src, \
                 WorkTables(con) as work, publishing(folder) as tmp:
             corpus = read_corpus(con, src)
             counts = count_units(con, corpus.query, units, work.table("shard_counts"))

@@ -15,7 +15,7 @@ def reduce_path(work_dir: str, column: str, partition: int, files: list[str]) ->
     return os.path.join(work_dir, "reduce", f"{output_key(column, partition, sorted(files))}.parquet")
 
 
-def sum_partition(column: str, partition: int, files: list[str], work_dir: str, threads: int) -> str:
+def sum_partition(column: str, partition: int, files: list[str], work_dir: str) -> str:
     """Sum the counts of `files` (one partition of every shard) by unit; the summed file's path
     (reused when it exists)."""
     output = reduce_path(work_dir, column, partition, files)
@@ -23,7 +23,7 @@ def sum_partition(column: str, partition: int, files: list[str], work_dir: str, 
         return output
     with publishing(output) as tmp:
         sql = sql_text("cluster_reduce").format(column=column, output=quote_literal(tmp), files=sql_list(files))
-        worker_connection(threads).execute(sql)
+        worker_connection().execute(sql)
     return output
 
 

@@ -9,6 +9,7 @@ from typing import Iterator
 
 from distributed import Client, LocalCluster
 
+from sqltok.cluster.core_share import local_share
 from sqltok.cluster.shards import SHARD_BYTES
 from sqltok.errors import SqltokError
 
@@ -47,13 +48,14 @@ def as_cluster(cluster: Cluster | Client) -> Cluster:
 
 
 @contextmanager
-def local_cluster(workers: int, threads_per_worker: int = 1) -> Iterator[Client]:
+def local_cluster(workers: int) -> Iterator[Client]:
     """A client of a new LocalCluster named `CLUSTER_NAME` of `workers` processes, closed on leaving;
-    each worker's Cython kernels use its `threads_per_worker` threads."""
+    each runs one task at a time on its share of this machine's cores (DuckDB's threads and the
+    Cython kernels')."""
     if workers < 1:
         raise SqltokError("--workers needs a positive number")
-    env = {"SQLTOK_THREADS": str(threads_per_worker)}
-    with LocalCluster(name=CLUSTER_NAME, n_workers=workers, threads_per_worker=threads_per_worker,
+    env = {"SQLTOK_THREADS": str(local_share(workers))}
+    with LocalCluster(name=CLUSTER_NAME, n_workers=workers, threads_per_worker=1,
                       processes=True, dashboard_address=":0", env=env) as cluster, Client(cluster) as client:
         yield client
 

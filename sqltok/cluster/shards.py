@@ -54,9 +54,14 @@ class Shard:
 
 def source_files(source: Source) -> list[str]:
     """The files of a file source, sorted; the source must name files (not a table or a query)."""
-    if source.path is None:
+    if source.path is None:  # workers cannot see the coordinator's database, and each shard of a
+        # query by a hash of its rows would have every worker run (and scan) the whole query
         raise CorpusError("counting or encoding on a cluster reads files: give the source as a path or glob "
-                          "(Parquet, JSONL or text files every worker can read), not a table or a query")
+                          "(Parquet, JSONL or text files every worker can read), not a table or a query; the "
+                          "workers cannot see this database's tables, and sharding a query by row would have every "
+                          "worker run all of it. Write the query's documents to files first: COPY (SELECT text ...) "
+                          "TO 'shards' (FORMAT parquet, PER_THREAD_OUTPUT), then train on "
+                          "Source(path='shards/*.parquet')")
     if source.max_documents is not None:
         raise CorpusError("max_documents takes the first documents in file order, which shards do not have: "
                           "write those documents to a file first")

@@ -9,10 +9,6 @@ from distributed import Client, as_completed
 
 from sqltok.progress import ShardProgress
 
-#: DuckDB threads per task (a worker runs as many tasks at once as it has threads).
-TASK_THREADS = 1
-
-
 def run_tasks(client: Client, fn: Callable, items: Sequence, args: tuple, sizes: Sequence[int], label: str,
               progress: bool) -> list:
     """`fn(item, *args)` for every item on the cluster, results in the items' order; `sizes` (bytes

@@ -3,11 +3,13 @@ registered (registering costs more than counting a small shard), and the tokeniz
 by the key of what they were built from (a phase-1 model, a tokenizer file), the latest one only."""
 from __future__ import annotations
 
+import os
 import threading
 from typing import Callable
 
 import duckdb
 
+from sqltok.cluster.core_share import task_threads
 from sqltok.named_tokenizers import named_tokenizers
 from sqltok.register import register
 from sqltok.tokenizer import Tokenizer
@@ -17,12 +19,15 @@ _lock = threading.Lock()
 _tokenizers: dict[str, Tokenizer] = {}
 
 
-def worker_connection(threads: int) -> duckdb.DuckDBPyConnection:
-    """This thread's DuckDB (in memory, sqltok registered, `threads` threads); tasks leave no tables."""
+def worker_connection() -> duckdb.DuckDBPyConnection:
+    """This thread's DuckDB (in memory, sqltok registered, the task's share of the cores as its
+    threads and the Cython kernels'); tasks leave no tables."""
     con = getattr(_local, "con", None)
     if con is None:
+        threads = task_threads()
+        os.environ["SQLTOK_THREADS"] = str(threads)  # the kernels' default_threads() in this process
         con = _local.con = duckdb.connect()
-        con.execute(f"SET threads = {int(threads)}")
+        con.execute(f"SET threads = {threads}")
         register(con)
     return con
 
