@@ -21,7 +21,7 @@ from sqltok.bpe.greedy_split import greedy_split as split_candidates
 from sqltok.bpe.model import Model
 from sqltok.bpe.phase1_reuse import reuse_candidates, reuse_pretoken_counts
 from sqltok.bpe.phase2 import Background, Phase2Result, assemble, prefix, prune_below, run_phase2
-from sqltok.cluster.counting import count_candidates_on, count_corpus_on
+from sqltok.training.on_cluster import cluster_counting
 from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS, MIN_VOCAB_SIZE, check_vocab_size
 from sqltok.bpe.train import learn_merges
 from sqltok.corpus.sources import Source
@@ -93,7 +93,7 @@ def train_superword(con: duckdb.DuckDBPyConnection, source: Source | str | None,
             if phase1 is not None:
                 counts = reuse_pretoken_counts(con, phase1, target, work)
             elif cluster is not None:
-                counts = count_corpus_on(cluster, con, source, not simple, work, watch, progress)
+                counts = cluster_counting().count_corpus_on(cluster, con, source, not simple, work, watch, progress)
             else:
                 counts = count_corpus(con, source, not simple, work)
         with watch("phase1"):
@@ -103,7 +103,7 @@ def train_superword(con: duckdb.DuckDBPyConnection, source: Source | str | None,
             if phase1 is not None:
                 candidates = reuse_candidates(con, phase1, p1, work)
             elif cluster is not None:
-                candidates = count_candidates_on(cluster, con, source, p1, work, watch, progress)
+                candidates = cluster_counting().count_candidates_on(cluster, con, source, p1, work, watch, progress)
             else:
                 candidates = count_candidates(con, counts.query, p1, work)
         plan = _plan_phase2(con, p1, candidates, target, vocab_size, method, supermerges, greedy_split, progress,

@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from sqltok.bpe._train import train_bpe as _merge_loop
 from sqltok.bpe.model import Merge, Model
-from sqltok.cluster.counting import count_corpus_on
+from sqltok.training.on_cluster import cluster_counting
 from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS, check_vocab_size, reference_settings
 from sqltok.corpus.sources import Source
 from sqltok.duck import column
@@ -77,7 +77,7 @@ def train_bpe(con: duckdb.DuckDBPyConnection, source: Source | str, vocab_size: 
     with WorkTables(con) as work:
         with watch("pretokenize_and_count"):
             counts = count_corpus(con, source, not simple, work) if cluster is None else \
-                count_corpus_on(cluster, con, source, not simple, work, watch, progress)
+                cluster_counting().count_corpus_on(cluster, con, source, not simple, work, watch, progress)
         with watch("merge"):
             result = learn_merges(counts.pretokens.arrow(con), vocab_size, not simple, special_tokens, progress)
         with watch("store"), transaction(con):
