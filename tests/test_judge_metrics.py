@@ -24,6 +24,7 @@ import oracle_pretokenize as oracle
 import sqltok
 from sqltok.cli import main
 from sqltok.errors import SqltokError
+from sqltok.judge.formatting import format_table
 from sqltok.judge.metrics import CONTRACT_KEYS, NO_TOKENS, evaluate, records
 from sqltok.named_tokenizers import named_tokenizers
 
@@ -230,6 +231,13 @@ def test_a_group_without_tokens_is_nan_with_a_note(judged):
     assert empty["tokens"] == 0 and empty["documents"] == 1 and empty["note"] == NO_TOKENS
     assert empty["bytes_per_token"] is None and empty["shannon_efficiency"] is None
     assert "note" not in rows["full"] and rows["full"]["tokens"] == 2
+
+
+def test_the_note_of_an_empty_corpus_names_the_all_groups_row(judged):
+    con = judged
+    con.execute("CREATE OR REPLACE TEMP TABLE blank AS SELECT '' AS text")
+    table = format_table(records(evaluate(con, ["o200k"], sqltok.Source(table="blank"))))
+    assert f"o200k / (all): {NO_TOKENS}" in table.splitlines() and "None" not in table
 
 
 def test_cli_json_contract(judged, bundled, capsys, tmp_path):

@@ -26,14 +26,18 @@ def format_table(rows: list[dict]) -> str:
     """The metrics as an aligned text table; the over-all-groups row of a tokenizer says `(all)`."""
     cells = [[label for _, label in SHOWN]]
     for row in rows:
-        cells.append([("(all)" if row["group"] is None else row["group"]) if key == "group" else cell(row[key])
-                      for key, _ in SHOWN])
+        cells.append([group_label(row) if key == "group" else cell(row[key]) for key, _ in SHOWN])
     widths = [max(len(r[i]) for r in cells) for i in range(len(SHOWN))]
     lines = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
              for r in cells]
     return "\n".join(lines + notes(rows))
 
 
+def group_label(row: dict) -> str:
+    """The row's group, `(all)` for a tokenizer's row over all groups."""
+    return "(all)" if row["group"] is None else str(row["group"])
+
+
 def notes(rows: list[dict]) -> list[str]:
     """The notes of the rows that have one (a group without tokens), once each."""
-    return sorted({f"{r['tokenizer']} / {r['group']}: {r['note']}" for r in rows if "note" in r})
+    return sorted({f"{r['tokenizer']} / {group_label(r)}: {r['note']}" for r in rows if "note" in r})
