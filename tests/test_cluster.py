@@ -22,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sqltok
+from conftest import sqltok_home
 from sqltok.bpe.reference_file import dumps
 from sqltok.cli import main
 from sqltok.cluster import Cluster, core_share, local_cluster, map_counts
@@ -330,5 +331,6 @@ def test_importing_sqltok_leaves_dask_out():
     """Dask is imported when a run asks for a cluster, never by `import sqltok`: its ~45,000 objects
     would make every full garbage collection of a process that only encodes cost 45-120 ms."""
     code = "import sys, sqltok; print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=sqltok_home()).stdout
     assert out.strip() == "[]"
