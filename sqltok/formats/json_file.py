@@ -19,3 +19,14 @@ def load_json(path: Path, data: bytes | None = None) -> object:
         raise ModelFormatError(f"{path}: line {line}: invalid UTF-8 ({e.reason})") from None
     except json.JSONDecodeError as e:
         raise ModelFormatError(f"{path}: line {e.lineno} column {e.colno}: invalid JSON ({e.msg})") from None
+
+
+def strings_by_id(vocab: object, what: str) -> list[str]:
+    """The strings of a tokenizer.json `model.vocab` ({string: id}) in id order; the ids must be
+    0..n-1, each once (`what` names the field in the error)."""
+    if not isinstance(vocab, dict) or sorted(vocab.values()) != list(range(len(vocab))):
+        raise ModelFormatError(f"{what} must map strings to the ids 0..n-1, each once")
+    strings = [""] * len(vocab)
+    for string, i in vocab.items():
+        strings[i] = string
+    return strings

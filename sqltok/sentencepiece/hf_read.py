@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass
 
 from sqltok.formats.errors import ModelFormatError, UnsupportedTokenizerError
+from sqltok.formats.json_file import strings_by_id
 from sqltok.sentencepiece.model_proto import (BYTE_PIECE, ModelType, NormalizerSpec, PieceType, SentencePieceModel,
                                               TrainerSpec, check_model)
 
@@ -238,11 +239,7 @@ def _unigram(model: dict) -> tuple[list[str], list[float], int | None]:
 def _bpe(model: dict, problems: list[str]) -> tuple[list[str], list[float], int | None]:
     """Pieces by id, scores whose order is the merges' ranks, and the unknown piece's id."""
     vocab = model.get("vocab")
-    if not isinstance(vocab, dict) or sorted(vocab.values()) != list(range(len(vocab))):
-        raise ModelFormatError("model.vocab of a BPE model must map pieces to the ids 0..n-1")
-    pieces = [""] * len(vocab)
-    for p, i in vocab.items():
-        pieces[i] = p
+    pieces = strings_by_id(vocab, "model.vocab of a BPE model")
     for key, want in (("fuse_unk", True), ("ignore_merges", False)):
         if bool(model.get(key, False)) != want:
             problems.append(f"model.{key} {str(not want).lower()}")

@@ -103,12 +103,23 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
         offsets = pc.subtract(ids.offsets, ids.offsets[0])
         parts = pa.LargeListArray.from_arrays(offsets, self._decoded.take(flat))
         joined = pc.binary_join(parts, pa.scalar(b"", pa.large_binary()))
-        texts = [self._decode_row(row) for row in ids.to_pylist()] \
-            if not _valid_utf8(joined) else joined.cast(pa.large_string()).to_pylist()
+        out = self._texts(joined, ids)
         if self.hf.decoder.strip_first:
-            texts = [None if t is None else t[1:] if t.startswith(" ") else t for t in texts]
-        out = pa.array(texts, pa.large_string())
+            out = pc.replace_substring_regex(out, pattern="^ ", replacement="", max_replacements=1)
         return pc.if_else(ids.is_null(), pa.scalar(None, pa.large_string()), out) if ids.null_count else out
+
+    def _texts(self, joined: pa.Array, ids: pa.Array) -> pa.Array:
+        """The joined bytes as text; only a row that is no UTF-8 is decoded again, by `_decode_row`."""
+        try:
+            return joined.cast(pa.large_string())
+        except pa.ArrowInvalid:
+            texts = []
+            for k, raw in enumerate(joined.to_pylist()):
+                try:
+                    texts.append(None if raw is None else raw.decode("utf-8"))
+                except UnicodeDecodeError:
+                    texts.append(self._decode_row(ids[k].as_py()))
+            return pa.array(texts, pa.large_string())
 
     def _decode_row(self, row: list[int] | None) -> str | None:
         """One row as HF's ByteFallback gives it: each run of byte tokens its UTF-8 text, or one
@@ -130,10 +141,3 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
             out.append(part.decode("utf-8"))
         return "".join(out)
 
-
-def _valid_utf8(data: pa.Array) -> bool:
-    try:
-        data.cast(pa.large_string())
-    except pa.ArrowInvalid:
-        return False
-    return True

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from sqltok.formats.errors import ModelFormatError, UnsupportedTokenizerError
 from sqltok.formats.files import exists, read_utf8
-from sqltok.formats.json_file import load_json
+from sqltok.formats.json_file import load_json, strings_by_id
 from sqltok.normalizers.bert import bert_switches
 
 #: HF `BertNormalizer` defaults: clean_text, handle_chinese_chars, strip_accents, lowercase.
@@ -94,11 +94,7 @@ def _spec_from_json(doc: object, name: str) -> WordPieceSpec:
     if model.get("type") != "WordPiece":
         raise ModelFormatError(f"model type {model.get('type')} is not WordPiece")
     vocab = model.get("vocab")
-    if not isinstance(vocab, dict) or sorted(vocab.values()) != list(range(len(vocab))):
-        raise ModelFormatError("model.vocab must map tokens to the ids 0..n-1, each once")
-    tokens = [""] * len(vocab)
-    for token, i in vocab.items():
-        tokens[i] = token
+    tokens = strings_by_id(vocab, "model.vocab")
     unk = model.get("unk_token", "[UNK]")
     if unk not in vocab:
         raise ModelFormatError(f"model.unk_token {unk!r} is not in the vocabulary")
