@@ -13,27 +13,15 @@ import json
 
 from sqltok.bpe.byte_unicode import bytes_to_unicode_str
 from sqltok.bpe.encoder_spec import EncoderSpec
+from sqltok.bpe.hf_write import byte_level_document
 
 
 def hf_json_from_ranks(spec: EncoderSpec) -> bytes:
     """The tokenizer.json of a tiktoken `spec` (`spec_from_ranks`'s: `pairs` are every split by rank)."""
     names = {i: bytes_to_unicode_str(t) for i, t in enumerate(spec.tokens) if t is not None}
-    doc = {
-        "version": "1.0",
-        "truncation": None,
-        "padding": None,
-        "added_tokens": [{"id": i, "content": text, "single_word": False, "lstrip": False, "rstrip": False,
-                          "normalized": False, "special": True}
-                         for text, i in sorted(spec.special_tokens.items(), key=lambda kv: kv[1])],
-        "normalizer": None,
-        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
-            {"type": "Split", "pattern": {"Regex": spec.pattern}, "behavior": "Isolated", "invert": False},
-            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]},
-        "post_processor": None,
-        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
-        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
-                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
-                  "vocab": {s: i for i, s in names.items()},
-                  "merges": [[names[left], names[right]] for left, right, _, _ in spec.pairs]},
-    }
+    bpe = {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+           "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+           "vocab": {s: i for i, s in names.items()},
+           "merges": [[names[left], names[right]] for left, right, _, _ in spec.pairs]}
+    doc = byte_level_document(spec.pattern, spec.special_tokens, bpe)
     return json.dumps(doc, ensure_ascii=False).encode()

@@ -37,16 +37,22 @@ def to_hf_json(model: Model, lossy: bool = False) -> dict:
                           + " Pass lossy=True (--lossy) to export the closest HF equivalent anyway.")
     if differences:
         warnings.warn("lossy HF export: " + " ".join(differences), UserWarning, stacklevel=2)
+    return byte_level_document(model.settings["main_regex"], model.special_tokens, _bpe(model))
+
+
+def byte_level_document(regex: str, special_tokens: dict[str, int], bpe: dict) -> dict:
+    """A byte-level BPE tokenizer.json around its `model` object `bpe`: the regex split, the
+    ByteLevel mapping and decoder, the special tokens as added tokens."""
     return {
         "version": "1.0",
         "truncation": None,
         "padding": None,
-        "added_tokens": _added_tokens(model.special_tokens),
+        "added_tokens": _added_tokens(special_tokens),
         "normalizer": None,
-        "pre_tokenizer": _pre_tokenizer(model.settings["main_regex"]),
+        "pre_tokenizer": _pre_tokenizer(regex),
         "post_processor": None,
         "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
-        "model": _bpe(model),
+        "model": bpe,
     }
 
 
