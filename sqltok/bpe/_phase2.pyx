@@ -100,7 +100,7 @@ cdef int _load_candidates(MergeState st, const Candidates& c, const vector[strin
                 st.add_sequence(c.counts[i], end - start < c.offsets[i + 1] - c.offsets[i])
                 for u in range(start, end):
                     st.units.push_back(state_id[c.units[u]])
-                st.seq_len[st.seq_len.size() - 1] = <int32_t>(end - start)
+                st.close_sequence(<int32_t>(end - start))
             start = end
     return 0
 

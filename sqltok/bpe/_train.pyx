@@ -38,7 +38,7 @@ cdef int _load_pretokens(MergeState st, const int32_t* byte_id, object pretokens
                     bad = i
                     break
                 st.units.push_back(byte_id[v.values[j]])
-            st.seq_len[i] = <int32_t>(end - start)
+            st.close_sequence(<int32_t>(end - start))
             if bad >= 0:
                 break
     if bad >= 0:

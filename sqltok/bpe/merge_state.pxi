@@ -10,7 +10,7 @@ Each merge costs time in proportion to the sequences that hold the pair (a pair 
 """
 from cpython.exc cimport PyErr_CheckSignals
 from cython.operator cimport dereference as deref
-from libc.stdint cimport int8_t, int32_t, int64_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t
 from libcpp.string cimport string
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
@@ -56,9 +56,35 @@ cdef int run_merges(MergeState st, MergeLog& log, int64_t max_merges, int64_t ma
     return 0
 
 
+cdef struct SeqInfo:
+    # One weighted sequence: its units are units[start:start + length]; `stamp` is the last merge
+    # step that visited it; `partial`: a piece of a longer unit, so it never counts as whole.
+    int64_t start
+    int64_t weight
+    int32_t length
+    int32_t stamp
+    bint partial
+
+
+cdef extern from *:
+    """
+    #define sqltok_prefetch(p) __builtin_prefetch((const void*)(p))
+    """
+    void prefetch "sqltok_prefetch"(const void* p) noexcept nogil
+
+
 cdef struct HeapEntry:
     int64_t count
     int32_t pair
+    uint32_t left_key   # the left token's first 4 bytes, big-endian, zero-padded: orders as its bytes do
+
+
+cdef inline uint32_t _prefix_key(const string& b) noexcept nogil:
+    cdef uint32_t k = 0
+    cdef size_t i
+    for i in range(4):
+        k = (k << 8) | (<uint8_t>b[i] if i < b.size() else 0)
+    return k
 
 
 cdef class MergeState:
@@ -66,10 +92,7 @@ cdef class MergeState:
     cdef unordered_map[string, int32_t] token_ids
     cdef vector[int32_t] units          # all sequences, back to back; a sequence only shrinks
     cdef vector[int32_t] pair_at        # pair_at[j]: the pair index of (units[j], units[j + 1])
-    cdef vector[int64_t] seq_start
-    cdef vector[int32_t] seq_len
-    cdef vector[int64_t] weights
-    cdef vector[int8_t] partial         # 1: a piece of a longer unit, so it never counts as whole
+    cdef vector[SeqInfo] seqs
     cdef PairTable table
     cdef vector[int32_t] pair_left
     cdef vector[int32_t] pair_right
@@ -80,8 +103,9 @@ cdef class MergeState:
     cdef vector[int32_t] pair_stamp
     cdef vector[int32_t] touched        # pairs a merge changed, with their counts before it
     cdef vector[int64_t] touched_before
-    cdef vector[int32_t] seq_stamp
     cdef vector[int32_t] scratch
+    cdef vector[int32_t] fresh
+    cdef vector[int32_t] holders        # the sequences the current merge visits
     cdef vector[HeapEntry] heap
     cdef int32_t step
 
@@ -103,10 +127,13 @@ cdef class MergeState:
         self.token_ids[b] = tid
         return tid
 
-    # -- heap: max by count, then min left bytes, then min right bytes ------------------------------
+    # -- heap: max by count, then min left bytes, then min right bytes; 4-ary (half the depth of a
+    # binary heap, and the four children share a cache line or two) -------------------------------
     cdef inline bint _before(self, const HeapEntry& a, const HeapEntry& b) noexcept nogil:
         if a.count != b.count:
             return a.count > b.count
+        if a.left_key != b.left_key:
+            return a.left_key < b.left_key
         cdef int c = self.token_bytes[self.pair_left[a.pair]].compare(
             self.token_bytes[self.pair_left[b.pair]])
         if c != 0:
@@ -120,36 +147,46 @@ cdef class MergeState:
         cdef HeapEntry e
         e.count = self.pair_count[pair]
         e.pair = pair
+        e.left_key = _prefix_key(self.token_bytes[self.pair_left[pair]])
         self.heap.push_back(e)
         cdef size_t i = self.heap.size() - 1
         cdef size_t parent
         while i > 0:
-            parent = (i - 1) >> 1
+            parent = (i - 1) >> 2
             if not self._before(e, self.heap[parent]):
                 break
             self.heap[i] = self.heap[parent]
             i = parent
         self.heap[i] = e
 
+    cdef void _sift_down(self, HeapEntry e) noexcept nogil:
+        """Put `e` at the root, whose entry is gone, and restore the heap below it."""
+        cdef size_t n = self.heap.size()
+        cdef HeapEntry* h = self.heap.data()
+        cdef size_t i = 0
+        cdef size_t child, best, end
+        while True:
+            child = 4 * i + 1
+            if child >= n:
+                break
+            best = child
+            end = child + 4 if child + 4 < n else n
+            child += 1
+            while child < end:
+                if self._before(h[child], h[best]):
+                    best = child
+                child += 1
+            if not self._before(h[best], e):
+                break
+            h[i] = h[best]
+            i = best
+        h[i] = e
+
     cdef void _pop(self) noexcept nogil:
         cdef HeapEntry last = self.heap.back()
         self.heap.pop_back()
-        cdef size_t n = self.heap.size()
-        if n == 0:
-            return
-        cdef size_t i = 0
-        cdef size_t child
-        while True:
-            child = 2 * i + 1
-            if child >= n:
-                break
-            if child + 1 < n and self._before(self.heap[child + 1], self.heap[child]):
-                child += 1
-            if not self._before(self.heap[child], last):
-                break
-            self.heap[i] = self.heap[child]
-            i = child
-        self.heap[i] = last
+        if self.heap.size() > 0:
+            self._sift_down(last)
 
     # -- pairs -------------------------------------------------------------------------------------
     cdef int32_t _pair_index(self, int32_t left, int32_t right) except -2 nogil:
@@ -168,22 +205,29 @@ cdef class MergeState:
     cdef int add_sequence(self, int64_t weight, bint partial=False) except -1 nogil:
         """Open a new sequence; its units are then appended to `units` by the caller. A `partial`
         sequence is a piece of a longer one: becoming one token does not set a merge's flag."""
-        self.seq_start.push_back(<int64_t>self.units.size())
-        self.seq_len.push_back(0)
-        self.weights.push_back(weight)
-        self.partial.push_back(partial)
+        cdef SeqInfo q
+        q.start = <int64_t>self.units.size()
+        q.weight = weight
+        q.length = 0
+        q.stamp = -1
+        q.partial = partial
+        self.seqs.push_back(q)
         return 0
 
+    cdef inline void close_sequence(self, int32_t length) noexcept nogil:
+        """Set the length of the sequence opened last, once its units are appended."""
+        self.seqs.back().length = length
+
     cdef inline int32_t* _seq(self, size_t w) noexcept nogil:
-        return self.units.data() + self.seq_start[w]
+        return self.units.data() + self.seqs[w].start
 
     cdef int _counted_pairs(self, size_t w, vector[int32_t]& out) noexcept nogil:
         """The pairs of sequence `w` as counted (a run of n equal tokens gives n // 2 pairs), as pair
         indices, read from `pair_at`."""
         out.clear()
         cdef const int32_t* s = self._seq(w)
-        cdef const int32_t* pa = self.pair_at.data() + self.seq_start[w]
-        cdef size_t n = self.seq_len[w]
+        cdef const int32_t* pa = self.pair_at.data() + self.seqs[w].start
+        cdef size_t n = self.seqs[w].length
         cdef size_t i = 0
         while i + 1 < n:
             out.push_back(pa[i])
@@ -197,17 +241,16 @@ cdef class MergeState:
         """Initial pair counts and pair -> sequence index over all sequences, then the heap."""
         cdef size_t w, k, j, start, n
         cdef int32_t p
-        self.seq_stamp.assign(self.seq_len.size(), -1)
         self.pair_at.assign(self.units.size(), -1)
-        for w in range(self.seq_len.size()):
-            start = self.seq_start[w]
-            n = self.seq_len[w]
+        for w in range(self.seqs.size()):
+            start = self.seqs[w].start
+            n = self.seqs[w].length
             for j in range(start, start + n - 1 if n > 0 else start):
                 self.pair_at[j] = self._pair_index(self.units[j], self.units[j + 1])
             self._counted_pairs(w, self.scratch)
             for k in range(self.scratch.size()):
                 p = self.scratch[k]
-                self.pair_count[p] += self.weights[w]
+                self.pair_count[p] += self.seqs[w].weight
                 if self.pair_stamp[p] != <int32_t>w:
                     self.pair_stamp[p] = <int32_t>w
                     self._add_seq(p, <int32_t>w)
@@ -224,9 +267,11 @@ cdef class MergeState:
             top = self.heap[0]
             if top.count == self.pair_count[top.pair]:
                 return top.pair
-            self._pop()
-            if 0 < self.pair_count[top.pair] < top.count:
-                self._push(top.pair)
+            if 0 < self.pair_count[top.pair] < top.count:   # stale: back in the heap at its count
+                top.count = self.pair_count[top.pair]
+                self._sift_down(top)
+            else:
+                self._pop()
         return -1
 
     cdef int32_t merge_best(self, MergeLog& log) except -2 nogil:
@@ -270,12 +315,36 @@ cdef class MergeState:
                        self.more_seqs[self.pair_more[pair]].end())
             vector[int32_t]().swap(self.more_seqs[self.pair_more[pair]])
 
+    cdef void _recount(self, const vector[int32_t]& old, const vector[int32_t]& new, int64_t wt, int32_t new_id,
+                       int32_t w) noexcept nogil:
+        """Move weight `wt` of sequence `w` from its `old` counted pairs to its `new` ones. Only the
+        part between their common prefix and suffix changes (a merge is local); a pair that is new
+        there holds `new_id` and gets `w` in its index."""
+        cdef size_t no = old.size(), nn = new.size(), lo = 0, k
+        cdef int32_t p
+        while lo < no and lo < nn and old[lo] == new[lo]:
+            lo += 1
+        while no > lo and nn > lo and old[no - 1] == new[nn - 1]:
+            no -= 1
+            nn -= 1
+        for k in range(lo, no):
+            p = old[k]
+            self._touch(p)
+            self.pair_count[p] -= wt
+        for k in range(lo, nn):
+            p = new[k]
+            self._touch(p)
+            self.pair_count[p] += wt
+            if self.pair_left[p] == new_id or self.pair_right[p] == new_id:
+                self._add_seq(p, w)
+
     cdef int8_t merge(self, int32_t pair, int32_t new_id) except -1 nogil:
         """Apply `pair` -> `new_id` in every sequence that holds it; 1 when some sequence became one token."""
         cdef int32_t a = self.pair_left[pair]
         cdef int32_t b = self.pair_right[pair]
-        cdef vector[int32_t] seq_list
-        self._take_seqs(pair, seq_list)
+        self._take_seqs(pair, self.holders)
+        cdef const int32_t* seq_list = self.holders.data()
+        cdef size_t held = self.holders.size()
         cdef int8_t flag = 0
         cdef size_t j, k, i, n, out_len
         cdef int32_t w, p
@@ -283,16 +352,22 @@ cdef class MergeState:
         cdef int32_t* s
         cdef int32_t* pa
         cdef bint changed
+        cdef SeqInfo* q
         self.step += 1
         self.touched.clear()
         self.touched_before.clear()
-        for j in range(seq_list.size()):
+        for j in range(held):
             w = seq_list[j]
-            if self.seq_stamp[w] == self.step:
+            if j + 8 < held:
+                prefetch(&self.seqs[seq_list[j + 8]])
+            if j + 4 < held:
+                prefetch(self.units.data() + self.seqs[seq_list[j + 4]].start)
+            q = &self.seqs[w]
+            if q.stamp == self.step:
                 continue
-            self.seq_stamp[w] = self.step
-            s = self._seq(w)
-            n = self.seq_len[w]
+            q.stamp = self.step
+            s = self.units.data() + q.start
+            n = q.length
             # Apply the merge in place, left to right, without overlap.
             changed = False
             i = 0
@@ -304,15 +379,12 @@ cdef class MergeState:
                 i += 1
             if not changed:
                 continue
-            wt = self.weights[w]
+            wt = q.weight
             self._counted_pairs(w, self.scratch)
-            for k in range(self.scratch.size()):
-                p = self.scratch[k]
-                self._touch(p)
-                self.pair_count[p] -= wt
-            # Rewrite in place; a kept token keeps its pair unless a merged token is next to it.
-            pa = self.pair_at.data() + self.seq_start[w]
-            i = 0
+            # Rewrite in place from the first occurrence; a kept token keeps its pair unless a merged
+            # token is next to it.
+            pa = self.pair_at.data() + q.start
+            out_len = i
             while i < n:
                 if i + 1 < n and s[i] == a and s[i + 1] == b:
                     s[out_len] = new_id
@@ -325,16 +397,11 @@ cdef class MergeState:
             for i in range(out_len - 1 if out_len > 0 else 0):
                 if s[i] == new_id or s[i + 1] == new_id:
                     pa[i] = self._pair_index(s[i], s[i + 1])
-            self.seq_len[w] = <int32_t>out_len
-            if out_len == 1 and n > 1 and not self.partial[w]:
+            q.length = <int32_t>out_len
+            if out_len == 1 and n > 1 and not q.partial:
                 flag = 1
-            self._counted_pairs(w, self.scratch)
-            for k in range(self.scratch.size()):
-                p = self.scratch[k]
-                self._touch(p)
-                self.pair_count[p] += wt
-                if self.pair_left[p] == new_id or self.pair_right[p] == new_id:
-                    self._add_seq(p, w)
+            self._counted_pairs(w, self.fresh)
+            self._recount(self.scratch, self.fresh, wt, new_id, <int32_t>w)
         for k in range(self.touched.size()):
             p = self.touched[k]
             if self.pair_count[p] > self.touched_before[k]:
@@ -346,7 +413,7 @@ cdef class MergeState:
         cdef size_t w, i
         cdef const int32_t* s
         out.assign(self.token_bytes.size(), 0)
-        for w in range(self.seq_len.size()):
+        for w in range(self.seqs.size()):
             s = self._seq(w)
-            for i in range(<size_t>self.seq_len[w]):
-                out[s[i]] += self.weights[w]
+            for i in range(<size_t>self.seqs[w].length):
+                out[s[i]] += self.seqs[w].weight

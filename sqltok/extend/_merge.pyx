@@ -49,7 +49,7 @@ def extend_merges(sequences, counts, list tokens, int64_t add, progress=None, in
                     bad = w
                     break
                 st.units.push_back(ids[j])
-            st.seq_len[w] = <int32_t>(offsets[w + 1] - offsets[w])
+            st.close_sequence(<int32_t>(offsets[w + 1] - offsets[w]))
             if bad >= 0:
                 break
     if bad >= 0:
