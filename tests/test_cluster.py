@@ -327,10 +327,21 @@ def test_a_worker_killed_mid_task_costs_a_retry_not_the_run(con, client, trainin
     _assert_same_text(dumps(sqltok.load_model(con, spec["name"])), _golden(spec["name"]))
 
 
-def test_importing_sqltok_leaves_dask_out():
-    """Dask is imported when a run asks for a cluster, never by `import sqltok`: its ~45,000 objects
-    would make every full garbage collection of a process that only encodes cost 45-120 ms."""
-    code = "import sys, sqltok; print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))"
+@pytest.mark.parametrize("module", ["sqltok", "sqltok.cli", "sqltok.judge", "sqltok.cluster.commands"])
+def test_importing_sqltok_leaves_dask_and_matplotlib_out(module):
+    """Dask is imported when a run asks for a cluster and matplotlib when a report is drawn, never by
+    `import sqltok` or the CLI: Dask's ~45,000 objects would make every full garbage collection of a
+    process that only encodes cost 45-120 ms, and the two took seconds off every CLI command's start."""
+    code = (f"import sys, {module}; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed', 'matplotlib')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=sqltok_home()).stdout
     assert out.strip() == "[]"
+
+
+def test_cluster_names_load_on_first_use():
+    import sqltok.cluster
+    from sqltok.cluster.session import Cluster
+    assert sqltok.cluster.Cluster is Cluster and sqltok.cluster.CLUSTER_NAME == "sqltok"
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        sqltok.cluster.nope

@@ -3,15 +3,18 @@ from __future__ import annotations
 
 import argparse
 from contextlib import contextmanager
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import duckdb
 
-from sqltok.cluster.encoding import encode_shards
-from sqltok.cluster.session import WORK_DIR, Cluster, connected, local_cluster
+from sqltok.cluster.outputs import WORK_DIR
 from sqltok.cluster.shards import SHARD_BYTES
 from sqltok.corpus.sources import Source
 from sqltok.errors import SqltokError
+from sqltok.training.on_cluster import cluster_encoding, cluster_session
+
+if TYPE_CHECKING:
+    from sqltok.cluster.session import Cluster
 
 
 def add_cluster_flags(p: argparse.ArgumentParser) -> None:
@@ -29,13 +32,14 @@ def add_cluster_flags(p: argparse.ArgumentParser) -> None:
 
 
 @contextmanager
-def cluster_of(args) -> Iterator[Cluster | None]:
-    """The cluster the flags ask for (None: run in this process), closed on leaving."""
-    if args.workers is None and args.cluster is None:
+def cluster_of(args) -> Iterator["Cluster | None"]:
+    """The cluster the flags ask for (None: run in this process, without importing Dask), closed on leaving."""
+    if not wants_cluster(args):
         yield None
         return
-    with (local_cluster(args.workers) if args.workers is not None else connected(args.cluster)) as client:
-        yield Cluster(client, args.cluster_dir, shard_bytes=max(1, int(args.shard_mb * 2**20)))
+    session = cluster_session()
+    with (session.local_cluster(args.workers) if args.workers is not None else session.connected(args.cluster)) as client:
+        yield session.Cluster(client, args.cluster_dir, shard_bytes=max(1, int(args.shard_mb * 2**20)))
 
 
 def wants_cluster(args) -> bool:
@@ -48,7 +52,7 @@ def encode_on_cluster(con: duckdb.DuckDBPyConnection, args, src: Source, progres
         raise SqltokError("--workers/--cluster write ids and token counts per shard; --count and --keep-columns "
                           "are for one output file")
     with cluster_of(args) as cluster:
-        run = encode_shards(cluster, con, args.model, src, args.output, allow_special=args.allow_special,
-                            progress=progress)
+        run = cluster_encoding().encode_shards(cluster, con, args.model, src, args.output,
+                                               allow_special=args.allow_special, progress=progress)
     print(f"wrote {len(run.shards)} shards ({run.written} now, {len(run.shards) - run.written} from an earlier run) "
           f"under {args.output}: {run.rows} rows, {run.tokens:,} tokens; summary {run.summary}")

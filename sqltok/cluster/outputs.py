@@ -15,6 +15,8 @@ import duckdb
 
 import sqltok
 
+#: The folder the tasks write to when the caller names none.
+WORK_DIR = "sqltok-cluster"
 RESULT = "result.json"
 
 

@@ -10,13 +10,12 @@ from typing import Iterator
 from distributed import Client, LocalCluster
 
 from sqltok.cluster.core_share import local_share
+from sqltok.cluster.outputs import WORK_DIR
 from sqltok.cluster.shards import SHARD_BYTES
 from sqltok.errors import SqltokError
 
 #: The name of the LocalCluster `--workers N` starts (scripts find its workers by it).
 CLUSTER_NAME = "sqltok"
-#: The folder the tasks write to when the caller names none.
-WORK_DIR = "sqltok-cluster"
 #: Hash partitions of the counts: one reduce task each. Part of the outputs' keys, so it does not
 #: follow the number of workers (a rerun with other workers reuses what was counted).
 PARTITIONS = 16

@@ -5,21 +5,19 @@ from __future__ import annotations
 
 import html
 import math
+from importlib import import_module
 from pathlib import Path
+from types import ModuleType
 from typing import Sequence
 
 import duckdb
-import matplotlib
 import pyarrow as pa
 
-matplotlib.use("Agg")
-from matplotlib import pyplot as plt  # noqa: E402 (the backend is chosen first)
-
-from sqltok.corpus.sources import Source, quote_literal  # noqa: E402
-from sqltok.duck import arrow_table  # noqa: E402
-from sqltok.judge.formatting import SHOWN, cell, notes  # noqa: E402
-from sqltok.judge.metrics import documents_query, evaluate, records  # noqa: E402
-from sqltok.store import model_names  # noqa: E402
+from sqltok.corpus.sources import Source, quote_literal
+from sqltok.duck import arrow_table
+from sqltok.judge.formatting import SHOWN, cell, notes
+from sqltok.judge.metrics import documents_query, evaluate, records
+from sqltok.store import model_names
 
 STYLE = """
 body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
@@ -61,16 +59,24 @@ def _tables(con: duckdb.DuckDBPyConnection, names: list[str], source: Source, by
             "merge_curves": curves}
 
 
+def _pyplot() -> ModuleType:
+    """matplotlib's pyplot on the Agg backend, imported when a report is drawn: importing it takes about
+    as long as `import sqltok`, which every CLI command (and every importer of `sqltok.judge`) paid."""
+    import_module("matplotlib").use("Agg")
+    return import_module("matplotlib.pyplot")
+
+
 def _save(fig, out: Path, name: str) -> str:
     fig.tight_layout()
     for ext in ("png", "svg"):
         fig.savefig(out / f"{name}.{ext}", dpi=120)
-    plt.close(fig)
+    _pyplot().close(fig)
     return name
 
 
 def _plots(out: Path, rows: list[dict], tables: dict[str, pa.Table], names: list[str], by: str | None) -> list[tuple[str, str]]:
     """(file stem, caption) of every plot written."""
+    plt = _pyplot()
     made = []
     groups = [r["group"] for r in rows if r["group"] is not None and r["tokenizer"] == names[0]]
     fig, ax = plt.subplots(figsize=(min(12, max(7, 0.25 * len(groups) * len(names) + 2)), 4.5))
