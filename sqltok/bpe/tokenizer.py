@@ -187,6 +187,10 @@ class BPETokenizer(Tokenizer):
     def _decode_ids(self, ids: Sequence[int]) -> bytes:
         return self._encoder.decode_ids(ids)
 
+    def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
+        """`Tokenizer.decode` in one call to the encoder: the str straight from the joined bytes."""
+        return self._encoder.decode_text(ids, errors)
+
     def _encode_fallback(self, texts: pa.Array, allowed, threads: int, counts_only: bool) -> pa.Array:
         """Unknown pattern: pretokens from Python `regex`, merged in Cython (slow but exact)."""
         rows = texts.to_pylist()
