@@ -135,9 +135,6 @@ class WordPieceTokenizer(Tokenizer):
         except UnicodeEncodeError:  # (a surrogate: the error that says so)
             return self._encoder.encode_str(self._utf8_texts([text])[0], True, counts_only)
 
-    def _decode_ids(self, ids: Sequence[int]) -> bytes:
-        return self._encoder.decode_ids(ids)
-
     def encode(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
                disallowed_special: AllowedSpecial = "all") -> list[int]:
         """`Tokenizer.encode`, in one call to the encoder when the text holds no special token's text
@@ -156,6 +153,10 @@ class WordPieceTokenizer(Tokenizer):
     def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
         """`Tokenizer.decode` in one call to the encoder."""
         return self._encoder.decode_text(ids, errors)
+
+    def decode_bytes(self, ids: Sequence[int]) -> bytes:
+        """`Tokenizer.decode_bytes` in one call to the encoder: the UTF-8 of `decode`."""
+        return self._encoder.decode_ids(ids)
 
     # -- Python API --------------------------------------------------------------------------------
     def encode_pair_arrow(self, texts: pa.Array, pairs: pa.Array, threads: int | None = None,
