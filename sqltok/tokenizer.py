@@ -7,7 +7,8 @@ A family (byte-level BPE, WordPiece, ...) subclasses `Tokenizer`, names the file
 `_pickle_as` when it builds a tokenizer; the rest comes from here: tiktoken's whole `Encoding` API,
 HF's vocabulary lookups and pickling. Single texts and short lists take the direct path
 (`_encode_texts`, `_encode_text`, `_decode_ids`), which goes through Arrow unless the family gives its
-own: Python str in, Python objects out.
+own: Python str in, Python objects out (a family may give `encode`, `decode` or `decode_bytes` whole,
+one call to its encoder, where the Python frames between would cost a short text more than its work).
 """
 from __future__ import annotations
 

@@ -42,7 +42,7 @@ from sqltok.native.bytes_table cimport (KEY_WORDS_MAX, SLOT_KEY_MAX, BytesTable,
                                         bytes_table_get, bytes_table_get_hashed, bytes_table_get_words, key_words)
 from sqltok.native.decode_arrow cimport TokenPieces, decode_arrow
 from sqltok.native.id_lists cimport IdRows, IdVector, id_rows_move
-from sqltok.native.decode_ids cimport decode_ids
+from sqltok.native.decode_ids cimport decode_ids, decode_text
 from sqltok.native.id_output cimport id_list, id_pool_new, id_pool_release, id_pool_take, id_rows_arrow, id_rows_lists
 from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
 from sqltok.native.portable cimport prefetch
@@ -618,6 +618,10 @@ cdef class Encoder:
         """The bytes of one sequence of ids (Python ints), without Arrow. Unknown ids raise
         ValueError, items that are no integers TypeError."""
         return decode_ids(ids, self._pieces())
+
+    def decode_text(self, ids, str errors not None="replace") -> str:
+        """`decode_ids(ids).decode("utf-8", errors)` in one call, without the bytes object."""
+        return decode_text(ids, self._pieces(), errors)
 
     def token_bytes(self, int32_t token_id) -> bytes:
         """The bytes of one token id; UnknownTokenError (a KeyError, as tiktoken's) for an id without one."""

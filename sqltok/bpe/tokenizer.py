@@ -184,7 +184,12 @@ class BPETokenizer(Tokenizer):
         except UnicodeEncodeError:
             return self._encoder.encode_str(self._utf8_texts([text])[0], allowed, counts_only)
 
-    def _decode_ids(self, ids: Sequence[int]) -> bytes:
+    def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
+        """`Tokenizer.decode` in one call to the encoder: the str straight from the joined bytes."""
+        return self._encoder.decode_text(ids, errors)
+
+    def decode_bytes(self, ids: Sequence[int]) -> bytes:
+        """`Tokenizer.decode_bytes` in one call to the encoder."""
         return self._encoder.decode_ids(ids)
 
     def _encode_fallback(self, texts: pa.Array, allowed, threads: int, counts_only: bool) -> pa.Array:

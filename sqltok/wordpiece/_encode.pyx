@@ -13,7 +13,7 @@ in, a list of shared int objects out.
 """
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.string cimport memcpy
+from libc.string cimport memchr, memcmp, memcpy
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
@@ -28,7 +28,7 @@ from sqltok.native.bytes_table cimport (BytesTable, _mix64, bytes_hash, bytes_ta
                           bytes_table_get_head)
 from sqltok.native.decode_arrow cimport TokenPieces, decode_arrow
 from sqltok.native.id_lists cimport IdRows, IdVector
-from sqltok.native.decode_ids cimport decode_ids
+from sqltok.native.decode_ids cimport decode_ids, decode_text
 from sqltok.native.id_output cimport IdPool, id_list, id_pool_new, id_pool_release, id_pool_take, id_rows_arrow
 from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
 from sqltok.native.portable cimport ctz64
@@ -105,6 +105,11 @@ cdef class WordPieceEncoder:
     cdef vector[uint8_t] skip
     cdef IdPool* pool                       # ids memory handed back by Arrow, for the next call
     cdef list id_objects                    # int objects of every id, for Python lists (built once)
+    cdef IdVector scratch                   # ids of one short str (its memory kept for the next call)
+    cdef string specials                    # special tokens' text back to back, to see if a str holds some
+    cdef vector[int64_t] special_starts     # special k is specials[special_starts[k]:special_starts[k + 1]]
+    cdef uint8_t special_first[256]         # 1 for each byte a special token's text starts with
+    cdef int special_byte                   # the one such byte, or -1 when there are several or none
 
     def __cinit__(self):
         self.pool = id_pool_new()
@@ -113,12 +118,13 @@ cdef class WordPieceEncoder:
         id_pool_release(self.pool)
 
     def __init__(self, list tokens, bytes prefix, int32_t unk_id, int64_t max_input_chars_per_word,
-                 normalizer, list single, list pair, list first_pieces, list later_pieces, skip_ids):
+                 normalizer, list single, list pair, list first_pieces, list later_pieces, skip_ids,
+                 list special_texts):
         """`tokens`: token bytes by id; `normalizer`: None or (clean_text, handle_chinese_chars,
         strip_accents, lowercase); `single`: post-processor ids before and after a sequence, `pair`:
         before, between and after two; `first_pieces`/`later_pieces`: decoded text of each id at the
         start of a sequence / after it (bytes); `skip_ids`: ids that decoding leaves out (special
-        tokens)."""
+        tokens); `special_texts`: the special tokens' text (bytes), which `encode_str` can look for."""
         cdef vector[int32_t] initial_keys
         cdef list cont_keys = []
         cdef int32_t i
@@ -166,6 +172,17 @@ cdef class WordPieceEncoder:
         self.skip.assign(len(tokens), 0)
         for i in skip_ids:
             self.skip[i] = 1
+        self.special_starts.push_back(0)
+        for t in special_texts:
+            if t:
+                self.specials.append(<const char*>t, len(t))
+                self.special_starts.push_back(self.specials.size())
+                self.special_first[t[0]] = 1
+        self.special_byte = -1
+        for b in range(256):
+            if self.special_first[b]:
+                self.special_byte = b if self.special_byte == -1 else -2
+        self.special_byte = max(self.special_byte, -1)
 
     cdef bint _reachable(self, const uint8_t* p, int64_t n, bint initial, PageCache& c):
         """Whether the pre-tokenizer can hand WordPiece this piece: no whitespace and no punctuation
@@ -376,14 +393,43 @@ cdef class WordPieceEncoder:
         return id_rows_arrow(parts, counts_only, self.pool, run.threads)
 
     # -- one str from Python, without Arrow ---------------------------------------------------------
-    cdef object _encode_one(self, str text, bint template, bint counts_only):
+    cdef bint _holds_special(self, const uint8_t* p, int64_t n) noexcept nogil:
+        """Whether p[:n] holds the text of a special token."""
+        cdef int64_t i = 0, k, ln
+        cdef const uint8_t* at
+        if self.special_starts.size() == 1:
+            return False
+        while i < n:
+            if self.special_byte >= 0:
+                at = <const uint8_t*>memchr(p + i, self.special_byte, n - i)
+                if at == NULL:
+                    return False
+                i = at - p
+            elif not self.special_first[p[i]]:
+                i += 1
+                continue
+            for k in range(<int64_t>self.special_starts.size() - 1):
+                ln = self.special_starts[k + 1] - self.special_starts[k]
+                if ln <= n - i and memcmp(p + i, self.specials.data() + self.special_starts[k], ln) == 0:
+                    return True
+            i += 1
+        return False
+
+    cdef object _encode_one(self, str text, bint template, bint counts_only, bint unless_special):
         """Ids (list) or their number of one str, from its own UTF-8 buffer (UnicodeEncodeError for a
-        surrogate); the GIL is released for long texts."""
+        surrogate); None when `unless_special` and the text holds a special token's text. The GIL
+        is released for long texts; short ones reuse the encoder's scratch vector."""
         cdef Py_ssize_t n
         cdef const uint8_t* p = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
         cdef Workspace ws
         cdef IdVector out
+        cdef object result
+        if unless_special and self._holds_special(p, n):
+            return None
         page_cache_init(ws.w.cache)
+        if n < NOGIL_BYTES:
+            out.swap(self.scratch)  # (swapped back below: a call made meanwhile, from a finalizer, gets its own)
+            out.clear()
         if template:
             _extend(out, self.before)
         if n < NOGIL_BYTES:
@@ -394,19 +440,25 @@ cdef class WordPieceEncoder:
         if template:
             _extend(out, self.after)
         if counts_only:
-            return <int64_t>out.size()
-        if self.id_objects is None:
-            self.id_objects = list(range(self.starts.size()))
-        return id_list(out.data(), <int64_t>out.size(), self.id_objects)
+            result = <int64_t>out.size()
+        else:
+            if self.id_objects is None:
+                self.id_objects = list(range(self.starts.size()))
+            result = id_list(out.data(), <int64_t>out.size(), self.id_objects)
+        if n < NOGIL_BYTES and out.capacity() > self.scratch.capacity():
+            out.swap(self.scratch)
+        return result
 
-    def encode_str(self, str text not None, bint template=True, bint counts_only=False):
+    def encode_str(self, str text not None, bint template=True, bint counts_only=False, bint unless_special=False):
         """Ids (a list of int) of one str, or with `counts_only` their number, with the post-processor's
-        tokens around them when `template`: the direct path, no Arrow on the way."""
-        return self._encode_one(text, template, counts_only)
+        tokens around them when `template`: the direct path, no Arrow on the way. With
+        `unless_special`, None for a text that holds a special token's text (which the caller
+        matches or refuses)."""
+        return self._encode_one(text, template, counts_only, unless_special)
 
     def encode_strs(self, list texts not None, bint template=True, bint counts_only=False):
         """`encode_str` of every str of `texts` (a list of results)."""
-        return [self._encode_one(text, template, counts_only) for text in texts]
+        return [self._encode_one(text, template, counts_only, False) for text in texts]
 
     # -- ids -> text -------------------------------------------------------------------------------
     cdef TokenPieces _pieces(self):
@@ -429,6 +481,10 @@ cdef class WordPieceEncoder:
     def decode_ids(self, ids) -> bytes:
         """The UTF-8 of `decode_arrow` for one sequence of ids (Python ints), without Arrow."""
         return decode_ids(ids, self._pieces())
+
+    def decode_text(self, ids, str errors not None="replace") -> str:
+        """`decode_ids(ids).decode("utf-8", errors)` in one call, without the bytes object."""
+        return decode_text(ids, self._pieces(), errors)
 
     def token_bytes(self, int32_t token_id) -> bytes:
         """The vocabulary entry of one id (continuation prefix included); UnknownTokenError (a

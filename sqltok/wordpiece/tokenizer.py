@@ -58,7 +58,8 @@ class WordPieceTokenizer(Tokenizer):
         self._encoder = WordPieceEncoder(
             [t.encode() for t in spec.tokens], spec.prefix.encode(), vocab[spec.unk_token],
             spec.max_input_chars_per_word, spec.normalizer, list(spec.single), list(spec.pair),
-            [t.encode() for t in first], [t.encode() for t in later], list(self._special_by_id))
+            [t.encode() for t in first], [t.encode() for t in later], list(self._special_by_id),
+            [s.encode() for s in self._special_tokens])
         self._token_strings = pa.array(spec.tokens, pa.large_string())  # tokens() shows them as HF does
         self._token_bytes = self._token_strings.cast(pa.large_binary())
         self._decoded_pieces = (first, later)  # what each id adds to decoded text, first or after another
@@ -134,7 +135,27 @@ class WordPieceTokenizer(Tokenizer):
         except UnicodeEncodeError:  # (a surrogate: the error that says so)
             return self._encoder.encode_str(self._utf8_texts([text])[0], True, counts_only)
 
-    def _decode_ids(self, ids: Sequence[int]) -> bytes:
+    def encode(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
+               disallowed_special: AllowedSpecial = "all") -> list[int]:
+        """`Tokenizer.encode`, in one call to the encoder when the text holds no special token's text
+        and the policy is one that text is all it depends on (every special token allowed, or
+        every one disallowed, or none of either)."""
+        if type(text) is str and (not allowed_special or allowed_special == "all") and \
+                (not disallowed_special or disallowed_special == "all"):
+            try:
+                ids = self._encoder.encode_str(text, True, False, bool(allowed_special or disallowed_special))
+            except UnicodeEncodeError:  # (a surrogate: the base class gives the error that says so)
+                ids = None
+            if ids is not None:
+                return ids
+        return super().encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+
+    def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
+        """`Tokenizer.decode` in one call to the encoder."""
+        return self._encoder.decode_text(ids, errors)
+
+    def decode_bytes(self, ids: Sequence[int]) -> bytes:
+        """`Tokenizer.decode_bytes` in one call to the encoder: the UTF-8 of `decode`."""
         return self._encoder.decode_ids(ids)
 
     # -- Python API --------------------------------------------------------------------------------

@@ -1,0 +1,116 @@
+"""The one-call single-text paths give what the generic path gives: WordPiece `encode` under every
+special-token policy (the encoder's own look for special-token text, with special tokens that start
+with one byte and with several), and `decode` under every `errors` policy, strict's error included."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import sqltok
+from sqltok import Tokenizer
+from sqltok.wordpiece.tokenizer import WordPieceTokenizer
+
+FRAGMENTS = st.sampled_from(["[CLS]", "[SEP]", "[MASK]", "[", "[CLS", "SEP]", "<s>", "</s>", "<s", "<", " ",
+                             "hello", "World", "naïve", "日本", "!", "'s", "[[SEP]]", "\ud800"])
+TEXT = st.lists(st.one_of(FRAGMENTS, st.text(max_size=4)), max_size=12).map("".join)
+POLICIES = [((), "all"), ("all", "all"), ((), ()), ("all", ()), ({"[SEP]"}, "all"), ((), {"[CLS]"}),
+            ("all", {"[CLS]"})]
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@pytest.fixture(scope="module", params=["bert", "two-first-bytes"])
+def wordpiece(request, bundled, tmp_path_factory) -> WordPieceTokenizer:
+    bert = Tokenizer.load(bundled("bert-base-uncased_tokenizer.json"))
+    if request.param == "bert":  # special tokens that all start with "["
+        return bert
+    # a vocab.txt whose [CLS] and [SEP] are "<s>" and "</s>": special tokens that start with "[" or "<"
+    vocab = tmp_path_factory.mktemp("vocab") / "vocab.txt"
+    vocab.write_text("\n".join(bert.spec.tokens + ["<s>", "</s>"]) + "\n", encoding="utf-8")
+    tok = WordPieceTokenizer.load(vocab, cls_token="<s>", sep_token="</s>")
+    assert {"<s>", "</s>", "[SEP]"} <= tok.special_tokens_set
+    return tok
+
+
+@pytest.fixture(scope="module")
+def o200k(bundled) -> Tokenizer:
+    return Tokenizer.load(bundled("o200k_base.tiktoken"))
+
+
+def outcome(call):
+    """What a call gives: its result, or the type and message of what it raised."""
+    try:
+        return call()
+    except (ValueError, sqltok.SqltokError) as e:
+        return type(e), str(e)
+
+
+@SETTINGS
+@given(text=TEXT)
+def test_wordpiece_encode_equals_the_generic_path(wordpiece, text):
+    for allowed, disallowed in POLICIES:
+        got = outcome(lambda: wordpiece.encode(text, allowed_special=allowed, disallowed_special=disallowed))
+        expected = outcome(lambda: Tokenizer.encode(wordpiece, text, allowed_special=allowed,
+                                                    disallowed_special=disallowed))
+        assert got == expected, (allowed, disallowed)
+
+
+def test_wordpiece_encode_matches_special_text_anywhere(wordpiece):
+    cls, sep = wordpiece.spec.single[0][0], wordpiece.spec.single[1][0]
+    word = wordpiece.encode("hello", disallowed_special=())
+    for special in sorted(wordpiece.special_tokens_set):
+        sid = wordpiece.special_tokens[special]
+        for text, inner in ((special, [sid]), ("hello" + special, word[1:-1] + [sid]),
+                            (special + "hello", [sid] + word[1:-1])):
+            assert wordpiece.encode(text, allowed_special="all") == [cls, *inner, sep], text
+            with pytest.raises(ValueError, match="disallowed special token"):
+                wordpiece.encode(text)
+    assert wordpiece.encode("[" * 50 + "<" * 50, allowed_special="all") == \
+        wordpiece.encode("[" * 50 + "<" * 50, disallowed_special=())
+
+
+BYTES = st.binary(max_size=30)  # byte-level tokens spell any bytes, valid UTF-8 or not
+ERRORS = ["strict", "replace", "ignore", "backslashreplace", "surrogateescape", "surrogatepass"]
+
+
+@SETTINGS
+@given(data=BYTES, text=TEXT)
+def test_bpe_decode_equals_bytes_decode_under_every_errors_policy(o200k, data, text):
+    tok = o200k
+    ids = [tok.encode_single_token(bytes([b])) for b in data] + tok.encode_ordinary(text.encode("utf-16", "surrogatepass").decode("utf-16", "replace"))
+    raw = tok.decode_bytes(ids)
+    for errors in ERRORS:
+        assert outcome_decode(lambda: tok.decode(ids, errors)) == outcome_decode(lambda: raw.decode("utf-8", errors))
+    assert tok.decode(ids) == raw.decode("utf-8", "replace")
+
+
+def test_decode_errors_policy_is_checked_as_bytes_decode_checks_it(o200k):
+    tok = o200k
+    h, ff = tok.encode_single_token(b"H"), tok.encode_single_token(b"\xff")
+    with pytest.raises(TypeError):
+        tok.decode([h], None)
+    with pytest.raises(LookupError):
+        tok.decode([ff], "no-such-handler")
+    assert tok.decode([h], "no-such-handler") == "H"  # (looked up only when needed, as bytes.decode)
+    with pytest.raises(UnicodeDecodeError) as got:
+        tok.decode([h, ff, h], "strict")
+    with pytest.raises(UnicodeDecodeError) as expected:
+        b"H\xffH".decode("utf-8", "strict")
+    assert str(got.value) == str(expected.value)
+
+
+@SETTINGS
+@given(text=TEXT, noise=st.lists(st.integers(0, 30521), max_size=6))
+def test_wordpiece_decode_equals_the_generic_path(wordpiece, text, noise):
+    ids = wordpiece.encode(text.encode("utf-16", "surrogatepass").decode("utf-16", "replace"),
+                           disallowed_special=()) + noise
+    for errors in ("replace", "strict"):
+        assert wordpiece.decode(ids, errors) == Tokenizer.decode(wordpiece, ids, errors)
+
+
+def outcome_decode(call):
+    """What a decode gives: its text, or the message of its UnicodeDecodeError."""
+    try:
+        return call()
+    except UnicodeDecodeError as e:
+        return str(e)
