@@ -1,16 +1,19 @@
 # cython: language_level=3
-"""Words (and split words) of each document: from its text alone, or with a byte-level tokenizer's ids.
+"""Words (and split words) of each document: from its text alone, or with a byte-level tokenizer's ids;
+and the distinct words of a batch, for a tokenizer that must encode each word alone.
 
 A word is a maximal run of characters that are not whitespace in Python's `str.split` sense; it is
 split when two or more of the document's tokens overlap its bytes (a token that spans a space and the
 start of a word overlaps that word once). One pass over the bytes and ids of each row, GIL released.
 """
 from cpython.bytes cimport PyBytes_FromStringAndSize
-from libc.stdint cimport int32_t, int64_t, uint32_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.string cimport memcmp
 from libcpp.vector cimport vector
 
 from sqltok.native.arrow_buffers cimport (BinaryView, binary_view, buffer_address, int64_array, view_end,
                                           view_start, view_valid)
+from sqltok.native.bytes_table cimport bytes_hash
 from sqltok.pretokenizer.matcher cimport next_char
 
 import pyarrow as pa
@@ -99,29 +102,70 @@ def word_splits_arrow(texts: "pa.Array", ids: "pa.LargeListArray", lengths: byte
     return int64_array(words), int64_array(split)
 
 
-def words_arrow(texts: "pa.Array") -> "tuple[pa.Array, pa.Array]":
-    """Every word of every row, in order (large_string), and the row each came from (int64)."""
+cdef struct DistinctWords:          # the distinct words seen so far, by open addressing
+    vector[int64_t] slots           # -1, or the distinct word's number
+    vector[uint64_t] hashes         # ... by number: its hash, where it starts and its length
+    vector[const unsigned char*] starts
+    vector[int64_t] lengths
+
+
+cdef int64_t word_number(DistinctWords& d, const unsigned char* p, int64_t n) noexcept nogil:
+    """The number of word p[:n], added if it is new (the table doubles at half full)."""
+    cdef uint64_t h = bytes_hash(<const uint8_t*>p, n)
+    cdef uint64_t mask = d.slots.size() - 1
+    cdef uint64_t i = h & mask
+    cdef int64_t k
+    while True:
+        k = d.slots[i]
+        if k < 0:
+            break
+        if d.hashes[k] == h and d.lengths[k] == n and memcmp(d.starts[k], p, n) == 0:
+            return k
+        i = (i + 1) & mask
+    k = <int64_t>d.hashes.size()
+    d.slots[i] = k
+    d.hashes.push_back(h)
+    d.starts.push_back(p)
+    d.lengths.push_back(n)
+    if 2 * d.hashes.size() > d.slots.size():
+        d.slots.assign(2 * d.slots.size(), -1)
+        mask = d.slots.size() - 1
+        for k in range(<int64_t>d.hashes.size()):
+            i = d.hashes[k] & mask
+            while d.slots[i] >= 0:
+                i = (i + 1) & mask
+            d.slots[i] = k
+    return <int64_t>d.hashes.size() - 1
+
+
+def distinct_words_arrow(texts: "pa.Array") -> "tuple[pa.Array, pa.Array, pa.Array]":
+    """(distinct words of all rows (large_string, in order of first occurrence), the number of each
+    word of every row in that list (int64, in order), where each row's words end in it (int64, one
+    per row; a NULL row has none)). A tokenizer then encodes each distinct word once."""
     cdef list keep = []
     cdef BinaryView v = binary_view(texts, keep)
-    cdef vector[int64_t] offsets, owners
+    cdef DistinctWords d
+    cdef vector[int64_t] numbers, row_ends, offsets
     cdef vector[unsigned char] values
-    cdef int64_t r, a, n
+    cdef int64_t r, a, n, k
     cdef Py_ssize_t i, start
     cdef const unsigned char* s
-    offsets.push_back(0)
+    d.slots.assign(1024, -1)
     with nogil:
         for r in range(v.length):
-            if not view_valid(v, r):
-                continue
-            a = view_start(v, r)
-            s = v.values + a
-            n = view_end(v, r) - a
-            i = 0
-            while next_word(s, n, &i, &start):
-                values.insert(values.end(), s + start, s + i)
-                offsets.push_back(<int64_t>values.size())
-                owners.push_back(r)
+            if view_valid(v, r):
+                a = view_start(v, r)
+                s = v.values + a
+                n = view_end(v, r) - a
+                i = 0
+                while next_word(s, n, &i, &start):
+                    numbers.push_back(word_number(d, s + start, i - start))
+            row_ends.push_back(<int64_t>numbers.size())
+        offsets.push_back(0)
+        for k in range(<int64_t>d.hashes.size()):
+            values.insert(values.end(), d.starts[k], d.starts[k] + d.lengths[k])
+            offsets.push_back(<int64_t>values.size())
     data = PyBytes_FromStringAndSize(<const char*>values.data(), values.size())
-    words = pa.Array.from_buffers(pa.large_string(), owners.size(),
+    words = pa.Array.from_buffers(pa.large_string(), d.hashes.size(),
                                   [None, int64_array(offsets).buffers()[1], pa.py_buffer(data)])
-    return words, int64_array(owners)
+    return words, int64_array(numbers), int64_array(row_ends)
