@@ -8,11 +8,11 @@ Both measurements run in SQL over the same DuckDB table of documents, one after 
 round (encoding first in odd rounds, evaluating first in even ones, so that neither always finds the
 caches warm): "encoding" is `SELECT sum(len(encode(t, text)))` over every (tokenizer, document);
 "evaluating" is `SELECT * FROM sqltok_evaluate(...)` grouped by `lang`. Printed per corpus: seconds
-of each (median over rounds), and the median of the per-round ratios evaluating / encoding (target:
-at most 1.5), and the same of CPU seconds (of the whole process: DuckDB's threads included), which
-a loaded machine disturbs less. The peer, tokenization-scorer, computes one metric (Rényi efficiency) in Python from
-the ids the encoding produced; its time is printed beside sqltok's whole table for scale. The last
-line is one JSON object with every figure.
+and CPU seconds (of the whole process, DuckDB's threads included) of each (median over rounds), the
+median of the per-round ratios evaluating / encoding (target: at most 1.5) and the same ratio of CPU
+seconds, which other work on a shared machine disturbs less. The peer, tokenization-scorer, computes
+one metric (Rényi efficiency) in Python from the ids the encoding produced; its time is printed
+beside sqltok's whole table for scale. The last line is one JSON object with every figure.
 """
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 -- Judging tokenizers over a corpus: every metric is SQL over the token ids, encoded once per
 -- tokenizer. `q` is a query with a VARCHAR column `text` (NULL texts are skipped); `by` names one of
 -- its columns to group by (default: each document's dominant Unicode script). Words are what Python's
--- str.split() gives; a word is split when two or more of the document's tokens overlap it.
+-- str.split() gives; a word is split when two or more of the document's tokens overlap it (WordPiece,
+-- whose tokens are of normalized text: when the word encoded alone gives two or more).
 
 -- The group of document `d` (a row of `q`): its column `by` as text, or its text's dominant script.
 CREATE OR REPLACE TEMP MACRO sqltok_document_group(d, "by") AS
@@ -35,7 +36,8 @@ docs AS MATERIALIZED (  -- g: the group as a number, which groups and joins fast
            length(text) AS characters, sqltok_pretoken_count(text) AS pretokens
     FROM texts
 ),
-tallied AS MATERIALIZED (  -- each text encoded once per tokenizer; its ids counted per text
+tallied AS MATERIALIZED (  -- each text encoded once per tokenizer: its tokens, words, split words and
+                           -- distinct ids with their counts (lists several times shorter than its ids)
     SELECT t.position, d.g, d.bytes, d.characters, d.pretokens, sqltok_tally(t.tokenizer, d.text) AS c
     FROM docs AS d CROSS JOIN tokenizers AS t
 ),
