@@ -8,10 +8,11 @@ Both measurements run in SQL over the same DuckDB table of documents, one after 
 round (encoding first in odd rounds, evaluating first in even ones, so that neither always finds the
 caches warm): "encoding" is `SELECT sum(len(encode(t, text)))` over every (tokenizer, document);
 "evaluating" is `SELECT * FROM sqltok_evaluate(...)` grouped by `lang`. Printed per corpus: seconds
-of each (median over rounds), and the median of the per-round ratios evaluating / encoding (target:
-at most 1.5). The peer, tokenization-scorer, computes one metric (Rényi efficiency) in Python from
-the ids the encoding produced; its time is printed beside sqltok's whole table for scale. The last
-line is one JSON object with every figure.
+and CPU seconds (of the whole process, DuckDB's threads included) of each (median over rounds), the
+median of the per-round ratios evaluating / encoding (target: at most 1.5) and the same ratio of CPU
+seconds, which other work on a shared machine disturbs less. The peer, tokenization-scorer, computes
+one metric (Rényi efficiency) in Python from the ids the encoding produced; its time is printed
+beside sqltok's whole table for scale. The last line is one JSON object with every figure.
 """
 from __future__ import annotations
 
@@ -49,10 +50,11 @@ def load_corpus(con, name: str, paths: list[str], mb: float) -> int:
     return con.execute("SELECT sum(strlen(text)) FROM docs").fetchall()[0][0]
 
 
-def timed(fn) -> tuple[float, object]:
-    t = time.perf_counter()
+def timed(fn) -> tuple[float, float, object]:
+    """(wall seconds, CPU seconds of the whole process, DuckDB's threads included, result of fn())."""
+    t, c = time.perf_counter(), time.process_time()
     out = fn()
-    return time.perf_counter() - t, out
+    return time.perf_counter() - t, time.process_time() - c, out
 
 
 def bench_corpus(con, names: list[str], rounds: int) -> dict:
@@ -62,18 +64,23 @@ def bench_corpus(con, names: list[str], rounds: int) -> dict:
     eval_sql = f"""SELECT * FROM sqltok_evaluate({toks}, 'SELECT text, lang FROM docs', "by" := 'lang')"""
     run_encode = lambda: con.execute(encode_sql).fetchall()[0][0]  # noqa: E731
     run_eval = lambda: con.execute(eval_sql).fetchall()  # noqa: E731
-    encode_s, eval_s, ratios = [], [], []
+    encode_s, eval_s, encode_cpu, eval_cpu, ratios, cpu_ratios = [], [], [], [], [], []
     for r in range(rounds):
         order = (run_encode, run_eval) if r % 2 == 0 else (run_eval, run_encode)
         results = {f: timed(f) for f in order}
         encode_s.append(results[run_encode][0])
         eval_s.append(results[run_eval][0])
+        encode_cpu.append(results[run_encode][1])
+        eval_cpu.append(results[run_eval][1])
         ratios.append(eval_s[-1] / encode_s[-1])
-        tokens = results[run_encode][1]
+        cpu_ratios.append(eval_cpu[-1] / encode_cpu[-1])
+        tokens = results[run_encode][2]
     ids = [" ".join(map(str, x)) for (x,) in con.execute(f"SELECT encode({quote_literal(names[0])}, text) FROM docs").fetchall()]
-    peer_s, _ = timed(lambda: tokenization_scorer.score(ids, metric="renyi_efficiency", power=2.5))
+    peer_s, _, _ = timed(lambda: tokenization_scorer.score(ids, metric="renyi_efficiency", power=2.5))
     return {"tokens": tokens, "encode_s": statistics.median(encode_s), "evaluate_s": statistics.median(eval_s),
+            "encode_cpu_s": statistics.median(encode_cpu), "evaluate_cpu_s": statistics.median(eval_cpu),
             "ratio": statistics.median(ratios), "ratios": ratios,
+            "cpu_ratio": statistics.median(cpu_ratios), "cpu_ratios": cpu_ratios,
             "peer_tokenization_scorer_renyi_one_tokenizer_s": peer_s}
 
 
@@ -97,8 +104,9 @@ def main() -> None:
         res["bytes"] = nbytes
         results[corpus] = res
         print(f"{corpus}: {nbytes / 1e6:.1f} MB, {len(names)} tokenizers ({', '.join(names)}): encoding "
-              f"{res['encode_s']:.2f} s, the whole metrics table {res['evaluate_s']:.2f} s; evaluating / encoding "
-              f"= {res['ratio']:.2f} (target <= 1.5; rounds {', '.join(f'{x:.2f}' for x in res['ratios'])}); "
+              f"{res['encode_s']:.2f} s ({res['encode_cpu_s']:.2f} s CPU), the whole metrics table {res['evaluate_s']:.2f} s "
+              f"({res['evaluate_cpu_s']:.2f} s CPU); evaluating / encoding = {res['ratio']:.2f} (target <= 1.5; rounds "
+              f"{', '.join(f'{x:.2f}' for x in res['ratios'])}), in CPU time {res['cpu_ratio']:.2f}; "
               f"peer tokenization-scorer, Rényi only, {names[0]} only: {res['peer_tokenization_scorer_renyi_one_tokenizer_s']:.2f} s",
               file=sys.stderr)
     print(json.dumps({"tokenizers": names, "mb": args.mb, "rounds": args.rounds, "results": results}))

@@ -1,16 +1,19 @@
 # cython: language_level=3
-"""Words (and split words) of each document: from its text alone, or with a byte-level tokenizer's ids.
+"""Words (and split words) of each document: from its text alone, or with a byte-level tokenizer's ids;
+and the distinct words of a batch, for a tokenizer that must encode each word alone.
 
 A word is a maximal run of characters that are not whitespace in Python's `str.split` sense; it is
 split when two or more of the document's tokens overlap its bytes (a token that spans a space and the
 start of a word overlaps that word once). One pass over the bytes and ids of each row, GIL released.
 """
 from cpython.bytes cimport PyBytes_FromStringAndSize
-from libc.stdint cimport int32_t, int64_t, uint32_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.string cimport memcmp, memcpy, memset
 from libcpp.vector cimport vector
 
-from sqltok.native.arrow_buffers cimport (BinaryView, binary_view, buffer_address, int64_array, view_end,
-                                          view_start, view_valid)
+from sqltok.native.arrow_buffers cimport (BinaryView, binary_view, buffer_address, int32_array, int64_array, view_bytes,
+                                          view_end, view_start, view_valid)
+from sqltok.native.bytes_table cimport bytes_hash
 from sqltok.pretokenizer.matcher cimport next_char
 
 import pyarrow as pa
@@ -99,29 +102,113 @@ def word_splits_arrow(texts: "pa.Array", ids: "pa.LargeListArray", lengths: byte
     return int64_array(words), int64_array(split)
 
 
-def words_arrow(texts: "pa.Array") -> "tuple[pa.Array, pa.Array]":
-    """Every word of every row, in order (large_string), and the row each came from (int64)."""
+cdef enum:
+    HEAD_BYTES = 16                 # words up to this long are compared within their slot
+    RECENT = 4096                   # slots of the cache of recent words (frequent words stay in L2)
+
+
+cdef struct WordSlot:
+    uint64_t hash                   # 0: empty
+    uint64_t head[2]                # the word's first 16 bytes, zero-padded
+    int64_t length
+    int64_t number
+
+
+cdef struct DistinctWords:          # the distinct words seen so far, by open addressing
+    vector[WordSlot] slots          # a probe reads one slot, and the text only for words over 16 bytes
+    vector[WordSlot] recent         # direct-mapped by hash: the slot a word last had here
+    vector[const unsigned char*] starts   # by number, where each word first occurs
+
+
+cdef inline bint same(const WordSlot& a, const WordSlot& b, const vector[const unsigned char*]& starts,
+                      const unsigned char* p) noexcept nogil:
+    """Whether slot `a` holds the word of `b` (p: its bytes)."""
+    if a.hash != b.hash or a.length != b.length or a.head[0] != b.head[0] or a.head[1] != b.head[1]:
+        return False
+    return a.length <= HEAD_BYTES or memcmp(starts[a.number] + HEAD_BYTES, p + HEAD_BYTES,
+                                           a.length - HEAD_BYTES) == 0
+
+
+cdef void grow(DistinctWords& d) noexcept nogil:
+    cdef WordSlot empty
+    memset(&empty, 0, sizeof(WordSlot))
+    cdef vector[WordSlot] old = d.slots
+    d.slots.assign(2 * old.size(), empty)
+    cdef uint64_t mask = d.slots.size() - 1, i
+    cdef size_t k
+    for k in range(old.size()):
+        if old[k].hash:
+            i = old[k].hash & mask
+            while d.slots[i].hash:
+                i = (i + 1) & mask
+            d.slots[i] = old[k]
+
+
+cdef int64_t word_number(DistinctWords& d, const unsigned char* p, int64_t n) noexcept nogil:
+    """The number of word p[:n], added if it is new (the table doubles at half full)."""
+    cdef WordSlot w
+    w.hash = bytes_hash(<const uint8_t*>p, n)
+    w.head[0] = w.head[1] = 0
+    memcpy(w.head, p, n if n < HEAD_BYTES else HEAD_BYTES)
+    w.length = n
+    cdef WordSlot* seen = &d.recent[w.hash & (RECENT - 1)]
+    if same(seen[0], w, d.starts, p):
+        return seen.number
+    cdef uint64_t mask = d.slots.size() - 1
+    cdef uint64_t i = w.hash & mask
+    while d.slots[i].hash:
+        if same(d.slots[i], w, d.starts, p):
+            seen[0] = d.slots[i]
+            return d.slots[i].number
+        i = (i + 1) & mask
+    w.number = <int64_t>d.starts.size()
+    d.slots[i] = w
+    seen[0] = w
+    d.starts.push_back(p)
+    if 2 * d.starts.size() > d.slots.size():
+        grow(d)
+    return w.number
+
+
+def distinct_words_arrow(texts: "pa.Array") -> "tuple[pa.Array, pa.Array, pa.Array]":
+    """(distinct words of all rows (large_string, in order of first occurrence), the number of each
+    word of every row in that list (int32, in order), where each row's words end in it (int64, one
+    per row; a NULL row has none)). A tokenizer then encodes each distinct word once."""
     cdef list keep = []
     cdef BinaryView v = binary_view(texts, keep)
-    cdef vector[int64_t] offsets, owners
+    cdef DistinctWords d
+    cdef vector[int32_t] numbers
+    cdef vector[int64_t] row_ends, offsets
     cdef vector[unsigned char] values
-    cdef int64_t r, a, n
+    cdef int64_t r, a, n, k
     cdef Py_ssize_t i, start
     cdef const unsigned char* s
-    offsets.push_back(0)
+    cdef WordSlot empty
+    memset(&empty, 0, sizeof(WordSlot))
+    d.slots.assign(1024, empty)
+    d.recent.assign(RECENT, empty)
+    cdef vector[int64_t] lengths
+    if v.length:  # a word takes two bytes or more with the space after it: no regrowth copies
+        numbers.reserve(view_bytes(v, 0, v.length) // 2 + 1)
     with nogil:
         for r in range(v.length):
-            if not view_valid(v, r):
-                continue
-            a = view_start(v, r)
-            s = v.values + a
-            n = view_end(v, r) - a
-            i = 0
-            while next_word(s, n, &i, &start):
-                values.insert(values.end(), s + start, s + i)
-                offsets.push_back(<int64_t>values.size())
-                owners.push_back(r)
+            if view_valid(v, r):
+                a = view_start(v, r)
+                s = v.values + a
+                n = view_end(v, r) - a
+                i = 0
+                while next_word(s, n, &i, &start):
+                    numbers.push_back(<int32_t>word_number(d, s + start, i - start))
+            row_ends.push_back(<int64_t>numbers.size())
+        offsets.push_back(0)
+        lengths.resize(d.starts.size())
+        for k in range(<int64_t>d.slots.size()):
+            if d.slots[k].hash:
+                lengths[d.slots[k].number] = d.slots[k].length
+        for k in range(<int64_t>d.starts.size()):
+            values.insert(values.end(), d.starts[k], d.starts[k] + lengths[k])
+            offsets.push_back(<int64_t>values.size())
     data = PyBytes_FromStringAndSize(<const char*>values.data(), values.size())
-    words = pa.Array.from_buffers(pa.large_string(), owners.size(),
+    words = pa.Array.from_buffers(pa.large_string(), d.starts.size(),
                                   [None, int64_array(offsets).buffers()[1], pa.py_buffer(data)])
-    return words, int64_array(owners)
+    return words, int32_array(numbers), int64_array(row_ends)

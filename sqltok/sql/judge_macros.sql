@@ -1,7 +1,8 @@
 -- Judging tokenizers over a corpus: every metric is SQL over the token ids, encoded once per
 -- tokenizer. `q` is a query with a VARCHAR column `text` (NULL texts are skipped); `by` names one of
 -- its columns to group by (default: each document's dominant Unicode script). Words are what Python's
--- str.split() gives; a word is split when two or more of the document's tokens overlap it.
+-- str.split() gives; a word is split when two or more of the document's tokens overlap it (WordPiece,
+-- whose tokens are of normalized text: when the word encoded alone gives two or more).
 
 -- The group of document `d` (a row of `q`): its column `by` as text, or its text's dominant script.
 CREATE OR REPLACE TEMP MACRO sqltok_document_group(d, "by") AS
@@ -32,29 +33,27 @@ texts AS (
 ),
 docs AS MATERIALIZED (  -- g: the group as a number, which groups and joins faster than its name
     SELECT text, grp, dense_rank() OVER (ORDER BY grp) AS g, strlen(text) AS bytes,
-           length(text) AS characters, len(pretokenize(text, simple := true)) AS pretokens
+           length(text) AS characters, sqltok_pretoken_count(text) AS pretokens
     FROM texts
 ),
-encoded AS MATERIALIZED (
-    SELECT position, g, bytes, characters, pretokens, ids, len(ids) AS tokens,
-           sqltok_word_splits(tokenizer, text, ids) AS words
-    FROM (SELECT t.position, t.tokenizer, d.g, d.text, d.bytes, d.characters, d.pretokens,
-                 encode(t.tokenizer, d.text) AS ids
-          FROM docs AS d CROSS JOIN tokenizers AS t)
+tallied AS MATERIALIZED (  -- each text encoded once per tokenizer: its tokens, words, split words and
+                           -- distinct ids with their counts (lists several times shorter than its ids)
+    SELECT t.position, d.g, d.bytes, d.characters, d.pretokens, sqltok_tally(t.tokenizer, d.text) AS c
+    FROM docs AS d CROSS JOIN tokenizers AS t
 ),
 per_document AS (
     SELECT position, g, grouping(g) = 1 AS overall,
            count(*) AS documents, sum(bytes)::BIGINT AS bytes, sum(characters)::BIGINT AS characters,
-           sum(pretokens)::BIGINT AS pretokens, sum(tokens)::BIGINT AS tokens,
-           sum(words.words)::BIGINT AS words, sum(words.split)::BIGINT AS split_words,
-           avg(tokens) AS tokens_per_document_mean, quantile_cont(tokens, [0.5, 0.95, 0.99]) AS q,
-           max(tokens) AS tokens_per_document_max
-    FROM encoded
+           sum(pretokens)::BIGINT AS pretokens, sum(c.tokens)::BIGINT AS tokens,
+           sum(c.words)::BIGINT AS words, sum(c.split)::BIGINT AS split_words,
+           avg(c.tokens) AS tokens_per_document_mean, quantile_cont(c.tokens, [0.5, 0.95, 0.99]) AS q,
+           max(c.tokens) AS tokens_per_document_max
+    FROM tallied
     GROUP BY GROUPING SETS ((position, g), (position))
 ),
 group_frequencies AS MATERIALIZED (
-    SELECT position, g, id, count(*) AS n
-    FROM (SELECT position, g, unnest(ids) AS id FROM encoded)
+    SELECT position, g, id, sum(n)::BIGINT AS n
+    FROM (SELECT position, g, unnest(c.ids) AS id, unnest(c.counts) AS n FROM tallied)
     GROUP BY position, g, id
 ),
 frequencies AS (

@@ -1,8 +1,11 @@
 """What judging tokenizers needs in SQL besides encoding: `dominant_script(text)`,
 `sqltok_vocabulary(name)` (a tokenizer's whole vocabulary as one list of
 STRUCT(id, token BLOB, text VARCHAR, special BOOLEAN) to `unnest`; call it on a constant name),
-`sqltok_vocab_size(name)` (how many ids have a token, special ones included) and `sqltok_word_splits(name, text, ids)` (STRUCT(words, split): the text's words and how many of them
-two or more of its tokens overlap)."""
+`sqltok_vocab_size(name)` (how many ids have a token, special ones included),
+`sqltok_pretoken_count(text)` (pretokens of the GPT-4o pattern) and `sqltok_tally(name, text)` (what
+`sqltok_evaluate` needs of one text and tokenizer, from one encode: STRUCT(tokens, words, split, ids,
+counts) with the text's tokens, words, words two or more tokens overlap, and its distinct ids with
+how often each occurs)."""
 from __future__ import annotations
 
 import duckdb
@@ -12,8 +15,10 @@ import pyarrow.compute as pc
 
 from sqltok.tokenizer import Tokenizer
 from sqltok.named_tokenizers import named_tokenizers
+from sqltok.native._id_counts import id_counts_arrow
+from sqltok.pretokenizer._pretokenize import pretokenize_arrow
 from sqltok.pretokenizer._scripts import dominant_script_arrow
-from sqltok.pretokenizer._words import word_splits_arrow, words_arrow
+from sqltok.pretokenizer._words import distinct_words_arrow, word_splits_arrow
 from sqltok.vocabulary import ENTRY, token_lengths, vocabulary
 from sqltok.wordpiece.tokenizer import WordPieceTokenizer
 
@@ -21,13 +26,14 @@ from .define import define
 from .by_model import by_model
 
 SPLITS = pa.struct([("words", pa.int64()), ("split", pa.int64())])
+TALLY = pa.struct([("tokens", pa.int64()), *SPLITS, ("ids", pa.large_list(pa.int32())),
+                   ("counts", pa.large_list(pa.int32()))])
 
 
 def word_splits(tok: Tokenizer, texts: pa.Array, ids: pa.Array) -> pa.StructArray:
     """Words and split words of each text (0 and 0 for NULL). Byte-level tokenizers: from the
-    document's own ids. WordPiece, whose tokens are of normalized text: each word encoded alone, its
-    post-processor's tokens not counted (the same count, since WordPiece splits at whitespace before
-    anything else)."""
+    document's own ids. WordPiece, whose tokens are of normalized text: each distinct word of the
+    batch encoded alone, once, its post-processor's tokens not counted."""
     if isinstance(texts, pa.ChunkedArray):
         texts = texts.combine_chunks()
     if not isinstance(tok, WordPieceTokenizer):
@@ -37,13 +43,23 @@ def word_splits(tok: Tokenizer, texts: pa.Array, ids: pa.Array) -> pa.StructArra
             ids = ids.combine_chunks()
         words, split = word_splits_arrow(texts, ids.cast(pa.large_list(pa.int32())), token_lengths(tok))
         return pa.StructArray.from_arrays([words, split], fields=list(SPLITS))
-    flat, owner = words_arrow(texts)
-    counts = pc.subtract(tok.encode_arrow(flat, counts_only=True), tok.token_count(""))
-    is_split = pc.greater_equal(counts, 2).cast(pa.int64())
-    owner = owner.to_numpy()
-    words = np.bincount(owner, minlength=len(texts)).astype(np.int64)
-    split = np.bincount(owner, weights=is_split.to_numpy(), minlength=len(texts)).astype(np.int64)
+    distinct, numbers, ends = distinct_words_arrow(texts)
+    counts = pc.subtract(tok.encode_arrow(distinct, counts_only=True), tok.token_count(""))
+    is_split = pc.greater_equal(counts, 2).to_numpy(zero_copy_only=False)
+    ends = ends.to_numpy()
+    split = np.concatenate([[0], np.cumsum(is_split[numbers.to_numpy()], dtype=np.int64)])[ends]
+    words, split = np.diff(ends, prepend=0), np.diff(split, prepend=0)
     return pa.StructArray.from_arrays([pa.array(words), pa.array(split)], fields=list(SPLITS))
+
+
+def tally(tok: Tokenizer, texts: pa.Array) -> pa.StructArray:
+    """Tokens, words, split words, distinct ids and their counts of each text (see the module), the
+    text encoded once; a NULL text has 0 tokens and words and NULL lists."""
+    ids = tok.encode_arrow(texts)
+    splits = word_splits(tok, texts, ids)
+    distinct, counts = id_counts_arrow(ids, tok.n_vocab)
+    tokens = pc.list_value_length(ids).cast(pa.int64()).fill_null(0)
+    return pa.StructArray.from_arrays([tokens, *splits.flatten(), distinct, counts], fields=list(TALLY))
 
 
 def register(con: duckdb.DuckDBPyConnection) -> None:
@@ -62,16 +78,16 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
                  for n in names.to_pylist()]
         return pa.concat_arrays(parts)
 
-    def splits(names: pa.Array, texts: pa.Array, ids: pa.Array) -> pa.Array:
-        if isinstance(texts, pa.ChunkedArray):
-            texts, ids = texts.combine_chunks(), ids.combine_chunks()
-        rows = pa.StructArray.from_arrays([texts, ids], names=["text", "ids"])
-        return by_model(names, rows, lambda n, r: word_splits(reg.get(n), *r.flatten()), SPLITS)
+    def tallies(names: pa.Array, texts: pa.Array) -> pa.Array:
+        return by_model(names, texts, lambda n, t: tally(reg.get(n), t), TALLY)
 
     define(con, "dominant_script", lambda texts: dominant_script_arrow(texts), [varchar], varchar)
     define(con, "sqltok_vocabulary", vocabularies, [varchar], duckdb.list_type(entry))
     define(con, "sqltok_vocab_size", lambda names: by_model(
         names, names, lambda n, rows: pa.array([len(vocabulary(reg.get(n)))] * len(rows), pa.int64()), pa.int64()),
         [varchar], bigint)
-    define(con, "sqltok_word_splits", splits, [varchar, varchar, duckdb.list_type(duckdb.sqltype("INTEGER"))],
-           duckdb.struct_type({"words": bigint, "split": bigint}))
+    define(con, "sqltok_pretoken_count", lambda texts: pc.list_value_length(pretokenize_arrow(texts, False)).cast(
+        pa.int64()), [varchar], bigint)
+    ids = duckdb.list_type(duckdb.sqltype("INTEGER"))
+    define(con, "sqltok_tally", tallies, [varchar, varchar],
+           duckdb.struct_type({"tokens": bigint, "words": bigint, "split": bigint, "ids": ids, "counts": ids}))

@@ -1,0 +1,95 @@
+"""The kernels `sqltok_evaluate` runs over each batch, against plain Python: each text's distinct ids
+and their counts, the distinct words of a batch, and WordPiece's split words from those (each
+distinct word encoded once) against every word encoded alone."""
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import sqltok
+from sqltok.native._id_counts import id_counts_arrow
+from sqltok.pretokenizer._words import distinct_words_arrow
+from sqltok.udfs.judge import tally, word_splits
+
+IDS = pa.large_list(pa.int32())
+SPACES = "\t\n\x0b\x0c\r\x1c\x1f \x85\xa0\u1680\u2000\u200a\u2028\u2029\u202f\u205f\u3000\u200b"
+# words that share their first 16 bytes (compared within a slot) and differ after them
+LONG = ["abcdefghijklmnop", "abcdefghijklmnopq", "abcdefghijklmnopr", "abcdefghijklmnopqrstuvwxyz"]
+words = st.one_of(st.sampled_from(LONG + ["a", "ab", "é", "日本", "don't", "##", "x" * 120]),
+                  st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1, max_size=6))
+texts = st.lists(st.tuples(words, st.sampled_from(SPACES)), max_size=30).map(lambda ws: "".join(w + s for w, s in ws))
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows=st.lists(st.one_of(st.none(), st.lists(st.integers(0, 40), max_size=60)), max_size=20),
+       start=st.integers(0, 3))
+def test_id_counts_equal_a_counter_per_row(rows, start):
+    ids = pa.array(rows, IDS)[start:]  # a slice: the kernel reads the offsets from where it starts
+    distinct, counts = id_counts_arrow(ids, 41)
+    for row, d, c in zip(rows[start:], distinct.to_pylist(), counts.to_pylist()):
+        if row is None:
+            assert d is None and c is None
+        else:
+            assert dict(zip(d, c)) == Counter(row) and d == list(dict.fromkeys(row))
+
+
+def test_id_counts_refuse_an_id_outside_the_vocabulary():
+    with pytest.raises(ValueError, match="token id 7 is outside this vocabulary of 7 ids"):
+        id_counts_arrow(pa.array([[1, 2], [7]], IDS), 7)
+    with pytest.raises(ValueError, match="token id -1"):
+        id_counts_arrow(pa.array([[-1]], IDS), 7)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows=st.lists(st.one_of(st.none(), texts), max_size=12))
+def test_distinct_words_rebuild_every_rows_words(rows):
+    distinct, numbers, ends = distinct_words_arrow(pa.array(rows, pa.large_string()))
+    distinct, numbers, ends = distinct.to_pylist(), numbers.to_pylist(), ends.to_pylist()
+    every = [w for r in rows if r is not None for w in r.split()]
+    assert distinct == list(dict.fromkeys(every))
+    assert [distinct[k] for k in numbers] == every
+    assert ends == list(itertools.accumulate(len(r.split()) if r else 0 for r in rows))
+
+
+def test_distinct_words_of_many_words():
+    """More distinct words than the table first holds (it grows) and than the cache of recent ones."""
+    rows = [" ".join(f"w{i}_{j}" for j in range(300)) + " the the" for i in range(100)]
+    distinct, numbers, ends = distinct_words_arrow(pa.array(rows))
+    assert len(distinct) == 100 * 300 + 1 and distinct[-1].as_py() == "w99_299" and "the" in distinct.to_pylist()
+    assert [distinct[k].as_py() for k in numbers.to_pylist()] == [w for r in rows for w in r.split()]
+
+
+@pytest.fixture(scope="module")
+def bert(bundled):
+    return sqltok.Tokenizer.load(str(bundled("bert-base-uncased_tokenizer.json")))
+
+
+@pytest.fixture(scope="module")
+def o200k(bundled):
+    return sqltok.Tokenizer.load(str(bundled("o200k_base.tiktoken")))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(st.one_of(st.none(), texts), min_size=1, max_size=8))
+def test_wordpiece_split_words_equal_each_word_encoded_alone(bert, rows):
+    extra = len(bert.encode_ordinary(""))
+    got = word_splits(bert, pa.array(rows, pa.large_string()), None)
+    assert got.field("words").to_pylist() == [len(r.split()) if r else 0 for r in rows]
+    assert got.field("split").to_pylist() == [
+        sum(len(bert.encode_ordinary(w)) - extra >= 2 for w in r.split()) if r else 0 for r in rows]
+
+
+def test_tally_of_a_batch(bert, o200k):
+    for tok in (bert, o200k):
+        rows = ["the cat saw the other cat", None, "", "tokenizers"]
+        got = tally(tok, pa.array(rows, pa.large_string())).to_pylist()
+        for row, text in zip(got, rows):
+            ids = tok.encode_ordinary(text) if text is not None else []
+            assert row["tokens"] == len(ids)
+            assert (row["ids"], row["counts"]) == ((None, None) if text is None else
+                                                   (list(Counter(ids)), list(Counter(ids).values())))
