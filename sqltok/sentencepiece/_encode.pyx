@@ -35,6 +35,7 @@ from sqltok.native.id_lists cimport IdListView, IdRows, IdVector, id_list_view, 
 from sqltok.native.id_output cimport IdPool, id_pool_new, id_pool_release, id_pool_take, id_rows_arrow
 from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
 from sqltok.sentencepiece.charsmap cimport charsmap_build
+from sqltok.sentencepiece.hf_whitespace cimport HfWhitespace, hf_whitespace
 from sqltok.sentencepiece.normalizer cimport Normalizer, normalize, user_match, valid_utf8_len
 from sqltok.wordpiece.byte_trie cimport ByteTrie, byte_trie_build, byte_trie_child
 
@@ -98,6 +99,7 @@ cdef struct Split:              # BPE: how an unused piece was last made, to spl
 
 cdef struct Workspace:
     string norm
+    string hf_norm              # HF whitespace mode: the model's input made from `norm`
     vector[int64_t] spans       # offsets: the normalized (begin, end) of each id emitted, when asked
     bint want_spans
     unordered_map[string, vector[int32_t]] words    # BPE: the ids of each word seen (see _bpe_words)
@@ -183,6 +185,7 @@ cdef class SentencePieceEncoder:
     cdef BytesTable lookup                  # PieceToId: reserved pieces first, then pieces_
     cdef ByteTrie trie                      # root PIECES: pieces_; root USER: user-defined symbols
     cdef Normalizer normalizer              # its user-defined symbols: self.trie's root USER
+    cdef HfWhitespace hf                    # HF's whitespace steps after the charsmap (see hf_whitespace.pxd)
     cdef bint words_apart                   # BPE: no piece joins a character to a following "▁"
     cdef bint bpe, byte_fallback, add_dummy_prefix, remove_extra_whitespaces
     cdef int32_t unk
@@ -200,9 +203,11 @@ cdef class SentencePieceEncoder:
 
     def __init__(self, list pieces, list scores, list types, bint bpe, bint byte_fallback, bytes charsmap,
                  bint add_dummy_prefix, bint remove_extra_whitespaces, bint escape_whitespaces,
-                 bint treat_whitespace_as_suffix, str unk_surface):
+                 bint treat_whitespace_as_suffix, str unk_surface, tuple hf_whitespace=None):
         """A checked model (`model_proto.check_model`): pieces (str) by id, their float scores and
-        types (PieceType values), and the options."""
+        types (PieceType values), and the options; `hf_whitespace` (strip_right, collapse,
+        split_words, prefix) puts HF's whitespace steps in place of sentencepiece's options, which
+        must then be off."""
         cdef vector[int32_t] normal, reserved
         cdef list trie_pieces = [], user = []
         cdef int32_t i, k
@@ -216,6 +221,11 @@ cdef class SentencePieceEncoder:
         self.normalizer.escape_whitespaces = escape_whitespaces
         self.normalizer.suffix = treat_whitespace_as_suffix
         self.unk_surface = unk_surface.encode()
+        self.hf.active = hf_whitespace is not None
+        if self.hf.active:
+            if add_dummy_prefix or remove_extra_whitespaces or escape_whitespaces or treat_whitespace_as_suffix:
+                raise ValueError("HF whitespace steps replace sentencepiece's whitespace options")
+            self.hf.strip_right, self.hf.collapse, self.hf.split_words, self.hf.prefix = hf_whitespace
         self.min_score = FLT_MAX
         self.unk = -1
         for k in range(256):
@@ -493,14 +503,18 @@ cdef class SentencePieceEncoder:
 
     cdef void _encode_text(self, const uint8_t* p, int64_t n, IdVector& out, Workspace& ws) noexcept nogil:
         normalize(&self.normalizer, p, n, ws.norm, NULL)
-        if ws.norm.size() == 0:
+        cdef string* text = &ws.norm
+        if self.hf.active:
+            hf_whitespace(&self.hf, <const uint8_t*>ws.norm.data(), ws.norm.size(), ws.hf_norm)
+            text = &ws.hf_norm
+        if text.size() == 0:
             return
         if self.words_apart:
-            self._bpe_words(<const uint8_t*>ws.norm.data(), ws.norm.size(), out, ws)
+            self._bpe_words(<const uint8_t*>text.data(), text.size(), out, ws)
         elif self.bpe:
-            self._bpe(<const uint8_t*>ws.norm.data(), ws.norm.size(), out, ws)
+            self._bpe(<const uint8_t*>text.data(), text.size(), out, ws)
         else:
-            self._unigram(<const uint8_t*>ws.norm.data(), ws.norm.size(), out, ws)
+            self._unigram(<const uint8_t*>text.data(), text.size(), out, ws)
 
     cdef void _encode_rows(self, const BinaryView& v, int64_t first, int64_t last, bint keep_ids,
                            IdRows& res) noexcept nogil:
@@ -547,6 +561,8 @@ cdef class SentencePieceEncoder:
         cdef IdVector ids
         cdef vector[int64_t] origin, begins, ends
         cdef size_t k
+        if self.hf.active:
+            raise ValueError("offsets are not followed through HF's whitespace steps")
         ws.want_spans = True
         with nogil:
             normalize(&self.normalizer, p, n, ws.norm, &origin)
@@ -561,10 +577,14 @@ cdef class SentencePieceEncoder:
         return [ids[k] for k in range(ids.size())], list(begins), list(ends)
 
     def normalize(self, str text) -> str:
-        """The normalized text (sentencepiece's `normalize`), for tests and inspection."""
+        """The normalized text (sentencepiece's `normalize`; the model's input after HF's whitespace
+        steps in that mode), for tests and inspection."""
         cdef bytes b = text.encode()
-        cdef string out
+        cdef string out, hf_out
         normalize(&self.normalizer, <const uint8_t*>b, len(b), out, NULL)
+        if self.hf.active:
+            hf_whitespace(&self.hf, <const uint8_t*>out.data(), out.size(), hf_out)
+            return hf_out.decode()
         return out.decode()
 
     # -- ids -> text -------------------------------------------------------------------------------

@@ -20,8 +20,10 @@ from sqltok.formats.files import read_bytes
 from sqltok.formats.json_file import load_json
 from sqltok.formats.kind import TokenizerFile
 from sqltok.sentencepiece.hf_read import SPACE, HfSentencePiece, read_hf_sentencepiece
+from sqltok.sentencepiece.hf_text_steps import apply_text_steps
 from sqltok.sentencepiece.model_proto import BYTE_PIECE, PieceType
 from sqltok.sentencepiece.tokenizer import SentencePieceTokenizer
+from sqltok.token_offsets import EncodedText
 from sqltok.tokenizer import AllowedSpecial
 
 
@@ -32,7 +34,7 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
     file_kinds = ("hf-unigram", "hf-sp-bpe")
 
     def __init__(self, hf: HfSentencePiece, name: str) -> None:
-        super().__init__(hf.model, name)
+        super().__init__(hf.model, name, hf.whitespace)
         self._special_tokens = dict(hf.special_tokens)
         self._special_by_id = {i: s for s, i in self._special_tokens.items()}
         self.hf = hf
@@ -46,6 +48,10 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
             else:
                 parts.append((piece.replace(SPACE, " ") if dec.replace_space else piece).encode())
         self._decoded = pa.array(parts, pa.large_binary())
+        # the Metaspace decoder: the first token (after skipped special tokens) without its "▁"s
+        self._decoded_first = pa.array([b"" if i in self._special_by_id else piece.replace(SPACE, "").encode()
+                                        for i, piece in enumerate(hf.model.pieces)], pa.large_binary())
+        self._special_mask = pa.array([i in self._special_by_id for i in range(len(parts))])
 
     @classmethod
     def from_file(cls, file: TokenizerFile, name: str | None = None, **options) -> "HfSentencePieceTokenizer":
@@ -77,6 +83,11 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
         return tok
 
     # -- Arrow (what the SQL functions call) -------------------------------------------------------
+    def _encode_segments(self, texts: pa.Array, threads: int, counts_only: bool) -> pa.Array:
+        if self.hf.text_steps:
+            texts = apply_text_steps(self.hf.text_steps, texts.cast(pa.large_string()))
+        return super()._encode_segments(texts, threads, counts_only)
+
     def encode_arrow(self, texts: pa.Array, allowed_special: AllowedSpecial = (), threads: int | None = None,
                      counts_only: bool = False) -> pa.Array:
         if not self.hf.prefix_first:
@@ -91,6 +102,15 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
         prefixed = pc.if_else(bare, pc.binary_join_element_wise(pa.scalar(SPACE, pa.large_string()), texts, pa.scalar("", pa.large_string())), texts)
         return super().encode_arrow(prefixed, allowed_special, threads, counts_only)
 
+    def encode_with_offsets(self, text: str) -> EncodedText:
+        """The `.model` path's offsets, where the tokenizer.json runs sentencepiece's normalizer
+        alone; refused for HF's own steps (normalizer steps before the charsmap, its whitespace
+        steps, Metaspace "first"), whose offsets sqltok does not follow."""
+        if self.hf.text_steps or self.hf.whitespace is not None or self.hf.prefix_first:
+            raise SqltokError(f"{self.name}: offsets are not available for this tokenizer.json's pipeline "
+                              "(HF normalizer or whitespace steps sqltok runs apart from sentencepiece's)")
+        return super().encode_with_offsets(text)
+
     def decode_arrow(self, ids: pa.Array, errors: str = "replace") -> pa.Array:
         """Texts (large_string) of a list<integer> array as HF's `decode` gives them; NULL stays NULL."""
         if isinstance(ids, pa.ChunkedArray):
@@ -101,12 +121,24 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
             bad = flat.filter(pc.or_(pc.less(flat, 0), pc.greater_equal(flat, self.n_vocab)))[0].as_py()
             raise ValueError(f"token id {bad} is not in this vocabulary (ids 0..{self.n_vocab - 1})")
         offsets = pc.subtract(ids.offsets, ids.offsets[0])
-        parts = pa.LargeListArray.from_arrays(offsets, self._decoded.take(flat))
+        decoded = self._decoded.take(flat)
+        if self.hf.decoder.drop_first_spaces:
+            decoded = pc.if_else(self._first_tokens(ids, flat), self._decoded_first.take(flat), decoded)
+        parts = pa.LargeListArray.from_arrays(offsets, decoded)
         joined = pc.binary_join(parts, pa.scalar(b"", pa.large_binary()))
         out = self._texts(joined, ids)
         if self.hf.decoder.strip_first:
             out = pc.replace_substring_regex(out, pattern="^ ", replacement="", max_replacements=1)
         return pc.if_else(ids.is_null(), pa.scalar(None, pa.large_string()), out) if ids.null_count else out
+
+    def _first_tokens(self, ids: pa.LargeListArray, flat: pa.Array) -> pa.Array:
+        """Of the flattened ids, which is the first token of its row that is no special token."""
+        kept = pc.invert(self._special_mask.take(flat)).cast(pa.int64())
+        upto = pc.cumulative_sum(kept)                      # kept tokens up to each, inclusive
+        starts = pc.subtract(ids.offsets, ids.offsets[0])[:-1]
+        row = pc.list_parent_indices(ids)
+        before_row = pc.subtract(upto, kept).take(starts.take(row))  # kept tokens before its row
+        return pc.and_(pc.equal(kept, 1), pc.equal(pc.subtract(upto, before_row), 1))
 
     def _texts(self, joined: pa.Array, ids: pa.Array) -> pa.Array:
         """The joined bytes as text; only a row that is no UTF-8 is decoded again, by `_decode_row`."""
