@@ -1,19 +1,24 @@
 """A SentencePiece-style HF tokenizer.json (model `Unigram`, or `BPE` with `byte_fallback`, as
-`transformers`' `convert_slow_tokenizer` writes them) read into the `SentencePieceModel` that the
-`.model` reader produces, so that the SentencePiece encoder runs it.
+`transformers`' converters write them) read into the `SentencePieceModel` that the `.model` reader
+produces, so that the SentencePiece encoder runs it.
 
-The shapes read are those whose HF semantics equal a setting of sentencepiece's normalizer:
-- normalizer: Sequence of Precompiled (the charsmap), Replace(`\\A +| +\\z` -> "") with
-  Replace(` {2,}` -> " ") (`remove_extra_whitespaces`), Replace(" " -> "▁") (`escape_whitespaces`),
-  Replace(`\\A▁` -> "▁▁") before Metaspace "always", Prepend("▁") (Llama 2's legacy dummy prefix);
-- pre_tokenizer: Metaspace (prepend_scheme "always": `add_dummy_prefix`; "first": a "▁" before
-  the text unless it starts with one, not after a special token; "never"; `split` only when no
-  piece holds a "▁" after its start), then Split(Isolated) of the user-defined pieces;
+Two kinds of pipeline are read:
+- the generic converter's and Llama's, whose HF semantics equal a setting of sentencepiece's
+  normalizer: Sequence of Precompiled (the charsmap), Replace(`\\A +| +\\z` -> "") with
+  Replace(` {2,}` -> " ") (`remove_extra_whitespaces`), Replace(" " -> "▁") (`escape_whitespaces`;
+  Gemma's, with a Split(" ", MergedWithPrevious) that then finds no space), Replace(`\\A▁` -> "▁▁")
+  before Metaspace "always", Prepend("▁") (Llama 2's legacy dummy prefix), Metaspace "first";
+- the model converters' (T5, XLM-R, ALBERT, XLNet, older T5 files): Replace of a string, NFKD,
+  StripAccents, Lowercase before Precompiled (`hf_text_steps`), then Strip(right), Replace(` {2,}`),
+  WhitespaceSplit and Metaspace "always" or "never", run as HF's own steps (`hf_whitespace.pxd`);
+- pre_tokenizer: Metaspace (`split` only when no piece holds a "▁" after its start), then
+  Split(Isolated) of the user-defined pieces (generic pipelines);
 - BPE: ranks from `merges`, turned into scores that make sentencepiece's highest-score-first merge
   order HF's lowest-rank-first (checked: every pair sentencepiece could join is a listed merge,
   each piece's merges are consecutive); `fuse_unk` true; `ignore_merges` false;
-- decoder: Sequence[Replace("▁" -> " "), ByteFallback?, Fuse?, Strip(" ", 1, 0)?] (see
-  `HfDecoder`).
+- decoder: Sequence[Replace("▁" -> " "), ByteFallback?, Fuse?, Strip(" ", 1, 0)?], or Metaspace
+  (see `HfDecoder`); a TemplateProcessing post-processor adds nothing to sqltok's `encode`, which
+  is HF's `add_special_tokens=False`.
 
 Anything else is refused with an `UnsupportedTokenizerError` naming every component at once.
 """

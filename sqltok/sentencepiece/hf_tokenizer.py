@@ -1,10 +1,11 @@
 """`HfSentencePieceTokenizer`: a SentencePiece-style HF tokenizer.json (kinds `hf-unigram`,
 `hf-sp-bpe`; see `hf_read.py`) on the SentencePiece encoder, with ids and decoded text identical to
-HF `tokenizers`' `encode(text, add_special_tokens=False)` and `decode(ids)`.
+HF `tokenizers`' `encode(text, add_special_tokens=False)` and `decode(ids)`. A Unigram model is
+encoded on HF's lattice (float64 scores, where sentencepiece's float32 can break a tie the other way).
 
 Decoding follows HF's decoder chain: special tokens are skipped (HF's `skip_special_tokens`
-default), every other id is its piece ("<unk>" as spelled), "▁" a space, runs of byte tokens
-their bytes. Rows whose bytes are valid UTF-8 (all that encoding gives) are joined in Arrow; a row
+default), every other id is its piece ("<unk>" as spelled), "▁" a space (the Metaspace decoder:
+none in the first token), runs of byte tokens their bytes. Rows whose bytes are valid UTF-8 (all that encoding gives) are joined in Arrow; a row
 holding a byte run that is no UTF-8 gets HF's one U+FFFD per byte of that run.
 """
 from __future__ import annotations
@@ -34,7 +35,7 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
     file_kinds = ("hf-unigram", "hf-sp-bpe")
 
     def __init__(self, hf: HfSentencePiece, name: str) -> None:
-        super().__init__(hf.model, name, hf.whitespace)
+        super().__init__(hf.model, name, hf.whitespace, hf_unigram=True)
         self._special_tokens = dict(hf.special_tokens)
         self._special_by_id = {i: s for s, i in self._special_tokens.items()}
         self.hf = hf
@@ -103,13 +104,9 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
         return super().encode_arrow(prefixed, allowed_special, threads, counts_only)
 
     def encode_with_offsets(self, text: str) -> EncodedText:
-        """The `.model` path's offsets, where the tokenizer.json runs sentencepiece's normalizer
-        alone; refused for HF's own steps (normalizer steps before the charsmap, its whitespace
-        steps, Metaspace "first"), whose offsets sqltok does not follow."""
-        if self.hf.text_steps or self.hf.whitespace is not None or self.hf.prefix_first:
-            raise SqltokError(f"{self.name}: offsets are not available for this tokenizer.json's pipeline "
-                              "(HF normalizer or whitespace steps sqltok runs apart from sentencepiece's)")
-        return super().encode_with_offsets(text)
+        """Not available: HF's offsets of a SentencePiece-style tokenizer.json are not followed."""
+        raise SqltokError(f"{self.name}: offsets are not available for a SentencePiece-style tokenizer.json "
+                          "(only for .model files)")
 
     def decode_arrow(self, ids: pa.Array, errors: str = "replace") -> pa.Array:
         """Texts (large_string) of a list<integer> array as HF's `decode` gives them; NULL stays NULL."""

@@ -30,7 +30,9 @@ class SentencePieceTokenizer(Tokenizer):
     file_kinds = ("sentencepiece",)
 
     def __init__(self, model: SentencePieceModel, name: str,
-                 hf_whitespace: tuple[bool, bool, bool, bool] | None = None) -> None:
+                 hf_whitespace: tuple[bool, bool, bool, bool] | None = None, hf_unigram: bool = False) -> None:
+        """`hf_whitespace` and `hf_unigram`: HF `tokenizers`' steps in place of sentencepiece's (see
+        `HfSentencePieceTokenizer`)."""
         specials = {p: i for i, (p, t) in enumerate(zip(model.pieces, model.types))
                     if t in (PieceType.CONTROL, PieceType.UNKNOWN)}
         super().__init__(name, specials)
@@ -40,7 +42,7 @@ class SentencePieceTokenizer(Tokenizer):
             model.pieces, model.scores, [int(t) for t in model.types], model.trainer.model_type == ModelType.BPE,
             model.trainer.byte_fallback, norm.precompiled_charsmap, norm.add_dummy_prefix,
             norm.remove_extra_whitespaces, norm.escape_whitespaces, model.trainer.treat_whitespace_as_suffix,
-            model.unk_surface, hf_whitespace)
+            model.unk_surface, hf_whitespace, hf_unigram)
         self._token_strings = pa.array(model.pieces, pa.large_string())  # tokens() shows pieces as spelled
         self._token_bytes = self._token_strings.cast(pa.large_binary())
 
