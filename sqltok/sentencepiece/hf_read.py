@@ -243,8 +243,7 @@ def _decoder(dec: object, problems: list[str]) -> HfDecoder:
     return HfDecoder("replace" in kinds, "bytes" in kinds, "strip" in kinds)
 
 
-def _added(entries: object, vocab: dict[str, int], user_defined: tuple[str, ...],
-           problems: list[str]) -> dict[str, int]:
+def _added(entries: object, vocab: dict[str, int], problems: list[str]) -> dict[str, int]:
     """The special tokens (each must be a vocabulary piece: the converters' control pieces)."""
     if not isinstance(entries, list):
         raise ModelFormatError("added_tokens must be a list")
@@ -256,8 +255,11 @@ def _added(entries: object, vocab: dict[str, int], user_defined: tuple[str, ...]
         flags = [f for f in ("single_word", "lstrip", "rstrip", "normalized") if entry.get(f)]
         if flags:
             problems.append(f"added token {content!r} with {', '.join(flags)} true")
-        if not entry.get("special", False) and content not in user_defined:
-            problems.append(f"added token {content!r} that is not special")
+        if not entry.get("special", False):
+            # HF splits the text at it before the normalizer: the text after it gets its own
+            # dummy prefix, which sentencepiece's user-defined pieces do not
+            problems.append(f"added token {content!r} that is not special (HF splits it out before the "
+                            "normalizer; sqltok does not follow that)")
         if content not in vocab:
             problems.append(f"added token {content!r} that is not a vocabulary piece")
         elif entry.get("special", False):
@@ -367,7 +369,7 @@ def read_hf_sentencepiece(doc: dict) -> HfSentencePiece:
     missing = [p for p in o.user_defined if p not in vocab]
     if missing:
         problems.append(f"pre_tokenizer Split isolates {missing[:3]}, which are not vocabulary pieces")
-    special = _added(doc.get("added_tokens") or [], vocab, o.user_defined, problems)
+    special = _added(doc.get("added_tokens") or [], vocab, problems)
     words = o.split or o.split_words
     if words and (any(SPACE in p.lstrip(SPACE) for p in pieces) or SPACE not in vocab):
         problems.append("pre_tokenizer Metaspace split true or WhitespaceSplit with a piece that holds '▁' after "
