@@ -63,7 +63,7 @@ CASES = {
     "t5-old": old_t5_json,
     "xlm-roberta": lambda m: converted("XLMRobertaConverter", m),
     "albert-lower": lambda m: converted("AlbertConverter", m, keep_accents=False, do_lower_case=True),
-    "albert-cased": lambda m: converted("AlbertConverter", m, keep_accents=True, do_lower_case=False),
+    "albert-accents": lambda m: converted("AlbertConverter", m, keep_accents=True, do_lower_case=True),
     "xlnet": lambda m: converted("XLNetConverter", m, keep_accents=False, do_lower_case=False),
 }
 _CACHE: dict = {}
@@ -130,6 +130,13 @@ def test_special_tokens_between_text():
     tok, hf = _pair("albert-lower", BOTCHAN)
     text = "Hi  THERE</s>  Café<s>x "
     assert tok.encode(text, allowed_special="all") == hf.encode(text, add_special_tokens=False).ids
+
+
+def test_lowercase_as_rust():
+    """Lowercase is Rust's per-character full mapping: "İ" -> "i̇", "Σ" -> "σ" even at a word's end."""
+    tok, hf = _pair("albert-accents", BOTCHAN)
+    for text in ("İstanbul ΣΑΣ", "DİŞ İİ", "ǅ Ǆ"):
+        assert tok.encode(text) == hf.encode(text, add_special_tokens=False).ids, text
 
 
 def test_loads_by_content(tmp_path):
