@@ -94,13 +94,11 @@ def test_gemma_fixture_languages():
 
 
 WHITESPACE = " \t\n\r\u00a0\u1680\u2003\u3000\u205f▁"
-# Texts of whitespace runs, accents, fullwidth forms and case pairs. Precompiled in HF replaces a
-# whole grapheme (< 6 bytes) by the rule of its shortest prefix, sentencepiece each longest match:
-# they differ where a combining mark follows a mapped character, so marks (and the other
-# grapheme-extending characters) are left out here.
-TEXT = (st.text(st.characters(codec="utf-8", exclude_categories=["Cs", "Mn", "Mc", "Me"],
-                              exclude_characters="\u200d\u200c\uff9e\uff9f"), max_size=30)
-        | st.text(WHITESPACE + "ab.1éÉ漢Ａｶİıß``''\"", max_size=24))
+# whitespace runs, accents (precomposed and combining: HF's Precompiled replaces a short grapheme
+# by the rule of its shortest prefix, "Ａ\u0301" -> "A"), fullwidth and halfwidth forms, jamo,
+# case pairs
+TEXT = (st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=30)
+        | st.text(WHITESPACE + "ab.1éÉ漢Ａｶﾞ\u0301\u0302\u200d가\u11a8İıß``''\"", max_size=24))
 
 
 @settings(max_examples=80, deadline=None)
@@ -130,6 +128,14 @@ def test_special_tokens_between_text():
     tok, hf = _pair("albert-lower", BOTCHAN)
     text = "Hi  THERE</s>  Café<s>x "
     assert tok.encode(text, allowed_special="all") == hf.encode(text, add_special_tokens=False).ids
+
+
+def test_precompiled_by_grapheme():
+    """HF's Precompiled goes grapheme by grapheme: a grapheme under 6 bytes that starts with a rule
+    becomes that rule's replacement whole; sentencepiece's longest match keeps the mark."""
+    tok, hf = _pair("t5", BOTCHAN)
+    for text in ("Ａ\u0301b", "\u3000\u0301a", "e\u0301\u0302 x", "ｶﾞ", "a\r\nb", "\U0001F44D\U0001F3FD"):
+        assert tok.encode(text) == hf.encode(text, add_special_tokens=False).ids, text
 
 
 def test_lowercase_as_rust():

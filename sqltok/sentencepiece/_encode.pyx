@@ -37,6 +37,7 @@ from sqltok.native.id_lists cimport IdListView, IdRows, IdVector, id_list_view, 
 from sqltok.native.id_output cimport IdPool, id_pool_new, id_pool_release, id_pool_take, id_rows_arrow
 from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
 from sqltok.sentencepiece.charsmap cimport charsmap_build
+from sqltok.sentencepiece.hf_precompiled cimport hf_precompiled
 from sqltok.sentencepiece.hf_whitespace cimport HfWhitespace, hf_whitespace
 from sqltok.sentencepiece.normalizer cimport Normalizer, normalize, user_match, valid_utf8_len
 from sqltok.wordpiece.byte_trie cimport ByteTrie, byte_trie_build, byte_trie_child
@@ -674,6 +675,17 @@ cdef class SentencePieceEncoder:
         if self.hf.active:
             hf_whitespace(&self.hf, <const uint8_t*>out.data(), out.size(), hf_out)
             return hf_out.decode()
+        return out.decode()
+
+    def hf_precompiled(self, str text, list grapheme_ends) -> str:
+        """`text` through HF's Precompiled normalizer (`hf_precompiled.pxd`) with this model's
+        charsmap; `grapheme_ends`: the UTF-8 byte offset where each of its graphemes ends."""
+        cdef bytes b = text.encode()
+        cdef vector[int64_t] ends = grapheme_ends
+        cdef string out
+        if ends.size() and (ends.back() != len(b) or any(e <= s for e, s in zip(grapheme_ends, [0] + grapheme_ends))):
+            raise ValueError("grapheme_ends must rise to the text's UTF-8 length")
+        hf_precompiled(&self.normalizer.charsmap, <const uint8_t*>b, ends.data(), ends.size(), out)
         return out.decode()
 
     # -- ids -> text -------------------------------------------------------------------------------

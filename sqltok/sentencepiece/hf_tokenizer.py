@@ -2,6 +2,8 @@
 `hf-sp-bpe`; see `hf_read.py`) on the SentencePiece encoder, with ids and decoded text identical to
 HF `tokenizers`' `encode(text, add_special_tokens=False)` and `decode(ids)`. A Unigram model is
 encoded on HF's lattice (float64 scores, where sentencepiece's float32 can break a tie the other way).
+A text holding a grapheme of several characters goes through HF's own Precompiled normalizer
+(`hf_precompiled.pxd`, picked out by `hf_graphemes`); the others through sentencepiece's, equal there.
 
 Decoding follows HF's decoder chain: special tokens are skipped (HF's `skip_special_tokens`
 default), every other id is its piece ("<unk>" as spelled), "▁" a space (the Metaspace decoder:
@@ -20,10 +22,11 @@ from sqltok.formats.errors import ModelFormatError
 from sqltok.formats.files import read_bytes
 from sqltok.formats.json_file import load_json
 from sqltok.formats.kind import TokenizerFile
+from sqltok.sentencepiece.hf_graphemes import grapheme_ends, multi_char_graphemes
 from sqltok.sentencepiece.hf_read import SPACE, HfSentencePiece, read_hf_sentencepiece
 from sqltok.sentencepiece.hf_text_steps import apply_text_steps
 from sqltok.sentencepiece.model_proto import BYTE_PIECE, PieceType
-from sqltok.sentencepiece.tokenizer import SentencePieceTokenizer
+from sqltok.sentencepiece.tokenizer import SentencePieceTokenizer, sentencepiece_encoder
 from sqltok.token_offsets import EncodedText
 from sqltok.tokenizer import AllowedSpecial
 
@@ -36,6 +39,9 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
 
     def __init__(self, hf: HfSentencePiece, name: str) -> None:
         super().__init__(hf.model, name, hf.whitespace, hf_unigram=True)
+        # texts with a grapheme of several characters: HF's Precompiled, then this encoder without one
+        self._after_charsmap = sentencepiece_encoder(hf.model, b"", hf.whitespace, True) \
+            if hf.model.normalizer.precompiled_charsmap else None
         self._special_tokens = dict(hf.special_tokens)
         self._special_by_id = {i: s for s, i in self._special_tokens.items()}
         self.hf = hf
@@ -85,9 +91,20 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
 
     # -- Arrow (what the SQL functions call) -------------------------------------------------------
     def _encode_segments(self, texts: pa.Array, threads: int, counts_only: bool) -> pa.Array:
+        texts = texts.cast(pa.large_string())
         if self.hf.text_steps:
-            texts = apply_text_steps(self.hf.text_steps, texts.cast(pa.large_string()))
-        return super()._encode_segments(texts, threads, counts_only)
+            texts = apply_text_steps(self.hf.text_steps, texts)
+        ids = super()._encode_segments(texts, threads, counts_only)
+        picked = multi_char_graphemes(texts) if self._after_charsmap is not None else None
+        if picked is None or not pc.any(picked).as_py():
+            return ids
+        rows = texts.filter(picked).to_pylist()
+        normalized = pa.array([self._encoder.hf_precompiled(t, grapheme_ends(t)) for t in rows], pa.large_string())
+        fixed = self._after_charsmap.encode_arrow(normalized, threads, counts_only)
+        # row r is taken from `ids`, or from `fixed` (appended after them) when it was picked
+        order = pc.replace_with_mask(pa.array(range(len(ids)), pa.int64()), picked,
+                                     pa.array(range(len(ids), len(ids) + len(fixed)), pa.int64()))
+        return pa.concat_arrays([ids, fixed]).take(order)
 
     def encode_arrow(self, texts: pa.Array, allowed_special: AllowedSpecial = (), threads: int | None = None,
                      counts_only: bool = False) -> pa.Array:

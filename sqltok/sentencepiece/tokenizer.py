@@ -37,12 +37,7 @@ class SentencePieceTokenizer(Tokenizer):
                     if t in (PieceType.CONTROL, PieceType.UNKNOWN)}
         super().__init__(name, specials)
         self.model = model
-        norm = model.normalizer
-        self._encoder = SentencePieceEncoder(
-            model.pieces, model.scores, [int(t) for t in model.types], model.trainer.model_type == ModelType.BPE,
-            model.trainer.byte_fallback, norm.precompiled_charsmap, norm.add_dummy_prefix,
-            norm.remove_extra_whitespaces, norm.escape_whitespaces, model.trainer.treat_whitespace_as_suffix,
-            model.unk_surface, hf_whitespace, hf_unigram)
+        self._encoder = sentencepiece_encoder(model, model.normalizer.precompiled_charsmap, hf_whitespace, hf_unigram)
         self._token_strings = pa.array(model.pieces, pa.large_string())  # tokens() shows pieces as spelled
         self._token_bytes = self._token_strings.cast(pa.large_binary())
 
@@ -131,3 +126,15 @@ class SentencePieceTokenizer(Tokenizer):
     def decode_single_token_bytes(self, token: int) -> bytes:
         """The piece of one id as the model spells it ("▁the", "<0x0A>")."""
         return self._encoder.piece_bytes(token)
+
+
+def sentencepiece_encoder(model: SentencePieceModel, charsmap: bytes,
+                          hf_whitespace: tuple[bool, bool, bool, bool] | None = None,
+                          hf_unigram: bool = False) -> SentencePieceEncoder:
+    """The encoder of a model, with `charsmap` as its precompiled charsmap."""
+    norm = model.normalizer
+    return SentencePieceEncoder(
+        model.pieces, model.scores, [int(t) for t in model.types], model.trainer.model_type == ModelType.BPE,
+        model.trainer.byte_fallback, charsmap, norm.add_dummy_prefix, norm.remove_extra_whitespaces,
+        norm.escape_whitespaces, model.trainer.treat_whitespace_as_suffix, model.unk_surface, hf_whitespace,
+        hf_unigram)
