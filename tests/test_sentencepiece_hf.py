@@ -104,15 +104,7 @@ def test_fixture_languages_ids_and_decode(pair):
     texts = _texts(25)
     ours = tok.encode_batch(texts, allowed_special="all")  # HF always matches added tokens
     theirs = [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)]
-    differ = [t for t, a, b in zip(texts, ours, theirs) if a != b]
-    if case == "kyoto-unigram-generic":
-        # HF sums Unigram scores in float64, sentencepiece (and sqltok) in float32: where two paths
-        # tie in one and not the other the segmentations differ; sqltok gives sentencepiece's there
-        sp = sentencepiece.SentencePieceProcessor(model_file=str(MODELS / "kyoto_ja_unigram_8000.model"))
-        assert len(differ) <= len(texts) // 200
-        assert all(tok.encode_ordinary(t) == sp.encode(t) for t in differ)
-    else:
-        assert differ == []
+    assert [t for t, a, b in zip(texts, ours, theirs) if a != b] == []
     assert tok.decode_batch(ours) == hf.decode_batch(ours)
 
 
@@ -168,7 +160,7 @@ def test_pickles():
     (lambda d: d.update(pre_tokenizer={"type": "Sequence", "pretokenizers": [
         {"type": "WhitespaceSplit"}, {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always",
                                       "split": True}]}), "WhitespaceSplit"),
-    (lambda d: d["normalizer"]["normalizers"].insert(0, {"type": "NFKD"}), "NFKD"),
+    (lambda d: d["normalizer"]["normalizers"].insert(1, {"type": "NFKD"}), "NFKD"),  # after Precompiled
     (lambda d: d["decoder"]["decoders"].insert(0, {"type": "CTC"}), "CTC"),
     (lambda d: d["model"].update(ignore_merges=True), "ignore_merges"),
     (lambda d: d["model"].update(merges=d["model"]["merges"][1:]), "lacks"),
@@ -211,3 +203,33 @@ def test_empty_unigram_is_a_format_error(tmp_path):
     path.write_text('{"model": {"type": "Unigram", "vocab": []}}', encoding="utf-8")
     with pytest.raises(ModelFormatError, match="model.vocab is empty"):
         Tokenizer.load(path)
+
+
+def test_unigram_ties_follow_hf():
+    """HF sums Unigram scores in float64, sentencepiece in float32 (brought back to 0 beyond 1e5):
+    on the texts where the two segment differently, the tokenizer.json gives HF's ids and the
+    `.model` sentencepiece's."""
+    model = MODELS / "kyoto_ja_unigram_8000.model"
+    tok, hf = _loaded("kyoto-unigram-generic")
+    sp = sentencepiece.SentencePieceProcessor(model_file=str(model))
+    texts = _texts(1)
+    theirs = [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)]
+    ties = [k for k, (t, ids) in enumerate(zip(texts, theirs)) if sp.encode(t) != ids]
+    assert len(ties) >= 3
+    assert tok.encode_batch([texts[k] for k in ties], allowed_special="all") == [theirs[k] for k in ties]
+    spm = Tokenizer.load(model)
+    assert spm.encode_batch([texts[k] for k in ties], disallowed_special=()) == [sp.encode(texts[k]) for k in ties]
+
+
+def test_non_special_added_tokens_refused(tmp_path):
+    """transformers adds user-defined pieces (Mistral v3's [REFERENCE_DOC_n]) as non-special added
+    tokens, which HF splits out before the normalizer ("hello[REFERENCE_DOC_0]world" -> ..., '▁world'
+    where sentencepiece gives 'world'): refused, named, rather than encoded as sentencepiece does."""
+    path = MISTRAL_V1.parent / "mistral_instruct_tokenizer_240323.model.v3"
+    m = _proto(path)
+    tok = convert_slow.SpmConverter.build_tokenizer_from_spm_proto(m, {p.piece: i for i, p in enumerate(m.pieces)})
+    tok.add_tokens([tokenizers.AddedToken(p.piece, normalized=False, special=False) for p in m.pieces if p.type == 4])
+    doc = json.loads(tok.to_str())
+    doc["model"]["ignore_merges"] = False
+    with pytest.raises(UnsupportedTokenizerError, match=r"'\[REFERENCE_DOC_19\]' that is not special"):
+        HfSentencePieceTokenizer.from_json(json.dumps(doc), "v3")

@@ -15,6 +15,8 @@
   with `byte_fallback`, otherwise a run of unknown pieces is one unknown id; decoding drops control
   pieces, writes <unk> as its surface, strips the first "▁", turns "▁" into spaces and byte pieces
   into UTF-8 (U+FFFD per invalid byte);
+* for HF tokenizer.json files: HF's whitespace steps after the charsmap (`hf_whitespace.pxd`)
+  and HF's Unigram lattice (`_unigram_hf`: float64, every piece, no renormalization);
 * offsets (`PopulateSentencePieceText`): a piece spans the input bytes its normalized bytes came
   from; a run of unknown pieces merged into one spans them all; of an unknown piece's byte pieces
   the last spans the piece and the others are empty at its start.
@@ -35,6 +37,8 @@ from sqltok.native.id_lists cimport IdListView, IdRows, IdVector, id_list_view, 
 from sqltok.native.id_output cimport IdPool, id_pool_new, id_pool_release, id_pool_take, id_rows_arrow
 from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
 from sqltok.sentencepiece.charsmap cimport charsmap_build
+from sqltok.sentencepiece.hf_precompiled cimport hf_precompiled
+from sqltok.sentencepiece.hf_whitespace cimport HfWhitespace, hf_whitespace
 from sqltok.sentencepiece.normalizer cimport Normalizer, normalize, user_match, valid_utf8_len
 from sqltok.wordpiece.byte_trie cimport ByteTrie, byte_trie_build, byte_trie_child
 
@@ -54,7 +58,8 @@ cdef enum:
     UNUSED = 5
     BYTE = 6
     PIECES = 0                  # trie roots: the pieces (normal, user-defined, unused) ...
-    USER = 1                    # ... and the user-defined symbols alone
+    USER = 1                    # ... the user-defined symbols alone
+    ALL = 2                     # ... and every piece (HF's Unigram lattice)
     RESEGMENT_DEPTH = 100       # BPE: how deep an unused piece is split back at most
     WORD_CACHE_BYTES = 64       # BPE: words up to this long are remembered ...
     WORD_CACHE_SIZE = 1 << 16   # ... this many per call and thread
@@ -70,6 +75,12 @@ cdef const char* REPLACEMENT = "\xef\xbf\xbd"
 cdef struct BestPath:           # Unigram: the best path that ends at a position
     int32_t id
     float score
+    int64_t starts_at
+
+
+cdef struct BestPath64:         # HF's Unigram: the same in float64
+    int32_t id
+    double score
     int64_t starts_at
 
 
@@ -98,12 +109,14 @@ cdef struct Split:              # BPE: how an unused piece was last made, to spl
 
 cdef struct Workspace:
     string norm
+    string hf_norm              # HF whitespace mode: the model's input made from `norm`
     vector[int64_t] spans       # offsets: the normalized (begin, end) of each id emitted, when asked
     bint want_spans
     unordered_map[string, vector[int32_t]] words    # BPE: the ids of each word seen (see _bpe_words)
     string key
     IdVector word_ids
     vector[BestPath] best
+    vector[BestPath64] best64
     vector[int64_t] path
     vector[Symbol] symbols
     vector[Pair] heap
@@ -183,6 +196,10 @@ cdef class SentencePieceEncoder:
     cdef BytesTable lookup                  # PieceToId: reserved pieces first, then pieces_
     cdef ByteTrie trie                      # root PIECES: pieces_; root USER: user-defined symbols
     cdef Normalizer normalizer              # its user-defined symbols: self.trie's root USER
+    cdef HfWhitespace hf                    # HF's whitespace steps after the charsmap (see hf_whitespace.pxd)
+    cdef bint hf_unigram                    # HF's Unigram lattice (see _unigram_hf)
+    cdef vector[double] scores64
+    cdef double min_score64
     cdef bint words_apart                   # BPE: no piece joins a character to a following "▁"
     cdef bint bpe, byte_fallback, add_dummy_prefix, remove_extra_whitespaces
     cdef int32_t unk
@@ -200,11 +217,14 @@ cdef class SentencePieceEncoder:
 
     def __init__(self, list pieces, list scores, list types, bint bpe, bint byte_fallback, bytes charsmap,
                  bint add_dummy_prefix, bint remove_extra_whitespaces, bint escape_whitespaces,
-                 bint treat_whitespace_as_suffix, str unk_surface):
+                 bint treat_whitespace_as_suffix, str unk_surface, tuple hf_whitespace=None,
+                 bint hf_unigram=False):
         """A checked model (`model_proto.check_model`): pieces (str) by id, their float scores and
-        types (PieceType values), and the options."""
+        types (PieceType values), and the options; `hf_whitespace` (strip_right, collapse,
+        split_words, prefix) puts HF's whitespace steps in place of sentencepiece's options, which
+        must then be off; `hf_unigram` encodes a Unigram model as HF `tokenizers` does."""
         cdef vector[int32_t] normal, reserved
-        cdef list trie_pieces = [], user = []
+        cdef list trie_pieces = [], user = [], every = []
         cdef int32_t i, k
         cdef bytes b
         self.bpe = bpe
@@ -216,7 +236,14 @@ cdef class SentencePieceEncoder:
         self.normalizer.escape_whitespaces = escape_whitespaces
         self.normalizer.suffix = treat_whitespace_as_suffix
         self.unk_surface = unk_surface.encode()
+        self.hf.active = hf_whitespace is not None
+        if self.hf.active:
+            if add_dummy_prefix or remove_extra_whitespaces or escape_whitespaces or treat_whitespace_as_suffix:
+                raise ValueError("HF whitespace steps replace sentencepiece's whitespace options")
+            self.hf.strip_right, self.hf.collapse, self.hf.split_words, self.hf.prefix = hf_whitespace
         self.min_score = FLT_MAX
+        self.hf_unigram = hf_unigram and not bpe
+        self.min_score64 = min(scores) if scores else 0.0
         self.unk = -1
         for k in range(256):
             self.byte_ids[k] = -1
@@ -226,6 +253,8 @@ cdef class SentencePieceEncoder:
             self.vocab.append(<const char*>b, len(b))
             self.ends.push_back(self.vocab.size())
             self.scores.push_back(scores[i])
+            self.scores64.push_back(scores[i])
+            every.append((b, i))
             self.types.push_back(types[i])
             if types[i] in (NORMAL, USER_DEFINED, UNUSED):
                 normal.push_back(i)
@@ -247,7 +276,7 @@ cdef class SentencePieceEncoder:
             reserved.push_back(normal[k])
         bytes_table_build(&self.lookup, <const uint8_t*>self.vocab.data(), self.starts.data(), self.ends.data(),
                           reserved)
-        byte_trie_build(&self.trie, [trie_pieces, user])
+        byte_trie_build(&self.trie, [trie_pieces, user, every if self.hf_unigram else []])
         self.words_apart = bpe and not treat_whitespace_as_suffix and not any(
             "\u2581" in p.lstrip("\u2581") for p, _ in ((p.decode(), i) for p, i in trie_pieces))
         self.normalizer.user = &self.trie if user else NULL
@@ -352,6 +381,75 @@ cdef class SentencePieceEncoder:
         for k in range(<int64_t>ws.path.size() - 1, -1, -1):
             end = ws.path[k]
             self._emit(s, ws.best[end].starts_at, end - ws.best[end].starts_at, ws.best[end].id, out, &prev_unk, ws)
+
+    cdef void _unigram_hf(self, const uint8_t* s, int64_t size, IdVector& out, Workspace& ws) noexcept nogil:
+        """HF `tokenizers`' Unigram (`encode_optimized`): Viterbi over every piece of the vocabulary
+        (control and unknown pieces too) with float64 scores and no renormalization, ties kept by the
+        first candidate (shorter first), an unknown character scored min(all scores) - 10; a run of
+        unknown nodes is one string: its id when it is a piece, else its bytes' pieces with
+        byte_fallback, else the unknown id."""
+        cdef BestPath64 empty
+        cdef int64_t pos = 0, k, mblen, end, run_start = -1, j
+        cdef int32_t node, id
+        cdef double till, cand, unk_score = self.min_score64 - 10.0
+        cdef bint single
+        empty.id = -1
+        empty.score = 0
+        empty.starts_at = -1
+        ws.best64.assign(size + 1, empty)
+        while pos < size:
+            till = ws.best64[pos].score
+            single = False
+            mblen = min(one_char_len(s[pos]), size - pos)
+            node = self.trie.roots[256 * ALL + s[pos]]
+            k = pos + 1
+            while node >= 0:
+                id = self.trie.records[node]
+                if id >= 0:
+                    cand = self.scores64[id] + till
+                    if ws.best64[k].starts_at == -1 or cand > ws.best64[k].score:
+                        ws.best64[k].score = cand
+                        ws.best64[k].starts_at = pos
+                        ws.best64[k].id = id
+                    if k - pos == mblen:
+                        single = True
+                if k >= size:
+                    break
+                node = byte_trie_child(self.trie.records.data() + node, s[k])
+                k += 1
+            if not single:
+                end = pos + mblen
+                cand = unk_score + till
+                if ws.best64[end].starts_at == -1 or cand > ws.best64[end].score:
+                    ws.best64[end].score = cand
+                    ws.best64[end].starts_at = pos
+                    ws.best64[end].id = self.unk
+            pos += mblen
+        ws.path.clear()
+        end = size
+        while end > 0:
+            ws.path.push_back(end)
+            end = ws.best64[end].starts_at
+        ws.path.push_back(0)
+        for k in range(<int64_t>ws.path.size() - 2, -1, -1):
+            end = ws.path[k]
+            if ws.best64[end].id == self.unk:
+                if run_start < 0:
+                    run_start = ws.path[k + 1]
+                if k > 0 and ws.best64[ws.path[k - 1]].id == self.unk:
+                    continue
+                id = bytes_table_get(&self.lookup, <const uint8_t*>self.vocab.data(), self.starts.data(),
+                                     self.ends.data(), s + run_start, end - run_start)
+                if id >= 0:
+                    out.push_back(id)
+                elif self.byte_fallback:
+                    for j in range(run_start, end):
+                        out.push_back(self.byte_ids[s[j]])
+                else:
+                    out.push_back(self.unk)
+                run_start = -1
+            else:
+                out.push_back(ws.best64[end].id)
 
     cdef inline void _maybe_pair(self, const uint8_t* s, Workspace& ws, int64_t left, int64_t right) noexcept nogil:
         cdef Pair pair
@@ -493,14 +591,20 @@ cdef class SentencePieceEncoder:
 
     cdef void _encode_text(self, const uint8_t* p, int64_t n, IdVector& out, Workspace& ws) noexcept nogil:
         normalize(&self.normalizer, p, n, ws.norm, NULL)
-        if ws.norm.size() == 0:
+        cdef string* text = &ws.norm
+        if self.hf.active:
+            hf_whitespace(&self.hf, <const uint8_t*>ws.norm.data(), ws.norm.size(), ws.hf_norm)
+            text = &ws.hf_norm
+        if text.size() == 0:
             return
         if self.words_apart:
-            self._bpe_words(<const uint8_t*>ws.norm.data(), ws.norm.size(), out, ws)
+            self._bpe_words(<const uint8_t*>text.data(), text.size(), out, ws)
         elif self.bpe:
-            self._bpe(<const uint8_t*>ws.norm.data(), ws.norm.size(), out, ws)
+            self._bpe(<const uint8_t*>text.data(), text.size(), out, ws)
+        elif self.hf_unigram:
+            self._unigram_hf(<const uint8_t*>text.data(), text.size(), out, ws)
         else:
-            self._unigram(<const uint8_t*>ws.norm.data(), ws.norm.size(), out, ws)
+            self._unigram(<const uint8_t*>text.data(), text.size(), out, ws)
 
     cdef void _encode_rows(self, const BinaryView& v, int64_t first, int64_t last, bint keep_ids,
                            IdRows& res) noexcept nogil:
@@ -547,6 +651,8 @@ cdef class SentencePieceEncoder:
         cdef IdVector ids
         cdef vector[int64_t] origin, begins, ends
         cdef size_t k
+        if self.hf.active or self.hf_unigram:
+            raise ValueError("offsets are sentencepiece's, not followed through HF's steps")
         ws.want_spans = True
         with nogil:
             normalize(&self.normalizer, p, n, ws.norm, &origin)
@@ -561,10 +667,25 @@ cdef class SentencePieceEncoder:
         return [ids[k] for k in range(ids.size())], list(begins), list(ends)
 
     def normalize(self, str text) -> str:
-        """The normalized text (sentencepiece's `normalize`), for tests and inspection."""
+        """The normalized text (sentencepiece's `normalize`; the model's input after HF's whitespace
+        steps in that mode), for tests and inspection."""
         cdef bytes b = text.encode()
-        cdef string out
+        cdef string out, hf_out
         normalize(&self.normalizer, <const uint8_t*>b, len(b), out, NULL)
+        if self.hf.active:
+            hf_whitespace(&self.hf, <const uint8_t*>out.data(), out.size(), hf_out)
+            return hf_out.decode()
+        return out.decode()
+
+    def hf_precompiled(self, str text, list grapheme_ends) -> str:
+        """`text` through HF's Precompiled normalizer (`hf_precompiled.pxd`) with this model's
+        charsmap; `grapheme_ends`: the UTF-8 byte offset where each of its graphemes ends."""
+        cdef bytes b = text.encode()
+        cdef vector[int64_t] ends = grapheme_ends
+        cdef string out
+        if ends.size() and (ends.back() != len(b) or any(e <= s for e, s in zip(grapheme_ends, [0] + grapheme_ends))):
+            raise ValueError("grapheme_ends must rise to the text's UTF-8 length")
+        hf_precompiled(&self.normalizer.charsmap, <const uint8_t*>b, ends.data(), ends.size(), out)
         return out.decode()
 
     # -- ids -> text -------------------------------------------------------------------------------

@@ -1,19 +1,24 @@
 """A SentencePiece-style HF tokenizer.json (model `Unigram`, or `BPE` with `byte_fallback`, as
-`transformers`' `convert_slow_tokenizer` writes them) read into the `SentencePieceModel` that the
-`.model` reader produces, so that the SentencePiece encoder runs it.
+`transformers`' converters write them) read into the `SentencePieceModel` that the `.model` reader
+produces, so that the SentencePiece encoder runs it.
 
-The shapes read are those whose HF semantics equal a setting of sentencepiece's normalizer:
-- normalizer: Sequence of Precompiled (the charsmap), Replace(`\\A +| +\\z` -> "") with
-  Replace(` {2,}` -> " ") (`remove_extra_whitespaces`), Replace(" " -> "▁") (`escape_whitespaces`),
-  Replace(`\\A▁` -> "▁▁") before Metaspace "always", Prepend("▁") (Llama 2's legacy dummy prefix);
-- pre_tokenizer: Metaspace (prepend_scheme "always": `add_dummy_prefix`; "first": a "▁" before
-  the text unless it starts with one, not after a special token; "never"; `split` only when no
-  piece holds a "▁" after its start), then Split(Isolated) of the user-defined pieces;
+Two kinds of pipeline are read:
+- the generic converter's and Llama's, whose HF semantics equal a setting of sentencepiece's
+  normalizer: Sequence of Precompiled (the charsmap), Replace(`\\A +| +\\z` -> "") with
+  Replace(` {2,}` -> " ") (`remove_extra_whitespaces`), Replace(" " -> "▁") (`escape_whitespaces`;
+  Gemma's, with a Split(" ", MergedWithPrevious) that then finds no space), Replace(`\\A▁` -> "▁▁")
+  before Metaspace "always", Prepend("▁") (Llama 2's legacy dummy prefix), Metaspace "first";
+- the model converters' (T5, XLM-R, ALBERT, XLNet, older T5 files): Replace of a string, NFKD,
+  StripAccents, Lowercase before Precompiled (`hf_text_steps`), then Strip(right), Replace(` {2,}`),
+  WhitespaceSplit and Metaspace "always" or "never", run as HF's own steps (`hf_whitespace.pxd`);
+- pre_tokenizer: Metaspace (`split` only when no piece holds a "▁" after its start), then
+  Split(Isolated) of the user-defined pieces (generic pipelines);
 - BPE: ranks from `merges`, turned into scores that make sentencepiece's highest-score-first merge
   order HF's lowest-rank-first (checked: every pair sentencepiece could join is a listed merge,
   each piece's merges are consecutive); `fuse_unk` true; `ignore_merges` false;
-- decoder: Sequence[Replace("▁" -> " "), ByteFallback?, Fuse?, Strip(" ", 1, 0)?] (see
-  `HfDecoder`).
+- decoder: Sequence[Replace("▁" -> " "), ByteFallback?, Fuse?, Strip(" ", 1, 0)?], or Metaspace
+  (see `HfDecoder`); a TemplateProcessing post-processor adds nothing to sqltok's `encode`, which
+  is HF's `add_special_tokens=False`.
 
 Anything else is refused with an `UnsupportedTokenizerError` naming every component at once.
 """
@@ -22,10 +27,11 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqltok.formats.errors import ModelFormatError, UnsupportedTokenizerError
 from sqltok.formats.json_file import strings_by_id
+from sqltok.sentencepiece.hf_text_steps import TextStep, text_step_of
 from sqltok.sentencepiece.model_proto import (BYTE_PIECE, ModelType, NormalizerSpec, PieceType, SentencePieceModel,
                                               TrainerSpec, check_model)
 
@@ -38,24 +44,31 @@ _DOUBLE = r"\A" + SPACE
 @dataclass(frozen=True)
 class HfDecoder:
     """HF's decoder chain over token strings: "▁" -> " " (`replace_space`), runs of <0xHH> tokens
-    as their bytes, or one U+FFFD per byte when a run is no UTF-8 (`byte_fallback`), and one leading
-    space of the whole text dropped (`strip_first`: Fuse then Strip(" ", 1, 0))."""
+    as their bytes, or one U+FFFD per byte when a run is no UTF-8 (`byte_fallback`), one leading
+    space of the whole text dropped (`strip_first`: Fuse then Strip(" ", 1, 0)), or every "▁" of
+    the first token dropped (`drop_first_spaces`: the Metaspace decoder, unless prepend_scheme is
+    "never")."""
 
     replace_space: bool
     byte_fallback: bool
     strip_first: bool
+    drop_first_spaces: bool = False
 
 
 @dataclass(frozen=True)
 class HfSentencePiece:
     """What a tokenizer.json asks of the SentencePiece encoder beyond its model: `prefix_first`
-    (Metaspace "first": "▁" before a text that does not start with " " or "▁"), the special
+    (Metaspace "first": "▁" before a text that does not start with " " or "▁"), the normalizer
+    steps before the charsmap (`text_steps`), HF's whitespace steps in place of sentencepiece's
+    (`whitespace`: strip_right, collapse, split_words, prefix; see hf_whitespace.pxd), the special
     tokens by content, and the decoder."""
 
     model: SentencePieceModel
     prefix_first: bool
     special_tokens: dict[str, int]
     decoder: HfDecoder
+    text_steps: tuple[TextStep, ...] = ()
+    whitespace: tuple[bool, bool, bool, bool] | None = None
 
 
 def _describe(value: object) -> str:
@@ -88,10 +101,16 @@ def _replace(step: dict) -> tuple[str, str, str] | None:
 @dataclass
 class _Options:
     charsmap: bytes = b""
+    text_steps: list[TextStep] = field(default_factory=list)  # before Precompiled (see hf_text_steps)
     remove_extra_whitespaces: bool = False
     escape_whitespaces: bool = False
     doubled: bool = False             # Replace(\A▁ -> ▁▁): Metaspace "always" then prefixes every text
     prepend: bool = False             # Prepend("▁")
+    strip_right: bool = False         # Strip(right) (HF whitespace mode, see hf_whitespace.pxd)
+    collapse: bool = False            # Replace( {2,} -> " " or "▁") without the \A +| +\z trim (HF mode)
+    split_words: bool = False         # WhitespaceSplit before Metaspace (HF mode)
+    metaspace: bool = False
+    hf_whitespace: bool = False       # HF's whitespace steps stand in for sentencepiece's (see _pre_tokenizer)
     scheme: str | None = None         # Metaspace prepend_scheme
     split: bool = False
     user_defined: tuple[str, ...] = ()
@@ -103,7 +122,10 @@ def _normalizer(norm: object, o: _Options, problems: list[str]) -> None:
     for step in steps:
         kind = step.get("type") if isinstance(step, dict) else None
         rep = _replace(step) if kind == "Replace" else None
-        if kind == "Precompiled" and not seen:
+        text_step = text_step_of(step) if not seen else None
+        if text_step is not None and rep != ("String", " ", SPACE):
+            o.text_steps.append(text_step)
+        elif kind == "Precompiled" and not seen:
             try:
                 o.charsmap = base64.b64decode(step.get("precompiled_charsmap") or "", validate=True)
             except (binascii.Error, TypeError):
@@ -114,6 +136,13 @@ def _normalizer(norm: object, o: _Options, problems: list[str]) -> None:
         elif rep == ("Regex", _COLLAPSE, " ") and seen[-1:] == ["trim"]:
             seen.append("collapse")
             o.remove_extra_whitespaces = True
+        elif kind == "Strip" and (step.get("strip_left"), step.get("strip_right")) == (False, True) \
+                and set(seen) <= {"charsmap"}:
+            seen.append("strip")
+            o.strip_right = True
+        elif rep in (("Regex", _COLLAPSE, " "), ("Regex", _COLLAPSE, SPACE)) and set(seen) <= {"charsmap", "strip"}:
+            seen.append("collapse")
+            o.collapse = True
         elif rep == ("String", " ", SPACE) and "escape" not in seen:
             seen.append("escape")
             o.escape_whitespaces = True
@@ -124,13 +153,17 @@ def _normalizer(norm: object, o: _Options, problems: list[str]) -> None:
             seen.append("prepend")
             o.prepend = True
         else:
-            problems.append(f"normalizer step {_describe(step)} in {_describe(norm)} (sqltok reads Precompiled, "
-                            "SentencePiece's whitespace Replace steps and Prepend('▁'), in the converters' order)")
+            problems.append(f"normalizer step {_describe(step)} in {_describe(norm)} (sqltok reads Replace of a "
+                            "string, NFC/NFD/NFKC/NFKD, StripAccents and Lowercase before Precompiled, then "
+                            "SentencePiece's whitespace steps, Strip(right), Replace( {2,}), Prepend('▁'), in "
+                            "the converters' order)")
             return
-    if "trim" in seen and "collapse" not in seen:
+    if "trim" in seen and not o.remove_extra_whitespaces:
         problems.append(f"normalizer {_describe(norm)}: Replace(\\A +| +\\z) without Replace( {{2,}})")
     if o.prepend and seen != ["prepend", "escape"]:
         problems.append(f"normalizer {_describe(norm)}: Prepend('▁') only with Replace(' ' -> '▁') after it")
+    if (o.strip_right or o.collapse) and o.escape_whitespaces:
+        problems.append(f"normalizer {_describe(norm)}: Strip or Replace( {{2,}}) with Replace(' ' -> '▁')")
 
 
 def _pre_tokenizer(pre: object, o: _Options, problems: list[str]) -> None:
@@ -139,11 +172,16 @@ def _pre_tokenizer(pre: object, o: _Options, problems: list[str]) -> None:
         if kind == "Metaspace" and o.scheme is None and not o.user_defined:
             if step.get("replacement") != SPACE:
                 problems.append(f"pre_tokenizer Metaspace with replacement {step.get('replacement')!r}")
-            o.scheme = step.get("prepend_scheme", "always" if step.get("add_prefix_space", True) else "never")
+            o.scheme = _scheme(step)
             if o.scheme not in ("always", "first", "never"):
                 problems.append(f"pre_tokenizer Metaspace with prepend_scheme {o.scheme!r}")
             o.split = bool(step.get("split", True))
-            o.escape_whitespaces = True
+            o.metaspace = True
+        elif kind == "WhitespaceSplit" and o.scheme is None and not o.split_words:
+            o.split_words = True
+        elif kind == "Split" and step.get("pattern") == {"String": " "} and step.get("behavior") == "MergedWithPrevious" \
+                and not step.get("invert") and o.escape_whitespaces and not o.metaspace:
+            pass  # Gemma's: after Replace(' ' -> '▁') there is no space left to split at
         elif kind == "Split" and not o.user_defined and step.get("behavior") == "Isolated" \
                 and not step.get("invert") and isinstance(step.get("pattern"), dict) \
                 and isinstance(step["pattern"].get("Regex"), str):
@@ -152,9 +190,27 @@ def _pre_tokenizer(pre: object, o: _Options, problems: list[str]) -> None:
                 problems.append("pre_tokenizer Split whose pattern is not the user-defined pieces, escaped and "
                                 "joined by '|'")
         else:
-            problems.append(f"pre_tokenizer step {_describe(step)} in {_describe(pre)} (sqltok reads Metaspace, then "
-                            "Split(Isolated) of the user-defined pieces)")
+            problems.append(f"pre_tokenizer step {_describe(step)} in {_describe(pre)} (sqltok reads Metaspace, "
+                            "WhitespaceSplit before it, then Split(Isolated) of the user-defined pieces)")
             return
+    if o.split_words and not o.metaspace:
+        problems.append(f"pre_tokenizer {_describe(pre)}: WhitespaceSplit without a Metaspace after it")
+    # a Metaspace "always" or "never" over a normalizer without the generic converter's whitespace
+    # rules runs as HF's steps; otherwise the rules (or Metaspace "first") are sentencepiece's options
+    o.hf_whitespace = o.metaspace and o.scheme != "first" and not (
+        o.remove_extra_whitespaces or o.doubled or o.prepend or o.escape_whitespaces)
+    if o.metaspace and not o.hf_whitespace:
+        o.escape_whitespaces = True
+    if o.split_words and o.metaspace and not o.hf_whitespace:
+        problems.append(f"pre_tokenizer {_describe(pre)}: WhitespaceSplit after SentencePiece's whitespace Replace "
+                        "steps or before a Metaspace 'first'")
+    if (o.strip_right or o.collapse) and not o.hf_whitespace:
+        problems.append(f"normalizer Strip or Replace( {{2,}}) without a Metaspace 'always' or 'never' after it")
+
+
+def _scheme(step: dict) -> object:
+    """A Metaspace's prepend_scheme (older files: add_prefix_space)."""
+    return step.get("prepend_scheme", "always" if step.get("add_prefix_space", True) else "never")
 
 
 def _alternatives(pattern: str) -> list[str]:
@@ -165,6 +221,9 @@ def _alternatives(pattern: str) -> list[str]:
 
 def _decoder(dec: object, problems: list[str]) -> HfDecoder:
     steps = _steps(dec, "decoders")
+    if len(steps) == 1 and isinstance(steps[0], dict) and steps[0].get("type") == "Metaspace" \
+            and steps[0].get("replacement") == SPACE and _scheme(steps[0]) in ("always", "first", "never"):
+        return HfDecoder(True, False, False, _scheme(steps[0]) != "never")
     kinds = []
     for step in steps:
         kind = step.get("type") if isinstance(step, dict) else None
@@ -179,13 +238,12 @@ def _decoder(dec: object, problems: list[str]) -> HfDecoder:
             kinds.append("strip")
         else:
             problems.append(f"decoder step {_describe(step)} in {_describe(dec)} (sqltok reads Replace('▁' -> ' '), "
-                            "ByteFallback, Fuse, Strip(' ', 1, 0))")
+                            "ByteFallback, Fuse, Strip(' ', 1, 0), or a Metaspace alone)")
             break
     return HfDecoder("replace" in kinds, "bytes" in kinds, "strip" in kinds)
 
 
-def _added(entries: object, vocab: dict[str, int], user_defined: tuple[str, ...],
-           problems: list[str]) -> dict[str, int]:
+def _added(entries: object, vocab: dict[str, int], problems: list[str]) -> dict[str, int]:
     """The special tokens (each must be a vocabulary piece: the converters' control pieces)."""
     if not isinstance(entries, list):
         raise ModelFormatError("added_tokens must be a list")
@@ -197,8 +255,11 @@ def _added(entries: object, vocab: dict[str, int], user_defined: tuple[str, ...]
         flags = [f for f in ("single_word", "lstrip", "rstrip", "normalized") if entry.get(f)]
         if flags:
             problems.append(f"added token {content!r} with {', '.join(flags)} true")
-        if not entry.get("special", False) and content not in user_defined:
-            problems.append(f"added token {content!r} that is not special")
+        if not entry.get("special", False):
+            # HF splits the text at it before the normalizer: the text after it gets its own
+            # dummy prefix, which sentencepiece's user-defined pieces do not
+            problems.append(f"added token {content!r} that is not special (HF splits it out before the "
+                            "normalizer; sqltok does not follow that)")
         if content not in vocab:
             problems.append(f"added token {content!r} that is not a vocabulary piece")
         elif entry.get("special", False):
@@ -299,7 +360,7 @@ def read_hf_sentencepiece(doc: dict) -> HfSentencePiece:
     decoder = _decoder(doc.get("decoder"), problems)
     for key in ("truncation", "padding", "post_processor"):
         value = doc.get(key)
-        if value is not None and not (key == "post_processor" and _adds_nothing(value)):
+        if value is not None and not (key == "post_processor" and _template(value)):
             problems.append(f"{key} {_describe(value)} is set (sqltok encodes whole texts without additions)")
     bpe = model["type"] == "BPE"
     byte_fallback = bool(model.get("byte_fallback", False))
@@ -308,18 +369,22 @@ def read_hf_sentencepiece(doc: dict) -> HfSentencePiece:
     missing = [p for p in o.user_defined if p not in vocab]
     if missing:
         problems.append(f"pre_tokenizer Split isolates {missing[:3]}, which are not vocabulary pieces")
-    special = _added(doc.get("added_tokens") or [], vocab, o.user_defined, problems)
-    if o.split and any(SPACE in p.lstrip(SPACE) for p in pieces) or o.split and SPACE not in vocab:
-        problems.append("pre_tokenizer Metaspace split true with a piece that holds '▁' after its start, or "
-                        "without the piece '▁' (HF encodes each word apart)")
+    special = _added(doc.get("added_tokens") or [], vocab, problems)
+    words = o.split or o.split_words
+    if words and (any(SPACE in p.lstrip(SPACE) for p in pieces) or SPACE not in vocab):
+        problems.append("pre_tokenizer Metaspace split true or WhitespaceSplit with a piece that holds '▁' after "
+                        "its start, or without the piece '▁' (HF encodes each word apart)")
     if o.doubled and o.scheme != "always":
         problems.append("normalizer Replace(\\A▁ -> ▁▁) without Metaspace prepend_scheme 'always'")
-    if o.scheme == "always" and not o.doubled:
+    if o.hf_whitespace and o.user_defined:
+        problems.append("pre_tokenizer Split of user-defined pieces after a Metaspace without SentencePiece's "
+                        "whitespace Replace steps")
+    if o.scheme == "always" and not o.doubled and not o.hf_whitespace:
         problems.append("pre_tokenizer Metaspace prepend_scheme 'always' without the normalizer's "
                         "Replace(\\A▁ -> ▁▁) (HF then adds no '▁' before a text that starts with one)")
-    if o.scheme == "first" and (o.charsmap or o.remove_extra_whitespaces):
+    if o.scheme == "first" and (o.charsmap or o.remove_extra_whitespaces or o.text_steps or o.split_words):
         problems.append("pre_tokenizer Metaspace prepend_scheme 'first' after a Precompiled or whitespace-removing "
-                        "normalizer")
+                        "normalizer, normalizer steps or WhitespaceSplit")
     if o.prepend and o.scheme is not None:
         problems.append("normalizer Prepend('▁') together with a Metaspace pre_tokenizer")
     if unk is None and not byte_fallback:
@@ -328,20 +393,21 @@ def read_hf_sentencepiece(doc: dict) -> HfSentencePiece:
     if problems:
         raise UnsupportedTokenizerError("tokenizer.json uses what sqltok's SentencePiece encoder does not "
                                         "support: " + "; ".join(problems))
-    add_dummy_prefix = o.prepend or o.scheme == "always"
+    add_dummy_prefix = (o.prepend or o.scheme == "always") and not o.hf_whitespace
     sp = SentencePieceModel(
         pieces, scores, _piece_types(pieces, unk, special, o.user_defined, byte_fallback),
         TrainerSpec(model_type=ModelType.BPE if bpe else ModelType.UNIGRAM, vocab_size=len(pieces),
                     byte_fallback=byte_fallback, unk_id=-1 if unk is None else unk),
         NormalizerSpec(name="hf", precompiled_charsmap=o.charsmap, add_dummy_prefix=add_dummy_prefix,
-                       remove_extra_whitespaces=o.remove_extra_whitespaces, escape_whitespaces=o.escape_whitespaces))
+                       remove_extra_whitespaces=o.remove_extra_whitespaces,
+                       escape_whitespaces=o.escape_whitespaces and not o.hf_whitespace))
     check_model(sp, "tokenizer.json")
-    return HfSentencePiece(sp, o.scheme == "first", special, decoder)
+    whitespace = (o.strip_right, o.collapse, o.split_words, o.scheme == "always") if o.hf_whitespace else None
+    return HfSentencePiece(sp, o.scheme == "first", special, decoder, tuple(o.text_steps), whitespace)
 
 
-def _adds_nothing(post: object) -> bool:
-    """A TemplateProcessing that adds no token around a single text ($A alone), as LlamaConverter's."""
-    if not isinstance(post, dict) or post.get("type") != "TemplateProcessing":
-        return False
-    single = post.get("single")
-    return isinstance(single, list) and len(single) == 1 and isinstance(single[0], dict) and "Sequence" in single[0]
+def _template(post: object) -> bool:
+    """A TemplateProcessing: what it adds around a text (T5's "</s>", XLM-R's "<s> ... </s>") is
+    HF's `add_special_tokens=True`; sqltok's `encode` is HF's `encode(text, add_special_tokens=False)`,
+    which adds nothing."""
+    return isinstance(post, dict) and post.get("type") == "TemplateProcessing"

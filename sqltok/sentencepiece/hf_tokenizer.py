@@ -1,10 +1,13 @@
 """`HfSentencePieceTokenizer`: a SentencePiece-style HF tokenizer.json (kinds `hf-unigram`,
 `hf-sp-bpe`; see `hf_read.py`) on the SentencePiece encoder, with ids and decoded text identical to
-HF `tokenizers`' `encode(text, add_special_tokens=False)` and `decode(ids)`.
+HF `tokenizers`' `encode(text, add_special_tokens=False)` and `decode(ids)`. A Unigram model is
+encoded on HF's lattice (float64 scores, where sentencepiece's float32 can break a tie the other way).
+A text holding a grapheme of several characters goes through HF's own Precompiled normalizer
+(`hf_precompiled.pxd`, picked out by `hf_graphemes`); the others through sentencepiece's, equal there.
 
 Decoding follows HF's decoder chain: special tokens are skipped (HF's `skip_special_tokens`
-default), every other id is its piece ("<unk>" as spelled), "▁" a space, runs of byte tokens
-their bytes. Rows whose bytes are valid UTF-8 (all that encoding gives) are joined in Arrow; a row
+default), every other id is its piece ("<unk>" as spelled), "▁" a space (the Metaspace decoder:
+none in the first token), runs of byte tokens their bytes. Rows whose bytes are valid UTF-8 (all that encoding gives) are joined in Arrow; a row
 holding a byte run that is no UTF-8 gets HF's one U+FFFD per byte of that run.
 """
 from __future__ import annotations
@@ -19,9 +22,12 @@ from sqltok.formats.errors import ModelFormatError
 from sqltok.formats.files import read_bytes
 from sqltok.formats.json_file import load_json
 from sqltok.formats.kind import TokenizerFile
+from sqltok.sentencepiece.hf_graphemes import grapheme_ends, multi_char_graphemes
 from sqltok.sentencepiece.hf_read import SPACE, HfSentencePiece, read_hf_sentencepiece
+from sqltok.sentencepiece.hf_text_steps import apply_text_steps
 from sqltok.sentencepiece.model_proto import BYTE_PIECE, PieceType
-from sqltok.sentencepiece.tokenizer import SentencePieceTokenizer
+from sqltok.sentencepiece.tokenizer import SentencePieceTokenizer, sentencepiece_encoder
+from sqltok.token_offsets import EncodedText
 from sqltok.tokenizer import AllowedSpecial
 
 
@@ -32,7 +38,10 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
     file_kinds = ("hf-unigram", "hf-sp-bpe")
 
     def __init__(self, hf: HfSentencePiece, name: str) -> None:
-        super().__init__(hf.model, name)
+        super().__init__(hf.model, name, hf.whitespace, hf_unigram=True)
+        # texts with a grapheme of several characters: HF's Precompiled, then this encoder without one
+        self._after_charsmap = sentencepiece_encoder(hf.model, b"", hf.whitespace, True) \
+            if hf.model.normalizer.precompiled_charsmap else None
         self._special_tokens = dict(hf.special_tokens)
         self._special_by_id = {i: s for s, i in self._special_tokens.items()}
         self.hf = hf
@@ -46,6 +55,10 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
             else:
                 parts.append((piece.replace(SPACE, " ") if dec.replace_space else piece).encode())
         self._decoded = pa.array(parts, pa.large_binary())
+        # the Metaspace decoder: the first token (after skipped special tokens) without its "▁"s
+        self._decoded_first = pa.array([b"" if i in self._special_by_id else piece.replace(SPACE, "").encode()
+                                        for i, piece in enumerate(hf.model.pieces)], pa.large_binary())
+        self._special_mask = pa.array([i in self._special_by_id for i in range(len(parts))])
 
     @classmethod
     def from_file(cls, file: TokenizerFile, name: str | None = None, **options) -> "HfSentencePieceTokenizer":
@@ -77,6 +90,22 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
         return tok
 
     # -- Arrow (what the SQL functions call) -------------------------------------------------------
+    def _encode_segments(self, texts: pa.Array, threads: int, counts_only: bool) -> pa.Array:
+        texts = texts.cast(pa.large_string())
+        if self.hf.text_steps:
+            texts = apply_text_steps(self.hf.text_steps, texts)
+        ids = super()._encode_segments(texts, threads, counts_only)
+        picked = multi_char_graphemes(texts) if self._after_charsmap is not None else None
+        if picked is None or not pc.any(picked).as_py():
+            return ids
+        rows = texts.filter(picked).to_pylist()
+        normalized = pa.array([self._encoder.hf_precompiled(t, grapheme_ends(t)) for t in rows], pa.large_string())
+        fixed = self._after_charsmap.encode_arrow(normalized, threads, counts_only)
+        # row r is taken from `ids`, or from `fixed` (appended after them) when it was picked
+        order = pc.replace_with_mask(pa.array(range(len(ids)), pa.int64()), picked,
+                                     pa.array(range(len(ids), len(ids) + len(fixed)), pa.int64()))
+        return pa.concat_arrays([ids, fixed]).take(order)
+
     def encode_arrow(self, texts: pa.Array, allowed_special: AllowedSpecial = (), threads: int | None = None,
                      counts_only: bool = False) -> pa.Array:
         if not self.hf.prefix_first:
@@ -91,6 +120,11 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
         prefixed = pc.if_else(bare, pc.binary_join_element_wise(pa.scalar(SPACE, pa.large_string()), texts, pa.scalar("", pa.large_string())), texts)
         return super().encode_arrow(prefixed, allowed_special, threads, counts_only)
 
+    def encode_with_offsets(self, text: str) -> EncodedText:
+        """Not available: HF's offsets of a SentencePiece-style tokenizer.json are not followed."""
+        raise SqltokError(f"{self.name}: offsets are not available for a SentencePiece-style tokenizer.json "
+                          "(only for .model files)")
+
     def decode_arrow(self, ids: pa.Array, errors: str = "replace") -> pa.Array:
         """Texts (large_string) of a list<integer> array as HF's `decode` gives them; NULL stays NULL."""
         if isinstance(ids, pa.ChunkedArray):
@@ -101,12 +135,24 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
             bad = flat.filter(pc.or_(pc.less(flat, 0), pc.greater_equal(flat, self.n_vocab)))[0].as_py()
             raise ValueError(f"token id {bad} is not in this vocabulary (ids 0..{self.n_vocab - 1})")
         offsets = pc.subtract(ids.offsets, ids.offsets[0])
-        parts = pa.LargeListArray.from_arrays(offsets, self._decoded.take(flat))
+        decoded = self._decoded.take(flat)
+        if self.hf.decoder.drop_first_spaces:
+            decoded = pc.if_else(self._first_tokens(ids, flat), self._decoded_first.take(flat), decoded)
+        parts = pa.LargeListArray.from_arrays(offsets, decoded)
         joined = pc.binary_join(parts, pa.scalar(b"", pa.large_binary()))
         out = self._texts(joined, ids)
         if self.hf.decoder.strip_first:
             out = pc.replace_substring_regex(out, pattern="^ ", replacement="", max_replacements=1)
         return pc.if_else(ids.is_null(), pa.scalar(None, pa.large_string()), out) if ids.null_count else out
+
+    def _first_tokens(self, ids: pa.LargeListArray, flat: pa.Array) -> pa.Array:
+        """Of the flattened ids, which is the first token of its row that is no special token."""
+        kept = pc.invert(self._special_mask.take(flat)).cast(pa.int64())
+        upto = pc.cumulative_sum(kept)                      # kept tokens up to each, inclusive
+        starts = pc.subtract(ids.offsets, ids.offsets[0])[:-1]
+        row = pc.list_parent_indices(ids)
+        before_row = pc.subtract(upto, kept).take(starts.take(row))  # kept tokens before its row
+        return pc.and_(pc.equal(kept, 1), pc.equal(pc.subtract(upto, before_row), 1))
 
     def _texts(self, joined: pa.Array, ids: pa.Array) -> pa.Array:
         """The joined bytes as text; only a row that is no UTF-8 is decoded again, by `_decode_row`."""

@@ -29,17 +29,15 @@ class SentencePieceTokenizer(Tokenizer):
 
     file_kinds = ("sentencepiece",)
 
-    def __init__(self, model: SentencePieceModel, name: str) -> None:
+    def __init__(self, model: SentencePieceModel, name: str,
+                 hf_whitespace: tuple[bool, bool, bool, bool] | None = None, hf_unigram: bool = False) -> None:
+        """`hf_whitespace` and `hf_unigram`: HF `tokenizers`' steps in place of sentencepiece's (see
+        `HfSentencePieceTokenizer`)."""
         specials = {p: i for i, (p, t) in enumerate(zip(model.pieces, model.types))
                     if t in (PieceType.CONTROL, PieceType.UNKNOWN)}
         super().__init__(name, specials)
         self.model = model
-        norm = model.normalizer
-        self._encoder = SentencePieceEncoder(
-            model.pieces, model.scores, [int(t) for t in model.types], model.trainer.model_type == ModelType.BPE,
-            model.trainer.byte_fallback, norm.precompiled_charsmap, norm.add_dummy_prefix,
-            norm.remove_extra_whitespaces, norm.escape_whitespaces, model.trainer.treat_whitespace_as_suffix,
-            model.unk_surface)
+        self._encoder = sentencepiece_encoder(model, model.normalizer.precompiled_charsmap, hf_whitespace, hf_unigram)
         self._token_strings = pa.array(model.pieces, pa.large_string())  # tokens() shows pieces as spelled
         self._token_bytes = self._token_strings.cast(pa.large_binary())
 
@@ -87,14 +85,19 @@ class SentencePieceTokenizer(Tokenizer):
         threads = threads or default_threads()
         allowed = self._allowed_ids(allowed_special)
         if allowed is None:
-            return self._encoder.encode_arrow(texts, threads, counts_only)
+            return self._encode_segments(texts, threads, counts_only)
 
         def encode_parts(parts: list[str]) -> list[list[int]]:
-            return self._encoder.encode_arrow(pa.array(parts, pa.large_string()), 1, False).to_pylist()
+            return self._encode_segments(pa.array(parts, pa.large_string()), 1, False).to_pylist()
 
-        ids = self._rows_with_specials(texts, self._encoder.encode_arrow(texts, threads, False), allowed,
+        ids = self._rows_with_specials(texts, self._encode_segments(texts, threads, False), allowed,
                                        lambda text: self._split_encode(text, allowed, encode_parts))
         return pc.list_value_length(ids).cast(pa.int64()) if counts_only else ids
+
+    def _encode_segments(self, texts: pa.Array, threads: int, counts_only: bool) -> pa.Array:
+        """The encoder over texts without special tokens (each a whole text, or a segment between
+        special tokens)."""
+        return self._encoder.encode_arrow(texts, threads, counts_only)
 
     def decode_arrow(self, ids: pa.Array, errors: str = "replace") -> pa.Array:
         """Texts (large_string) of a list<integer> array, as sentencepiece's `decode` gives them
@@ -123,3 +126,15 @@ class SentencePieceTokenizer(Tokenizer):
     def decode_single_token_bytes(self, token: int) -> bytes:
         """The piece of one id as the model spells it ("▁the", "<0x0A>")."""
         return self._encoder.piece_bytes(token)
+
+
+def sentencepiece_encoder(model: SentencePieceModel, charsmap: bytes,
+                          hf_whitespace: tuple[bool, bool, bool, bool] | None = None,
+                          hf_unigram: bool = False) -> SentencePieceEncoder:
+    """The encoder of a model, with `charsmap` as its precompiled charsmap."""
+    norm = model.normalizer
+    return SentencePieceEncoder(
+        model.pieces, model.scores, [int(t) for t in model.types], model.trainer.model_type == ModelType.BPE,
+        model.trainer.byte_fallback, charsmap, norm.add_dummy_prefix, norm.remove_extra_whitespaces,
+        norm.escape_whitespaces, model.trainer.treat_whitespace_as_suffix, model.unk_surface, hf_whitespace,
+        hf_unigram)
