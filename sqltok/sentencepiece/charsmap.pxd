@@ -5,7 +5,8 @@ plus sentencepiece's own rules; empty for identity). The frame is a little-endia
 the trie's uint32 units, then the strings (`model_proto.check_charsmap` names what is wrong with a
 broken one; `charsmap_build` refuses one whose frame does not hold).
 
-A lookup is darts-clone's `commonPrefixSearch` keeping the longest match, as the normalizer uses it.
+A lookup is darts-clone's `commonPrefixSearch` keeping the longest match, as the normalizer uses it
+(or the shortest, as HF's Precompiled reads the charsmap).
 Every unit index is checked against the array and every value against the strings, so a hostile
 trie gives no match rather than a read out of bounds; a walk is bounded by the key's length.
 """
@@ -53,9 +54,10 @@ cdef inline uint32_t _offset(uint32_t unit) noexcept nogil:
     return (unit >> 10) << ((unit & (1 << 9)) >> 6)
 
 
-cdef inline int64_t charsmap_longest(const Charsmap* m, const uint8_t* key, int64_t n,
-                                     const char** out, int64_t* out_len) noexcept nogil:
-    """The length of the longest rule that key[:n] starts with (0: none) and its replacement."""
+cdef inline int64_t charsmap_search(const Charsmap* m, const uint8_t* key, int64_t n, const char** out,
+                                    int64_t* out_len, bint shortest) noexcept nogil:
+    """The length of the longest (or with `shortest` the shortest) rule that key[:n] starts with
+    (0: none) and its replacement."""
     cdef size_t size = m.units.size(), node
     cdef uint32_t unit, value
     cdef int64_t i, best = 0
@@ -80,4 +82,12 @@ cdef inline int64_t charsmap_longest(const Charsmap* m, const uint8_t* key, int6
                 best = i + 1
                 out[0] = s
                 out_len[0] = _strnlen(s, m.strings.size() - value)
+                if shortest:
+                    break
     return best
+
+
+cdef inline int64_t charsmap_longest(const Charsmap* m, const uint8_t* key, int64_t n,
+                                     const char** out, int64_t* out_len) noexcept nogil:
+    """The length of the longest rule that key[:n] starts with (0: none) and its replacement."""
+    return charsmap_search(m, key, n, out, out_len, False)
