@@ -289,7 +289,7 @@ def _phase2(candidates, counts, tokens, supermerges, prune_below, batch=None):
     cuts may not hold."""
     from sqltok.bpe._phase2 import Phase2Units
 
-    lists, ns = pa.array(candidates, pa.list_(pa.int32())), pa.array(counts, pa.int64())
+    lists, ns = pa.array(candidates, pa.large_list(pa.int32())), pa.array(counts, pa.int64())  # slices keep offsets
     step = batch or max(1, len(lists))
 
     def batches():
