@@ -284,12 +284,19 @@ def test_letter_rule_is_unicode_letters():
     assert letters == {c for c in map(chr, range(128)) if regex.match(r"\p{L}", c)}
 
 
-def _phase2(candidates, counts, tokens, supermerges, prune_below):
-    from sqltok.bpe._phase2 import train_phase2
+def _phase2(candidates, counts, tokens, supermerges, prune_below, batch=None):
+    """SuperBPE's phase 2 on `candidates` read in batches of `batch` (None: one), or None when the
+    cuts may not hold."""
+    from sqltok.bpe._phase2 import Phase2Units
 
-    out = train_phase2(pa.array(candidates, pa.large_list(pa.int32())), pa.array(counts, pa.int64()), tokens,
-                       [], [], 10_000, "superbpe", supermerges, prune_below)
-    return {k: v if isinstance(v, int) else v.to_pylist() for k, v in out.items()}
+    lists, ns = pa.array(candidates, pa.large_list(pa.int32())), pa.array(counts, pa.int64())  # slices keep offsets
+    step = batch or max(1, len(lists))
+
+    def batches():
+        return [(lists.slice(i, step), ns.slice(i, step)) for i in range(0, len(lists), step)]
+
+    out = Phase2Units(tokens, batches, prune_below).train([], [], 10_000, "superbpe", supermerges)
+    return None if out is None else {k: v if isinstance(v, int) else v.to_pylist() for k, v in out.items()}
 
 
 @pytest.mark.parametrize("options", [{}, {"method": "superbpe", "supermerges": "match"}])
@@ -302,13 +309,13 @@ def test_pruning_gives_the_same_model(con, train_dir, monkeypatch, options):
     assert rep.supermerges > 0
     pruned = dumps(sqltok.load_model(con, "pruned"))
     thresholds = []
-    real = phase2.train_phase2
+    real = phase2.Phase2Units
 
-    def unpruned(*args, **kwargs):
-        thresholds.append(args[8])
-        return real(*args[:8], -1, **kwargs)
+    def unpruned(tokens, batches, prune_below):
+        thresholds.append(prune_below)
+        return real(tokens, batches, -1)
 
-    monkeypatch.setattr(phase2, "train_phase2", unpruned)
+    monkeypatch.setattr(phase2, "Phase2Units", unpruned)
     sqltok.train_superword(con, _source(train_dir, "en_train"), 4000, "full", **options)
     assert all(t > 0 for t in thresholds)  # the runs above were pruned
     assert dumps(sqltok.load_model(con, "full")) == pruned
@@ -323,7 +330,39 @@ def test_pruning_starts_over_when_bytes_come_from_two_unit_sequences():
     counts = [20, 20, 8, 8]
     full = _phase2(candidates, counts, tokens, 3, -1)
     assert full["count"] == [28, 28, 16]  # (ab, c), (a, bc), (abc, x)
-    assert _phase2(candidates, counts, tokens, 3, 10) == full
+    assert _phase2(candidates, counts, tokens, 3, 10) is None  # so the caller loads them again, uncut
+
+
+_CANDIDATES = st.lists(st.tuples(st.lists(st.integers(0, 5), min_size=1, max_size=6), st.integers(1, 40)),
+                       min_size=1, max_size=30)
+
+
+@given(_CANDIDATES, st.integers(1, 7), st.sampled_from([-1, 0, 5, 30]))
+@settings(max_examples=80, deadline=None)
+def test_phase2_reads_candidates_in_batches_as_one(rows, batch, prune):
+    """Phase 2 learns the same from the candidates in batches of any size as from one table, cut
+    or not (the rare boundaries are counted over all batches before any is cut)."""
+    tokens = [b"a", b"b", b"c", b"d", b"e", b"f"]
+    candidates, counts = [r[0] for r in rows], [r[1] for r in rows]
+    assert _phase2(candidates, counts, tokens, 6, prune, batch) == _phase2(candidates, counts, tokens, 6, prune)
+
+
+def test_run_phase2_loads_again_uncut_when_the_cuts_may_not_hold(con):
+    """The case above through DuckDB: the pruned run gives up, `run_phase2` reads the work table
+    again without cuts, and the supermerges are those of the uncut run."""
+    from sqltok.bpe.phase2 import run_phase2
+    from sqltok.training.counting import counted
+
+    a, b, c, x, ab, bc = range(6)
+    tokens = [b"a", b"b", b"c", b"x", b"ab", b"bc"]
+    con.execute("CREATE TEMP TABLE cands AS SELECT * FROM (VALUES ([4, 2], 20), ([0, 5], 20), ([4, 2, 3], 8), "
+                "([0, 5, 3], 8)) t(candidate, n)")
+    p1 = sqltok.Model(method="word", tokens=tokens, token_counts=[0] * 6, is_super=[False] * 6, merges=[],
+                      settings={})
+    units = counted(con, "cands", "candidate")
+    out = run_phase2(con, units, p1, 10_000, "superbpe", 3, 10, False)
+    assert [(m.left, m.right, m.count) for m in out.supermerges] == [(a, bc, 28), (ab, c, 28), (6, x, 16)]
+    assert out == run_phase2(con, units, p1, 10_000, "superbpe", 3, None, False)
 
 
 def test_candidates_need_a_phase1_model(con):

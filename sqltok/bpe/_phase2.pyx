@@ -18,8 +18,6 @@ from sqltok.native.id_lists cimport IdListView, id_list_view
 
 include "merge_state.pxi"
 
-import pyarrow as pa
-
 
 cdef struct Candidates:
     const int64_t* offsets      # candidate i is units[offsets[i]:offsets[i + 1]]
@@ -28,7 +26,7 @@ cdef struct Candidates:
     int64_t n
 
 
-cdef Candidates _candidates_view(object candidates, object counts, list keep) except *:
+cdef Candidates _view(object candidates, object counts, list keep) except *:
     if candidates.null_count or len(candidates) != len(counts):
         raise ValueError("candidates must be non-NULL and as many as their counts")
     cdef IdListView v = id_list_view(candidates, keep)
@@ -40,69 +38,135 @@ cdef Candidates _candidates_view(object candidates, object counts, list keep) ex
     return c
 
 
-cdef int _rare_boundaries(const Candidates& c, int64_t prune_below, vector[uint8_t]& cut) except -1 nogil:
-    """cut[j] = 1 after unit j where no supermerge can ever join it to the next one: those two units
-    stand side by side at most `prune_below` times in all candidates, and every pair across that
-    boundary occurs at most as often, while every supermerge BoundlessBPE can still choose has a
-    count above it. (The bound assumes a token's bytes come from one unit sequence only; phase 2
-    counts supermerges whose bytes were a token already, and the caller starts over without cuts.)"""
-    cdef PairTable table
-    cdef vector[int64_t] occ
+cdef int _count_boundaries(const Candidates& c, PairTable* table, vector[int64_t]& occ) except -1:
+    """Add how often each two units stand side by side in one batch's candidates (weighted)."""
     cdef int64_t i, u
-    cdef int32_t idx, found
-    pair_table_init(&table, 1 << 16)
-    cut.assign(c.offsets[c.n] if c.n else 0, 0)
-    for i in range(c.n):
-        for u in range(c.offsets[i], c.offsets[i + 1] - 1):
-            idx = <int32_t>occ.size()
-            found = pair_table_get_or_insert(&table, pack_pair(c.units[u], c.units[u + 1]), idx)
-            if found < 0:
-                occ.push_back(c.counts[i])
-            else:
-                occ[found] += c.counts[i]
-    for i in range(c.n):
-        for u in range(c.offsets[i], c.offsets[i + 1] - 1):
-            found = pair_table_get(&table, pack_pair(c.units[u], c.units[u + 1]))
-            cut[u] = occ[found] <= prune_below
-    pair_table_free(&table)
+    cdef int32_t found
+    with nogil:
+        for i in range(c.n):
+            for u in range(c.offsets[i], c.offsets[i + 1] - 1):
+                found = pair_table_get_or_insert(table, pack_pair(c.units[u], c.units[u + 1]), <int32_t>occ.size())
+                if found < 0:
+                    occ.push_back(c.counts[i])
+                else:
+                    occ[found] += c.counts[i]
     return 0
 
 
-cdef int _load_candidates(MergeState st, const Candidates& c, const vector[string]& p1_tokens,
-                          int64_t prune_below, vector[int64_t]& frozen) except -1 nogil:
-    """Each candidate (a list of phase-1 token ids) becomes one weighted sequence of unit tokens; with
-    `prune_below` >= 0 it is cut at rare boundaries first: pieces of two or more units become
-    sequences (marked partial when cut), single units never merge and only count (`frozen`)."""
-    cdef int32_t t, nt = <int32_t>p1_tokens.size()
-    cdef vector[int32_t] state_id
-    cdef vector[uint8_t] cut
-    cdef int64_t i, u, start, end
-    state_id.assign(nt, -1)
-    frozen.assign(nt, 0)
-    for u in range(c.offsets[c.n] if c.n else 0):
-        t = c.units[u]
-        if t < 0 or t >= nt:
-            with gil:
-                raise ValueError(f"candidate unit {t} is not a phase-1 token id")
-        if state_id[t] < 0:
-            state_id[t] = st.intern(p1_tokens[t])
-    if prune_below >= 0:
-        _rare_boundaries(c, prune_below, cut)
+cdef int _cuts(const Candidates& c, PairTable* table, const vector[int64_t]& occ, int64_t prune_below,
+               vector[uint8_t]& cut) except -1 nogil:
+    """cut[j] = 1 after the batch's unit j where its boundary is rare (counted at most `prune_below`)."""
+    cdef int64_t i, u, first = c.offsets[0] if c.n else 0
+    cut.assign(c.offsets[c.n] - first if c.n else 0, 0)
     for i in range(c.n):
-        start = c.offsets[i]
-        while start < c.offsets[i + 1]:
-            end = start + 1
-            while end < c.offsets[i + 1] and (prune_below < 0 or not cut[end - 1]):
-                end += 1
-            if end - start == 1:
-                frozen[c.units[start]] += c.counts[i]
-            else:
-                st.add_sequence(c.counts[i], end - start < c.offsets[i + 1] - c.offsets[i])
-                for u in range(start, end):
-                    st.units.push_back(state_id[c.units[u]])
-                st.close_sequence(<int32_t>(end - start))
-            start = end
+        for u in range(c.offsets[i], c.offsets[i + 1] - 1):
+            cut[u - first] = occ[pair_table_get(table, pack_pair(c.units[u], c.units[u + 1]))] <= prune_below
     return 0
+
+
+cdef class Phase2Units:
+    """Phase 2's weighted unit sequences, read from batches of candidates (so no whole table is held):
+    `Phase2Units(phase1_tokens, batches, prune_below)`, where `batches()` gives a fresh iterable of
+    (candidates, counts) Arrow arrays (list<int32>, int64) each time it is called.
+
+    With `prune_below` >= 0 the batches are read twice: first the count of every two units side by
+    side, then each candidate cut where that count is at most `prune_below` (no supermerge BoundlessBPE
+    can still choose has a count that low, and every pair across such a boundary occurs at most as
+    often). Pieces of two or more units become sequences (marked partial when cut), single units
+    never merge and only count (`frozen`). The bound assumes a token's bytes come from one unit
+    sequence only; `train` returns None when a supermerge's bytes were a token already, and the caller
+    loads again without cuts. Training consumes the sequences: `train` runs once.
+    """
+    cdef MergeState st
+    cdef vector[string] p1_tokens
+    cdef vector[int32_t] state_id       # phase-1 token id -> its unit token in `st` (-1: not seen)
+    cdef vector[int64_t] frozen         # phase-1 token id -> count of its single-unit pieces
+    cdef readonly int64_t prune_below
+
+    def __init__(self, phase1_tokens, batches, int64_t prune_below=-1):
+        for tok in phase1_tokens:
+            self.p1_tokens.push_back(tok)
+        self.st = MergeState()
+        self.prune_below = prune_below
+        self.state_id.assign(self.p1_tokens.size(), -1)
+        self.frozen.assign(self.p1_tokens.size(), 0)
+        cdef PairTable table
+        cdef vector[int64_t] occ
+        cdef list keep  # what one batch's view reads, released with the batch
+        if prune_below < 0:
+            for candidates, counts in batches():
+                keep = []
+                self._add(_view(candidates, counts, keep), NULL, occ)
+            return
+        pair_table_init(&table, 1 << 16)
+        try:
+            for candidates, counts in batches():
+                keep = []
+                _count_boundaries(_view(candidates, counts, keep), &table, occ)
+            for candidates, counts in batches():
+                keep = []
+                self._add(_view(candidates, counts, keep), &table, occ)
+        finally:
+            pair_table_free(&table)
+
+    cdef int _add(self, const Candidates& c, PairTable* table, const vector[int64_t]& occ) except -1:
+        """Append the candidates of one batch as sequences, cut at rare boundaries when `table`."""
+        cdef int32_t t, nt = <int32_t>self.p1_tokens.size()
+        cdef int64_t i, u, start, end, n_units = c.offsets[c.n] if c.n else 0
+        cdef vector[uint8_t] cut
+        cdef MergeState st = self.st
+        with nogil:
+            for u in range(c.offsets[0] if c.n else 0, n_units):
+                t = c.units[u]
+                if t < 0 or t >= nt:
+                    with gil:
+                        raise ValueError(f"candidate unit {t} is not a phase-1 token id")
+                if self.state_id[t] < 0:
+                    self.state_id[t] = st.intern(self.p1_tokens[t])
+            if table != NULL:
+                _cuts(c, table, occ, self.prune_below, cut)
+            for i in range(c.n):
+                start = c.offsets[i]
+                while start < c.offsets[i + 1]:
+                    end = start + 1
+                    while end < c.offsets[i + 1] and (table == NULL or not cut[end - 1 - c.offsets[0]]):
+                        end += 1
+                    if end - start == 1:
+                        self.frozen[c.units[start]] += c.counts[i]
+                    else:
+                        st.add_sequence(c.counts[i], end - start < c.offsets[i + 1] - c.offsets[i])
+                        for u in range(start, end):
+                            st.units.push_back(self.state_id[c.units[u]])
+                        st.close_sequence(<int32_t>(end - start))
+                    start = end
+        return 0
+
+    def train(self, phase1_new, phase1_count, int vocab_size, str mode, int supermerges=0, progress=None,
+              int progress_every=256):
+        """Learn the supermerges over these units.
+
+        The phase-1 model is given by its tokens (bytes by id, at construction) and, for each merge in
+        order, the id of the token it makes and its count. `mode` "boundless": replay the phase-1
+        merges from the 243 byte tokens, a supermerge winning only with a strictly higher count, until
+        `vocab_size` tokens or no candidate pair is left. `mode` "superbpe": keep every phase-1 token
+        (ids unchanged) and add `supermerges` supermerges. Returns Arrow arrays: the final vocabulary
+        (`tokens`, `is_super`, `token_counts`: each token's frequency in the candidates after phase
+        2), `regular` (how many phase-1 merges were kept, in order) and the supermerges (`left`,
+        `right`, `new_id`, `count`, `flag`) in final ids; None when cut and a supermerge's bytes were
+        a token already (the cuts may not hold: load again without them).
+        """
+        if mode not in ("boundless", "superbpe"):
+            raise ValueError(f"unknown phase-2 mode {mode!r}")
+        if self.st is None:
+            raise ValueError("these phase-2 units were trained on already")
+        cdef vector[int32_t] p1_new = phase1_new
+        cdef vector[int64_t] p1_count = phase1_count
+        if p1_count.size() != p1_new.size():
+            raise ValueError("the phase-1 merge arrays differ in length")
+        cdef MergeState st = self.st
+        self.st = None  # its memory goes with the run
+        return _train(st, self.frozen, self.p1_tokens, p1_new, p1_count, vocab_size, mode == "boundless",
+                      supermerges, self.prune_below >= 0, progress, progress_every)
 
 
 cdef class _Vocabulary:
@@ -129,48 +193,10 @@ cdef class _Vocabulary:
         return deref(it).second
 
 
-def train_phase2(candidates, counts, phase1_tokens, phase1_new, phase1_count, int vocab_size, str mode, int supermerges=0, int64_t prune_below=-1, progress=None,
-                 int progress_every=256) -> dict:
-    """Learn supermerges over unique candidates (`candidates`: a list<int32> array of phase-1 token
-    ids, `counts`: int64).
-
-    The phase-1 model is given by its tokens (bytes by id) and, for each merge in order, the id of the
-    token it makes and its count. `mode` "boundless": replay the phase-1 merges from the 243 byte tokens,
-    a supermerge winning only with a strictly higher count, until `vocab_size` tokens or no candidate
-    pair is left. `mode` "superbpe": keep every phase-1 token (ids unchanged) and add `supermerges`
-    supermerges. `prune_below` >= 0 (BoundlessBPE with a full phase 1: its smallest merge count) cuts
-    candidates where no supermerge can join two units first; the result is the same, from fewer
-    pairs (if a supermerge makes bytes that were a token already, it starts over without cuts).
-    Returns Arrow arrays: the final vocabulary (`tokens`, `is_super`, `token_counts`: each token's
-    frequency in the candidates after phase 2), `regular` (how many phase-1 merges were kept, in
-    order) and the supermerges (`left`, `right`, `new_id`, `count`, `flag`) in final ids.
-    """
-    if mode not in ("boundless", "superbpe"):
-        raise ValueError(f"unknown phase-2 mode {mode!r}")
-    cdef list keep = []
-    cdef Candidates c = _candidates_view(candidates, counts, keep)
-    cdef vector[string] p1_tokens
-    for tok in phase1_tokens:
-        p1_tokens.push_back(tok)
-    cdef vector[int32_t] p1_new = phase1_new
-    cdef vector[int64_t] p1_count = phase1_count
-    if p1_count.size() != p1_new.size():
-        raise ValueError("the phase-1 merge arrays differ in length")
-    out = _train(c, p1_tokens, p1_new, p1_count, vocab_size, mode == "boundless", supermerges, prune_below,
-                 progress, progress_every)
-    if out is None:  # a supermerge made bytes that were a token already: the cuts may not hold
-        out = _train(c, p1_tokens, p1_new, p1_count, vocab_size, mode == "boundless", supermerges, -1,
-                     progress, progress_every)
-    return out
-
-
-cdef object _train(const Candidates& c, const vector[string]& p1_tokens, const vector[int32_t]& p1_new,
-                   const vector[int64_t]& p1_count, int vocab_size, bint boundless, int supermerges,
-                   int64_t prune_below, object progress, int progress_every):
-    """One phase-2 run (see `train_phase2`); None when pruned and a supermerge collided."""
-    cdef MergeState st = MergeState()
-    cdef vector[int64_t] frozen
-    _load_candidates(st, c, p1_tokens, prune_below, frozen)
+cdef object _train(MergeState st, const vector[int64_t]& frozen, const vector[string]& p1_tokens,
+                   const vector[int32_t]& p1_new, const vector[int64_t]& p1_count, int vocab_size, bint boundless,
+                   int supermerges, bint pruned, object progress, int progress_every):
+    """One phase-2 run on loaded sequences (see `Phase2Units.train`)."""
     cdef _Vocabulary voc = _Vocabulary()
     cdef size_t t
     if boundless:
@@ -228,7 +254,7 @@ cdef object _train(const Candidates& c, const vector[string]& p1_tokens, const v
                         progress(s_new.size(), voc.tokens.size())
     if bad:
         raise RuntimeError("a supermerge joins a token that phase 1 has not made yet (inconsistent input)")
-    if prune_below >= 0 and collisions:
+    if pruned and collisions:
         return None
     if progress is not None:
         progress(s_new.size(), voc.tokens.size())

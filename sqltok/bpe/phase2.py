@@ -1,18 +1,23 @@
-"""Phase 2 of superword training: the supermerges over the counted candidates (Cython), on a thread
-of its own when the caller has other work meanwhile, and the two-phase model it makes."""
+"""Phase 2 of superword training: the supermerges over the counted candidates (Cython), read from
+DuckDB in batches into compact unit sequences (no whole Arrow table is held), trained on a thread of
+its own when the caller has other work meanwhile, and the two-phase model it makes."""
 from __future__ import annotations
 
 import threading
 import time
 from dataclasses import dataclass
 
-import pyarrow as pa
+import duckdb
 
-from sqltok.bpe._phase2 import train_phase2
+from sqltok.bpe._phase2 import Phase2Units
 from sqltok.bpe.model import Merge, Model
 from sqltok.bpe.settings import MIN_VOCAB_SIZE
+from sqltok.duck import arrow_batches
 from sqltok.errors import SqltokError
 from sqltok.progress import Progress
+from sqltok.training.counting import Counts
+
+BATCH_ROWS = 1 << 17  # candidates per batch read from DuckDB
 
 
 @dataclass(frozen=True)
@@ -48,10 +53,20 @@ def prefix(p1: Model, merges: int) -> Model:
                  special_tokens={s: size + i for i, s in enumerate(p1.special_tokens)})
 
 
-def run_phase2(units: pa.Table, p1: Model, vocab_size: int, method: str, supermerges: int,
-               prune: int | None, progress: bool, cancel: threading.Event | None = None) -> Phase2Result:
-    """Phase 2 over `units` (candidate, n) on phase-1 model `p1`, pruned below `prune` (see
-    `prune_below`); `cancel`, when set by another thread, stops it with SqltokError."""
+def load_units(con: duckdb.DuckDBPyConnection, units: Counts, p1: Model, prune: int | None) -> Phase2Units:
+    """The weighted sequences of work table `units` (candidate lists of `p1` token ids, n), read in
+    batches, cut below `prune` (see `prune_below`; None: not cut)."""
+    def batches():
+        for batch in arrow_batches(con, f"SELECT {units.column}, n FROM {units.table}", BATCH_ROWS):
+            yield batch.column(0), batch.column(1)
+    return Phase2Units(p1.tokens, batches, -1 if prune is None else prune)
+
+
+def train_units(loaded: Phase2Units, p1: Model, vocab_size: int, method: str, supermerges: int, progress: bool,
+                cancel: threading.Event | None = None) -> Phase2Result | None:
+    """Phase 2 over `loaded` on phase-1 model `p1` (it may run on a thread of its own: no DuckDB);
+    None when the cuts may not hold (load again without them); `cancel`, when set by another
+    thread, stops it with SqltokError."""
     total = supermerges if method == "superbpe" else vocab_size - MIN_VOCAB_SIZE
     bar = Progress(f"phase 2 ({method})", total, "steps" if method == "boundless" else "supermerges") \
         if progress else None
@@ -62,16 +77,25 @@ def run_phase2(units: pa.Table, p1: Model, vocab_size: int, method: str, superme
         if bar is not None:
             bar.update(done if method == "superbpe" else size - MIN_VOCAB_SIZE)
 
-    out = train_phase2(
-        units.column(0).combine_chunks(), units.column(1).combine_chunks(), p1.tokens,
-        p1.new_ids(p1.merges), [m.count for m in p1.merges],
-        vocab_size, method, supermerges, -1 if prune is None else prune,
-        progress=report if bar is not None or cancel is not None else None)
+    out = loaded.train(p1.new_ids(p1.merges), [m.count for m in p1.merges], vocab_size, method, supermerges,
+                       progress=report if bar is not None or cancel is not None else None)
     if bar is not None:
         bar.close()
+    if out is None:
+        return None
     supers = [Merge(*m) for m in zip(*(out[k].to_pylist() for k in ("left", "right", "count", "flag", "new_id")))]
     return Phase2Result(out["tokens"].to_pylist(), [bool(x) for x in out["is_super"].to_pylist()],
                         out["token_counts"].to_pylist(), out["regular"], supers)
+
+
+def run_phase2(con: duckdb.DuckDBPyConnection, units: Counts, p1: Model, vocab_size: int, method: str,
+               supermerges: int, prune: int | None, progress: bool) -> Phase2Result:
+    """Phase 2 over work table `units` (candidate, n) on phase-1 model `p1`, pruned below `prune`,
+    and without the cuts when they may not hold."""
+    out = train_units(load_units(con, units, p1, prune), p1, vocab_size, method, supermerges, progress)
+    if out is None:
+        out = train_units(load_units(con, units, p1, None), p1, vocab_size, method, supermerges, progress)
+    return out
 
 
 def assemble(p1: Model, out: Phase2Result, method: str, special_tokens) -> Model:
@@ -88,7 +112,7 @@ def assemble(p1: Model, out: Phase2Result, method: str, special_tokens) -> Model
 
 
 class Background:
-    """Run `run_phase2` on a thread of its own (`with Background(...) as job: ...; job.result()`);
+    """Run `train_units` on a thread of its own (`with Background(...) as job: ...; job.result()`);
     leaving the block early cancels it."""
 
     def __init__(self, fn, *args) -> None:
@@ -110,7 +134,7 @@ class Background:
         self._thread.start()
         return self
 
-    def result(self) -> Phase2Result:
+    def result(self) -> Phase2Result | None:
         while self._thread.is_alive():
             self._thread.join(0.1)  # short waits, so that Ctrl-C reaches the main thread
         if self._error is not None:

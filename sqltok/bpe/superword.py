@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import duckdb
-import pyarrow as pa
 
 from sqltok.bpe.candidate_counts import count_candidates, resplit_candidates
 from sqltok.bpe.greedy_split import greedy_split as split_candidates
 from sqltok.bpe.model import Model
 from sqltok.bpe.phase1_reuse import reuse_candidates, reuse_pretoken_counts
-from sqltok.bpe.phase2 import Background, Phase2Result, assemble, prefix, prune_below, run_phase2
+from sqltok.bpe.phase2 import (Background, Phase2Result, assemble, load_units, prefix, prune_below, run_phase2,
+                               train_units)
 from sqltok.training.on_cluster import cluster_counting
 from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS, MIN_VOCAB_SIZE, check_vocab_size
 from sqltok.bpe.train import learn_merges
@@ -108,19 +108,27 @@ def train_superword(con: duckdb.DuckDBPyConnection, source: Source | str | None,
                 candidates = count_candidates(con, counts.query, p1, work)
         plan = _plan_phase2(con, p1, candidates, target, vocab_size, method, supermerges, greedy_split, progress,
                             work, watch)
-        # Phase 2 (Cython, GIL released) runs on one core while DuckDB writes the counts on the other.
-        with transaction(con), Background(run_phase2, plan.units, plan.base, vocab_size, method, plan.supermerges,
-                                          plan.prune, progress) as job:
+        # Phase 2 reads its units here, then trains (Cython, GIL released) on one core while DuckDB
+        # writes the counts on the other.
+        with watch("phase2"):
+            loaded = load_units(con, plan.units, plan.base, plan.prune)
+        with transaction(con), Background(train_units, loaded, plan.base, vocab_size, method, plan.supermerges,
+                                          progress) as job:
+            del loaded  # the run owns the units now, and frees them as it ends
             with watch("store"):
                 delete_rows(con, model)
                 save_pretoken_counts(con, model, counts.pretokens.table)
                 save_candidates(con, model, candidates.table, p1.tokens)
             out = job.result()
+            watch.seconds["phase2"] += job.seconds
+            if out is None:  # a supermerge's bytes were a token already: the cuts may not hold
+                with watch("phase2"):
+                    out = run_phase2(con, plan.units, plan.base, vocab_size, method, plan.supermerges, None, progress)
             if plan.matched is not None and out.supermerge_bytes() != plan.matched.supermerge_bytes():
                 # Pruned SuperBPE equals BoundlessBPE only if the unpruned one does (paper section 3.1);
                 # when not, the cuts may have mattered: run it again without them.
-                out = run_phase2(plan.units, plan.base, vocab_size, method, plan.supermerges, None, progress)
-            watch.seconds["phase2"] = job.seconds
+                with watch("phase2"):
+                    out = run_phase2(con, plan.units, plan.base, vocab_size, method, plan.supermerges, None, progress)
             result = assemble(plan.base, out, method, special_tokens)
             save_model(con, model, result, counts.stats.model_info(phase1_vocab_size=target))
     pieces = plan.pieces
@@ -137,7 +145,7 @@ class _Phase2Plan:
     BoundlessBPE result a "match" run took r and s from."""
 
     base: Model
-    units: pa.Table
+    units: Counts
     pieces: Counts | None
     supermerges: int
     prune: int | None
@@ -153,7 +161,7 @@ def _plan_phase2(con, p1: Model, candidates: Counts, target: int, vocab_size: in
     if supermerges == "match":
         with watch("phase2_boundless"):
             units, _ = _phase2_units(con, candidates, p1, greedy_split, work, watch)
-            matched = run_phase2(units, p1, vocab_size, "boundless", 0, prune, progress)
+            matched = run_phase2(con, units, p1, vocab_size, "boundless", 0, prune, progress)
         base = prefix(p1, matched.regular)
         units, pieces = _phase2_units(con, resplit_candidates(con, candidates.table, base, work, "resplit"), base,
                                       greedy_split, work, watch)
@@ -184,11 +192,11 @@ def _check_supermerges(supermerges, vocab_size: int) -> None:
 
 
 def _phase2_units(con, candidates: Counts, p1: Model, greedy_split: bool, work: WorkTables,
-                  watch: Stopwatch) -> tuple[pa.Table, Counts | None]:
-    """The weighted sequences phase 2 merges over: the candidates, or their greedy-split pieces (with
-    the pieces' counts)."""
+                  watch: Stopwatch) -> tuple[Counts, Counts | None]:
+    """The weighted sequences phase 2 merges over: the candidates, or their greedy-split pieces (both
+    the units and the pieces' counts)."""
     if not greedy_split:
-        return candidates.arrow(con), None
+        return candidates, None
     with watch("greedy_split"):
         pieces = split_candidates(con, candidates, p1.merges[-1].count if p1.merges else 0, work)
-    return pieces.arrow(con), pieces
+    return pieces, pieces
