@@ -27,19 +27,19 @@ from sqltok.unigram.spec import UnigramSpec
 BOUNDARY_CHAR = 0x1F
 
 
-def seed_pieces(con, sentences: Sentences, spec: UnigramSpec, work: WorkTables) -> tuple[list[str], np.ndarray]:
-    """The seed pieces and their float32 scores."""
+def seed_pieces(con, sentences: Sentences, spec: UnigramSpec, work: WorkTables) -> tuple[pa.Array, np.ndarray]:
+    """The seed pieces (large_string) and their float32 scores."""
     per_char = character_counts(sentences.text, sentences.counts)
     per_char[[UNK_MARK, BOUNDARY_CHAR]] = 0
     present = np.nonzero(per_char)[0]
     order = np.lexsort((present, -per_char[present]))  # most frequent first, ties by code point
-    pieces = [chr(c) for c in present[order].tolist()]
+    pieces = pa.array([chr(c) for c in present[order].tolist()], pa.large_string())
     values = per_char[present[order]].astype(np.float32)
     found, score = _best_substrings(con, sentences, spec, work)
-    return pieces + found, log_prob(np.concatenate([values, score]))
+    return pa.concat_arrays([pieces, found]), log_prob(np.concatenate([values, score]))
 
 
-def _best_substrings(con, sentences: Sentences, spec: UnigramSpec, work: WorkTables) -> tuple[list[str], np.ndarray]:
+def _best_substrings(con, sentences: Sentences, spec: UnigramSpec, work: WorkTables) -> tuple[pa.Array, np.ndarray]:
     """The `seed_sentencepiece_size` best candidates of two characters or more, best first, and their
     float32 scores."""
     across = _boundary_candidates(con, sentences, spec, work)
@@ -65,7 +65,7 @@ def _best_substrings(con, sentences: Sentences, spec: UnigramSpec, work: WorkTab
         strings = pa.concat_arrays([strings, extra.take(pa.array(keep[keep >= len(offsets)] - len(offsets)))])
     ranked = pa.table({"score": score[keep], "bytes": lengths[keep], "piece": strings})
     best = pc.sort_indices(ranked, [("score", "descending"), ("bytes", "descending"), ("piece", "ascending")])[:k]
-    return strings.take(best).cast(pa.large_string()).to_pylist(), score[keep][best.to_numpy()]
+    return strings.take(best).cast(pa.large_string()), score[keep][best.to_numpy()]
 
 
 def _boundary_candidates(con, sentences: Sentences, spec: UnigramSpec, work: WorkTables) -> dict[bytes, int]:
