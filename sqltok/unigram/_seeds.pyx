@@ -7,6 +7,7 @@ lie on character boundaries, hold no sentence boundary and are valid pieces, wit
 space character or U+001F, U+2581 only where whitespace may go, one Unicode script (Hiragana and Katakana
 count as Han, combining marks take their base's script), digits alone if asked."""
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t
+from libc.string cimport memchr
 from cython.operator cimport dereference as deref
 from libcpp.string cimport string
 from libcpp.unordered_map cimport unordered_map
@@ -160,48 +161,50 @@ def frequent_substrings(text_arr, starts_arr, counts, sa_arr, lcp_arr, dict flag
     cdef const int64_t* n_of = int64_values(counts, keep)
     cdef int64_t n = text.shape[0], i, lo, hi, mid, lb, d, off, k
     cdef int64_t n_sent = starts.shape[0] - 1
-    cdef bint ones = True                          # every sentence once: a node's frequency is its width
+    cdef int64_t max_bytes = 4 * <int64_t>r.max_length  # a longer node has too many characters
+    cdef bint ones = True                          # every sentence once: no search for a suffix's count
     for i in range(n_sent):
         if n_of[i] != 1:
             ones = False
             break
-    weight_arr = np.zeros(1 if ones else n + 1, dtype=np.int64)  # prefix sums of the counts in suffix array order
-    run_arr = np.zeros(n + 1, dtype=np.int32)      # bytes before the next NUL
-    cdef int64_t[:] weight = weight_arr
-    cdef int32_t[:] run = run_arr
-    cdef vector[int64_t] st_lb, st_d, out_off, out_len, out_chars, out_freq
+    # the stack of open nodes: left bound, depth, and the counts of the suffixes before the left bound
+    cdef vector[int64_t] st_lb, st_d, st_w, out_off, out_len, out_chars, out_freq
     cdef vector[uint32_t] cps
-    cdef int64_t h, add
+    cdef int64_t h, add, leaf, seen = 0, w_lb
     cdef unordered_map[string, int64_t] more
     cdef unordered_map[string, int64_t].iterator it
     cdef string key
     for w, c in extra.items():
         more[<string>w] = c
     with nogil:
-        for i in range(n - 1, -1, -1):
-            run[i] = 0 if text[i] == 0 else run[i + 1] + 1
-        for i in range(0 if ones else n):
-            lo, hi = 0, n_sent - 1
-            while lo < hi:   # the sentence that holds position sa[i]
-                mid = (lo + hi + 1) // 2
-                if starts[mid] <= sa[i]:
-                    lo = mid
-                else:
-                    hi = mid - 1
-            weight[i + 1] = weight[i] + n_of[lo]
         st_lb.push_back(0)
         st_d.push_back(0)
+        st_w.push_back(0)
         for i in range(1, n + 1):
+            leaf = 1
+            if not ones:
+                lo, hi = 0, n_sent - 1
+                while lo < hi:   # the sentence that holds position sa[i - 1]
+                    mid = (lo + hi + 1) // 2
+                    if starts[mid] <= sa[i - 1]:
+                        lo = mid
+                    else:
+                        hi = mid - 1
+                leaf = n_of[lo]
+            seen += leaf                           # the counts of suffixes sa[0 .. i-1]
             h = lcp[i - 1] if i < n else 0
             lb = i - 1
+            w_lb = seen - leaf
             while h < st_d.back():
                 lb = st_lb.back()
                 d = st_d.back()
+                w_lb = st_w.back()
                 st_lb.pop_back()
                 st_d.pop_back()
+                st_w.pop_back()
                 off = sa[lb]
-                if d >= 2 and d <= run[off] and (text[off] & 0xC0) != 0x80 and \
-                        (off + d == n or (text[off + d] & 0xC0) != 0x80):
+                if d >= 2 and d <= max_bytes and memchr(&text[off], 0, d) == NULL and \
+                        (text[off] & 0xC0) != 0x80 and (off + d == n or (text[off + d] & 0xC0) != 0x80):
                     cps.clear()
                     k = off
                     while k < off + d:
@@ -217,13 +220,15 @@ def frequent_substrings(text_arr, starts_arr, counts, sa_arr, lcp_arr, dict flag
                         out_off.push_back(off)
                         out_len.push_back(d)
                         out_chars.push_back(cps.size())
-                        out_freq.push_back((i - lb if ones else weight[i] - weight[lb]) + add)
+                        out_freq.push_back(seen - w_lb + add)
                 if h > st_d.back():
                     st_lb.push_back(lb)
                     st_d.push_back(h)
+                    st_w.push_back(w_lb)
             if h > st_d.back():
                 st_lb.push_back(lb)
                 st_d.push_back(h)
+                st_w.push_back(w_lb)
     for w in list(extra):
         if more.find(<string>w) == more.end():
             del extra[w]
