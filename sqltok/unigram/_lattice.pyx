@@ -186,27 +186,34 @@ cdef inline void _add(float* out, int32_t piece, double value) noexcept nogil:
 
 cdef float _marginals(Lattice& lat, float freq, float* out, vector[double]& values) noexcept nogil:
     """Forward-backward: freq x marginal of each node, in node order, added to its piece's total in
-    `out`, or (out NULL) appended to `values`; returns freq x log Z."""
+    `out`, or (out NULL) appended to `values`; returns freq x log Z.
+
+    SentencePiece computes alpha of each node starting at a position from the nodes ending there,
+    and beta of each node ending at a position from the nodes starting there: the same sum in the
+    same order for every such node, so here it is computed once per position (`alpha[pos]`,
+    `beta[pos]`), with the same result."""
     cdef int32_t length = lat.length, pos, r, l, j, k, n_nodes = <int32_t>lat.node_pos.size()
-    cdef float z, v
+    cdef float z, v, a
     cdef double value
-    lat.alpha.assign(n_nodes, 0)
-    lat.beta.assign(n_nodes, 0)
-    for pos in range(length + 1):
-        for r in range(_begin_first(lat, pos), _begin_last(lat, pos)):
-            for j in range(lat.end_start[pos], lat.end_start[pos + 1]):
-                l = lat.end_nodes[j]
-                lat.alpha[r] = _log_sum_exp(lat.alpha[r], lat.node_score[l] + lat.alpha[l], j == lat.end_start[pos])
-    pos = length
-    while pos >= 0:
+    lat.alpha.assign(length + 1, 0)   # per position: alpha of the nodes starting there (EOS at the end)
+    lat.beta.assign(length + 1, 0)    # per position: beta of the nodes ending there (BOS at 0)
+    for pos in range(1, length + 1):  # BOS (alpha 0) is all that ends at 0
+        a = 0
         for j in range(lat.end_start[pos], lat.end_start[pos + 1]):
             l = lat.end_nodes[j]
-            for r in range(_begin_first(lat, pos), _begin_last(lat, pos)):
-                lat.beta[l] = _log_sum_exp(lat.beta[l], lat.node_score[r] + lat.beta[r], r == _begin_first(lat, pos))
+            a = _log_sum_exp(a, lat.node_score[l] + lat.alpha[lat.node_pos[l]], j == lat.end_start[pos])
+        lat.alpha[pos] = a
+    pos = length - 1                  # EOS (beta 0) is all that starts at the end
+    while pos >= 0:
+        a = 0
+        for r in range(_begin_first(lat, pos), _begin_last(lat, pos)):
+            a = _log_sum_exp(a, lat.node_score[r] + lat.beta[lat.node_pos[r] + lat.node_len[r]],
+                             r == _begin_first(lat, pos))
+        lat.beta[pos] = a
         pos -= 1
-    z = lat.alpha[1]
+    z = lat.alpha[length]
     for k in range(2, n_nodes):
-        v = lat.alpha[k] + lat.node_score[k] + lat.beta[k] - z
+        v = lat.alpha[lat.node_pos[k]] + lat.node_score[k] + lat.beta[lat.node_pos[k] + lat.node_len[k]] - z
         value = <double>freq * exp(<double>v)
         if out != NULL:
             _add(out, lat.node_id[k], value)
