@@ -23,6 +23,7 @@ cdef uint32_t WS = 0x2581
 cdef uint32_t UNK = 0x2585
 cdef uint32_t BOUNDARY = 0x1F  # what meta pieces in the text were replaced by
 cdef int ANY = -1
+cdef int BUCKET_SHIFT = 8  # text positions per entry of the table that starts a sentence search
 cdef int HAN = 3          # sqltok's script codes (SCRIPT_NAMES): Han, Hiragana, Katakana
 cdef int HIRAGANA = 4
 cdef int KATAKANA = 5
@@ -176,14 +177,23 @@ def frequent_substrings(text_arr, starts_arr, counts, sa_arr, lcp_arr, dict flag
     cdef string key
     for w, c in extra.items():
         more[<string>w] = c
+    cdef vector[int64_t] bucket                   # per BUCKET_SHIFT bytes: the sentence its first byte is in
     with nogil:
+        if not ones:
+            bucket.resize((n >> BUCKET_SHIFT) + 2)
+            lo = 0
+            for i in range(<int64_t>bucket.size()):
+                while lo + 1 < n_sent and starts[lo + 1] <= (i << BUCKET_SHIFT):
+                    lo += 1
+                bucket[i] = lo
         st_lb.push_back(0)
         st_d.push_back(0)
         st_w.push_back(0)
         for i in range(1, n + 1):
             leaf = 1
             if not ones:
-                lo, hi = 0, n_sent - 1
+                lo = bucket[sa[i - 1] >> BUCKET_SHIFT]
+                hi = bucket[(sa[i - 1] >> BUCKET_SHIFT) + 1]
                 while lo < hi:   # the sentence that holds position sa[i - 1]
                     mid = (lo + hi + 1) // 2
                     if starts[mid] <= sa[i - 1]:
