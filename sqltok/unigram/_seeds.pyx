@@ -148,11 +148,11 @@ def joined_bytes(sentences):
 
 
 def frequent_substrings(text_arr, starts_arr, counts, sa_arr, lcp_arr, dict flags, dict extra):
-    """(offset, length, characters, frequency) arrays of the nodes of the suffix tree of `text`
+    """(offset int64, length int32, score float32) arrays of the nodes of the suffix tree of `text`
     (bytes, sentences ended by NUL) that SentencePiece takes as seed candidates: two or more bytes on
     character boundaries, no NUL, 2..max_sentencepiece_length characters, a valid piece. A node's
-    frequency counts each sentence as often as `counts` says, plus `extra[its bytes]` (the entries
-    used are removed from `extra`). `lcp[i]` is the common prefix of the suffixes sa[i] and sa[i+1]."""
+    score is its frequency x its characters in float32; its frequency counts each sentence as often
+    as `counts` says, plus `extra[its bytes]` (the entries used are removed from `extra`). `lcp[i]` is the common prefix of the suffixes sa[i] and sa[i+1]."""
     cdef PieceRules r = _rules(flags)
     cdef const uint8_t[:] text = text_arr
     cdef const int64_t[:] starts = starts_arr
@@ -169,7 +169,9 @@ def frequent_substrings(text_arr, starts_arr, counts, sa_arr, lcp_arr, dict flag
             ones = False
             break
     # the stack of open nodes: left bound, depth, and the counts of the suffixes before the left bound
-    cdef vector[int64_t] st_lb, st_d, st_w, out_off, out_len, out_chars, out_freq
+    cdef vector[int64_t] st_lb, st_d, st_w, out_off
+    cdef vector[int32_t] out_len
+    cdef vector[float] out_score
     cdef vector[uint32_t] cps
     cdef int64_t h, add, leaf, seen = 0, w_lb
     cdef unordered_map[string, int64_t] more
@@ -228,9 +230,8 @@ def frequent_substrings(text_arr, starts_arr, counts, sa_arr, lcp_arr, dict flag
                                 add = deref(it).second
                                 more.erase(it)
                         out_off.push_back(off)
-                        out_len.push_back(d)
-                        out_chars.push_back(cps.size())
-                        out_freq.push_back(seen - w_lb + add)
+                        out_len.push_back(<int32_t>d)
+                        out_score.push_back(<float>(seen - w_lb + add) * <float>cps.size())
                 if h > st_d.back():
                     st_lb.push_back(lb)
                     st_d.push_back(h)
@@ -242,11 +243,20 @@ def frequent_substrings(text_arr, starts_arr, counts, sa_arr, lcp_arr, dict flag
     for w in list(extra):
         if more.find(<string>w) == more.end():
             del extra[w]
-    return _array(out_off), _array(out_len), _array(out_chars), _array(out_freq)
-
-
-cdef object _array(vector[int64_t]& v):
-    return np.asarray(<int64_t[:v.size()]>v.data()).copy() if v.size() else np.zeros(0, np.int64)
+    offsets = np.zeros(out_off.size(), np.int64)
+    if out_off.size():
+        offsets[:] = <int64_t[:out_off.size()]>out_off.data()
+    out_off.clear()
+    out_off.shrink_to_fit()
+    lengths = np.zeros(out_len.size(), np.int32)
+    if out_len.size():
+        lengths[:] = <int32_t[:out_len.size()]>out_len.data()
+    out_len.clear()
+    out_len.shrink_to_fit()
+    score = np.zeros(out_score.size(), np.float32)
+    if out_score.size():
+        score[:] = <float[:out_score.size()]>out_score.data()
+    return offsets, lengths, score
 
 
 def gather(text_arr, offsets_arr, lengths_arr):

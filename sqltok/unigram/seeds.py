@@ -46,14 +46,13 @@ def _best_substrings(con, sentences: Sentences, spec: UnigramSpec, work: WorkTab
     text, starts = joined_bytes(sentences.text)
     sa = divsufsort(text)
     lcp = kasai(text, sa)
-    offsets, lengths, chars, freq = frequent_substrings(text, starts, sentences.counts, sa, lcp, spec.flags(), across)
+    offsets, lengths, score = frequent_substrings(text, starts, sentences.counts, sa, lcp, spec.flags(), across)
     del sa, lcp
-    score = freq.astype(np.float32) * chars.astype(np.float32)
     if across:  # boundary candidates that are no node of their own
         extra = pa.array(list(across), pa.large_binary())
         score = np.concatenate([score, np.array(list(across.values()), np.float32)
                                 * pc.utf8_length(extra.cast(pa.large_string())).to_numpy().astype(np.float32)])
-        lengths = np.concatenate([lengths, pc.binary_length(extra).to_numpy().astype(np.int64)])
+        lengths = np.concatenate([lengths, pc.binary_length(extra).to_numpy().astype(np.int32)])
     k = spec.seed_sentencepiece_size
     if len(score) > k:  # every candidate scoring at least the k-th best, ties included
         keep = np.nonzero(score >= np.partition(score, len(score) - k)[len(score) - k])[0]
