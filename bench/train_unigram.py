@@ -7,8 +7,9 @@ a text file of lines, which every trainer then reads (spm_train's input; sqltok 
 `--lines`). Each trainer runs in a fresh subprocess (its own peak RSS): sqltok (DuckDB with
 `--threads` threads; the Cython stages run on one), spm_train with its default thread count and with
 one thread (`num_threads=1`, the oracle). Prints seconds per stage (sqltok: read, seeds, words, em,
-prune, finalize), total seconds, peak RSS, whether sqltok's model has the one-thread oracle's pieces,
-and the ratios spm_train time / sqltok time and spm_train RSS / sqltok RSS.
+prune, finalize), total seconds, CPU seconds (user + system, all threads), peak RSS, whether sqltok's
+model has the one-thread oracle's pieces, and the ratios spm_train time / sqltok time, spm_train CPU /
+sqltok CPU and spm_train RSS / sqltok RSS.
 """
 from __future__ import annotations
 
@@ -36,9 +37,10 @@ register(con)
 watch = Stopwatch()
 proto, report = train_model_proto(con, Source(path=lines, text_mode="line"), UnigramSpec(vocab_size=vocab), watch)
 total = time.perf_counter() - t0
+use = resource.getrusage(resource.RUSAGE_SELF)
 open(out, "wb").write(proto)
-print(json.dumps({"total": total, "stages": watch.seconds, "sentences": report.sentences, "words": report.words,
-                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+print(json.dumps({"total": total, "cpu": use.ru_utime + use.ru_stime, "stages": watch.seconds,
+                  "sentences": report.sentences, "words": report.words, "peak_rss_mb": use.ru_maxrss / 1024}))
 """
 
 SPM_CHILD = r"""
@@ -50,7 +52,8 @@ t0 = time.perf_counter()
 spm.SentencePieceTrainer.train(input=lines, model_prefix=out[:-len(".model")], model_type="unigram",
                                vocab_size=vocab, minloglevel=2, **flags)
 total = time.perf_counter() - t0
-print(json.dumps({"total": total, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+use = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"total": total, "cpu": use.ru_utime + use.ru_stime, "peak_rss_mb": use.ru_maxrss / 1024}))
 """
 
 SAME_CHILD = r"""
@@ -107,11 +110,14 @@ def main() -> None:
             same = run_child(SAME_CHILD, [ours, peers["spm_train (1 thread)"][1]], cwd=root)["same"]
             print(f"\nvocab {vocab}: {s['sentences']:,} distinct sentences, {s['words']:,} distinct words; "
                   f"sqltok's model {'equals' if same else 'DIFFERS from'} spm_train --num_threads=1's")
-            print(f"  {'trainer':<30}{'seconds':>10}{'peak RSS MB':>14}{'time ratio':>12}{'RSS ratio':>11}")
-            print(f"  {'sqltok':<30}{s['total']:>10.2f}{s['peak_rss_mb']:>14.0f}{'1.00':>12}{'1.00':>11}")
+            print(f"  {'trainer':<30}{'seconds':>10}{'CPU s':>9}{'peak RSS MB':>14}{'time ratio':>12}"
+                  f"{'CPU ratio':>11}{'RSS ratio':>11}")
+            print(f"  {'sqltok':<30}{s['total']:>10.2f}{s['cpu']:>9.2f}{s['peak_rss_mb']:>14.0f}{'1.00':>12}"
+                  f"{'1.00':>11}{'1.00':>11}")
             for label, (p, _) in peers.items():
-                print(f"  {label:<30}{p['total']:>10.2f}{p['peak_rss_mb']:>14.0f}"
-                      f"{p['total'] / s['total']:>12.2f}{p['peak_rss_mb'] / s['peak_rss_mb']:>11.2f}")
+                print(f"  {label:<30}{p['total']:>10.2f}{p['cpu']:>9.2f}{p['peak_rss_mb']:>14.0f}"
+                      f"{p['total'] / s['total']:>12.2f}{p['cpu'] / s['cpu']:>11.2f}"
+                      f"{p['peak_rss_mb'] / s['peak_rss_mb']:>11.2f}")
             print("  sqltok stages: " + ", ".join(f"{k} {v:.2f}s" for k, v in s["stages"].items()))
             print(json.dumps({"vocab": vocab, "sqltok": s, "peers": {k: v[0] for k, v in peers.items()},
                               "same": same}))

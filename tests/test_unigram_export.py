@@ -9,7 +9,7 @@ import sentencepiece as spm
 from tokenizers import Tokenizer
 
 from sqltok.cli import main
-from sqltok.unigram._lattice import viterbi_counts
+from sqltok.unigram._lattice import WordLattices
 from sqltok.unigram.model_proto import model_proto, read_pieces
 from sqltok.unigram.spec import CONTROL, NORMAL, UNKNOWN, UnigramSpec
 
@@ -47,7 +47,8 @@ def test_equal_paths_go_as_in_sentencepiece():
     normal = pa.array([p for p, _, t in pieces if t == NORMAL], pa.large_string())
     scores = [s for _, s, t in pieces if t == NORMAL]
     for w in words:
-        counts = viterbi_counts(normal, scores, pa.array([w], pa.large_string()), pa.array([1], pa.int64()))
+        counts = WordLattices(normal, scores, pa.array([w], pa.large_string()), pa.array([1], pa.int64())) \
+            .viterbi_counts(scores)
         expected = [0] * len(normal)
         for piece in oracle.encode(w.replace("▁", " ").strip(), out_type=str):
             expected[normal.to_pylist().index(piece)] += 1

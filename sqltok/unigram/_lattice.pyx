@@ -3,18 +3,19 @@
 at a character, an unknown node where no one-character piece does), in SentencePiece's float32
 arithmetic and its node order, so that sums round as they do there:
 
-- `e_step`: forward-backward over every word, each piece's expected count (the E step);
-- `viterbi_counts`: each piece's count on the best paths of every word (pruning);
+- `WordLattices`: every word's nodes, found once and renumbered as pieces go; its `e_step`
+  (forward-backward over every word, each piece's expected count) and `viterbi_counts` (each
+  piece's count on the best paths of every word, for pruning) split the words over threads;
 - `reachable`: whether a piece's own text has a better path without it (final clean-up);
 - `second_best`: the best and the second-best path of each piece's own text (A* search, the agenda
   a binary heap ordered as the C++ standard library's, which decides between equal scores).
 
 Unknown nodes count for piece 0, as the C++ trainer's do (its unknown id is 0). The GIL is
-released over the words.
+released over the words and the pieces.
 """
 from cython.operator cimport dereference as deref
 from libc.math cimport INFINITY, exp, log1p
-from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
@@ -23,6 +24,7 @@ from cython.parallel cimport prange
 
 from sqltok.unigram.piece_trie cimport PieceTrie, trie_child, trie_init, trie_insert
 from sqltok.native.arrow_buffers cimport BinaryView, binary_view, int64_values, view_end, view_start
+from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
 
 cdef float UNK_PENALTY = 10.0
 
@@ -50,16 +52,22 @@ cdef struct Pieces:
     float unk_score
 
 
-cdef struct Contribution:
-    int32_t id
-    double value
+cdef struct Part:               # what a thread found for a run of words it could not add at once
+    vector[double] values       # E step: each node's count x marginal, in node order; Viterbi: a count
+    vector[int32_t] ids         # Viterbi: the piece of each value
+    int64_t first               # its words: first .. last-1
+    int64_t last
 
 
-cdef struct Block:
-    Lattice lat
-    vector[Contribution] out
-    float obj
-    bint nan
+cdef struct Sweep:              # one E step or Viterbi pass over the words
+    void* lattices              # the WordLattices
+    const float* scores
+    float unk_score
+    bint expect                 # E step (else Viterbi)
+    float* out                  # per piece: the float32 totals
+    Part* parts                 # per part of the row driver
+    Lattice* lats               # per thread
+    int* nan                    # per thread: a likelihood was NaN
 
 
 cdef inline int64_t _char_len(uint8_t b) noexcept nogil:
@@ -72,10 +80,11 @@ cdef inline int64_t _char_len(uint8_t b) noexcept nogil:
     return 4
 
 
-cdef void _build(Lattice& lat, const Pieces& pieces, const uint8_t* s, int64_t n) noexcept nogil:
-    """The lattice of s[:n] with its nodes in SentencePiece's insertion order."""
-    cdef int64_t i = 0, k, b, count
-    cdef int32_t length, pos, node, e
+cdef void _build(Lattice& lat, const Pieces& pieces, const uint8_t* s, int64_t n, bint unknown) noexcept nogil:
+    """The lattice of s[:n] with its nodes in SentencePiece's insertion order (without unknown nodes
+    unless `unknown`)."""
+    cdef int64_t i = 0, k, b
+    cdef int32_t length, pos
     cdef bint single
     cdef int32_t trie_node
     lat.surface.clear()
@@ -85,6 +94,30 @@ cdef void _build(Lattice& lat, const Pieces& pieces, const uint8_t* s, int64_t n
         i = i + k if i + k <= n else n
     lat.surface.push_back(n)
     length = <int32_t>lat.surface.size() - 1
+    _start(lat, length)
+    for pos in range(length):
+        lat.begin_start[pos] = <int32_t>lat.node_pos.size()
+        single = False
+        trie_node = 0
+        for k in range(1, min(pieces.max_chars, length - pos) + 1):
+            for b in range(lat.surface[pos + k - 1], lat.surface[pos + k]):
+                trie_node = trie_child(pieces.trie, trie_node, s[b])
+                if trie_node < 0:
+                    break
+            if trie_node < 0:
+                break  # no piece starts with these characters
+            if pieces.trie.values[trie_node] >= 0:
+                _push(lat, pos, <int32_t>k, pieces.trie.values[trie_node], pieces.scores[pieces.trie.values[trie_node]])
+                if k == 1:
+                    single = True
+        if unknown and not single:
+            _push(lat, pos, 1, 0, pieces.unk_score)
+    lat.begin_start[length] = <int32_t>lat.node_pos.size()
+    _index_ends(lat)
+
+
+cdef void _start(Lattice& lat, int32_t length) noexcept nogil:
+    """An empty lattice of `length` characters: BOS (node 0) and EOS (node 1)."""
     lat.length = length
     lat.node_pos.resize(2)
     lat.node_len.resize(2)
@@ -99,31 +132,18 @@ cdef void _build(Lattice& lat, const Pieces& pieces, const uint8_t* s, int64_t n
     lat.node_id[1] = -1
     lat.node_score[1] = 0
     lat.begin_start.resize(length + 1)
-    for pos in range(length):
-        lat.begin_start[pos] = <int32_t>lat.node_pos.size()
-        single = False
-        trie_node = 0
-        for k in range(1, min(pieces.max_chars, length - pos) + 1):
-            for b in range(lat.surface[pos + k - 1], lat.surface[pos + k]):
-                trie_node = trie_child(pieces.trie, trie_node, s[b])
-                if trie_node < 0:
-                    break
-            if trie_node < 0:
-                break  # no piece starts with these characters
-            if pieces.trie.values[trie_node] >= 0:
-                lat.node_pos.push_back(pos)
-                lat.node_len.push_back(<int32_t>k)
-                lat.node_id.push_back(pieces.trie.values[trie_node])
-                lat.node_score.push_back(pieces.scores[pieces.trie.values[trie_node]])
-                if k == 1:
-                    single = True
-        if not single:
-            lat.node_pos.push_back(pos)
-            lat.node_len.push_back(1)
-            lat.node_id.push_back(0)
-            lat.node_score.push_back(pieces.unk_score)
-    lat.begin_start[length] = <int32_t>lat.node_pos.size()
-    # nodes ending at each position, in insertion order (BOS ends at 0)
+
+
+cdef inline void _push(Lattice& lat, int32_t pos, int32_t chars, int32_t piece, float score) noexcept nogil:
+    lat.node_pos.push_back(pos)
+    lat.node_len.push_back(chars)
+    lat.node_id.push_back(piece)
+    lat.node_score.push_back(score)
+
+
+cdef void _index_ends(Lattice& lat) noexcept nogil:
+    """The nodes ending at each position, in insertion order (BOS ends at 0)."""
+    cdef int32_t length = lat.length, node, e, pos
     lat.end_start.assign(length + 2, 0)
     lat.end_start[1] = 1
     for node in range(2, <int32_t>lat.node_pos.size()):
@@ -159,31 +179,46 @@ cdef inline float _log_sum_exp(float x, float y, bint init) noexcept nogil:
     return <float>(<double>vmax + log1p(exp(<double>(vmin - vmax))))
 
 
-cdef float _marginals(Lattice& lat, float freq, vector[Contribution]& out) noexcept nogil:
-    """Forward-backward: append (piece, freq x marginal) of each node, in node order; returns freq x log Z."""
+cdef inline void _add(float* out, int32_t piece, double value) noexcept nogil:
+    """SentencePiece's `expected[id] += freq * exp(...)`: a float32 total plus a double, rounded."""
+    out[piece] = <float>(<double>out[piece] + value)
+
+
+cdef float _marginals(Lattice& lat, float freq, float* out, vector[double]& values) noexcept nogil:
+    """Forward-backward: freq x marginal of each node, in node order, added to its piece's total in
+    `out`, or (out NULL) appended to `values`; returns freq x log Z.
+
+    SentencePiece computes alpha of each node starting at a position from the nodes ending there,
+    and beta of each node ending at a position from the nodes starting there: the same sum in the
+    same order for every such node, so here it is computed once per position (`alpha[pos]`,
+    `beta[pos]`), with the same result."""
     cdef int32_t length = lat.length, pos, r, l, j, k, n_nodes = <int32_t>lat.node_pos.size()
-    cdef float z, v
-    cdef Contribution c
-    lat.alpha.assign(n_nodes, 0)
-    lat.beta.assign(n_nodes, 0)
-    for pos in range(length + 1):
-        for r in range(_begin_first(lat, pos), _begin_last(lat, pos)):
-            for j in range(lat.end_start[pos], lat.end_start[pos + 1]):
-                l = lat.end_nodes[j]
-                lat.alpha[r] = _log_sum_exp(lat.alpha[r], lat.node_score[l] + lat.alpha[l], j == lat.end_start[pos])
-    pos = length
-    while pos >= 0:
+    cdef float z, v, a
+    cdef double value
+    lat.alpha.assign(length + 1, 0)   # per position: alpha of the nodes starting there (EOS at the end)
+    lat.beta.assign(length + 1, 0)    # per position: beta of the nodes ending there (BOS at 0)
+    for pos in range(1, length + 1):  # BOS (alpha 0) is all that ends at 0
+        a = 0
         for j in range(lat.end_start[pos], lat.end_start[pos + 1]):
             l = lat.end_nodes[j]
-            for r in range(_begin_first(lat, pos), _begin_last(lat, pos)):
-                lat.beta[l] = _log_sum_exp(lat.beta[l], lat.node_score[r] + lat.beta[r], r == _begin_first(lat, pos))
+            a = _log_sum_exp(a, lat.node_score[l] + lat.alpha[lat.node_pos[l]], j == lat.end_start[pos])
+        lat.alpha[pos] = a
+    pos = length - 1                  # EOS (beta 0) is all that starts at the end
+    while pos >= 0:
+        a = 0
+        for r in range(_begin_first(lat, pos), _begin_last(lat, pos)):
+            a = _log_sum_exp(a, lat.node_score[r] + lat.beta[lat.node_pos[r] + lat.node_len[r]],
+                             r == _begin_first(lat, pos))
+        lat.beta[pos] = a
         pos -= 1
-    z = lat.alpha[1]
+    z = lat.alpha[length]
     for k in range(2, n_nodes):
-        v = lat.alpha[k] + lat.node_score[k] + lat.beta[k] - z
-        c.id = lat.node_id[k]
-        c.value = <double>freq * exp(<double>v)
-        out.push_back(c)
+        v = lat.alpha[lat.node_pos[k]] + lat.node_score[k] + lat.beta[lat.node_pos[k] + lat.node_len[k]] - z
+        value = <double>freq * exp(<double>v)
+        if out != NULL:
+            _add(out, lat.node_id[k], value)
+        else:
+            values.push_back(value)
     return freq * z
 
 
@@ -230,93 +265,194 @@ cdef int _load_pieces(Pieces& p, object pieces, object scores) except -1:
     return 0
 
 
-cdef enum:
-    BLOCK_WORDS = 2048
+cdef class WordLattices:
+    """The lattice nodes of every word, found once with the seed pieces' trie and kept as runs of
+    (piece, characters) per character position, so that an E step or a Viterbi pass reads each word's
+    nodes instead of searching a trie; `keep` follows the pieces as EM and pruning drop them. Only
+    the pieces can change: a position's nodes are its current pieces in order of length, and the
+    unknown node where no one-character piece is left."""
+    cdef vector[int32_t] ids        # per node: its piece
+    cdef vector[uint16_t] chars     # per node: its length in characters
+    cdef vector[int64_t] first      # per character position of the words: its first node (+ the end)
+    cdef vector[int64_t] word_pos   # per word: its first character position (+ the end)
+    cdef vector[int64_t] counts     # per word
+    cdef int32_t n_pieces
+    cdef object words               # the words (the row driver shares them out by their bytes)
+
+    def __init__(self, pieces, scores, words, counts):
+        """The nodes of the (large_)string/binary `words`, weighted by int64 `counts`, for `pieces`."""
+        cdef Pieces p
+        cdef list keep = []
+        _load_pieces(p, pieces, scores)
+        if p.max_chars > 0xFFFF:
+            raise ValueError(f"a piece of {p.max_chars} characters is longer than a lattice node can be")
+        cdef BinaryView w = binary_view(words, keep)
+        cdef const int64_t* n = int64_values(counts, keep)
+        cdef Lattice lat
+        cdef int64_t i, node
+        self.n_pieces = <int32_t>len(pieces)
+        with nogil:
+            self.word_pos.push_back(0)
+            self.first.push_back(0)
+            for i in range(w.length):
+                _build(lat, p, w.values + view_start(w, i), view_end(w, i) - view_start(w, i), False)
+                for node in range(2, <int64_t>lat.node_pos.size()):
+                    self.ids.push_back(lat.node_id[node])
+                    self.chars.push_back(<uint16_t>lat.node_len[node])
+                for node in range(lat.length):
+                    self.first.push_back(self.first.back() + lat.begin_start[node + 1] - lat.begin_start[node])
+                self.word_pos.push_back(self.word_pos.back() + lat.length)
+                self.counts.push_back(n[i])
+        self.words = words
+
+    def keep(self, index) -> None:
+        """Follow the pieces to `[old piece index[k] for k]`: nodes of other pieces go, the rest are
+        renumbered."""
+        cdef const int64_t[:] idx = np.ascontiguousarray(index, dtype=np.int64)
+        cdef vector[int32_t] renumber
+        cdef int64_t k, pos, m, lo, hi, out = 0
+        cdef int32_t piece
+        renumber.assign(self.n_pieces, -1)
+        for k in range(idx.shape[0]):
+            renumber[idx[k]] = <int32_t>k
+        with nogil:
+            lo = self.first[0]
+            for pos in range(<int64_t>self.first.size() - 1):
+                hi = self.first[pos + 1]
+                self.first[pos] = out
+                for m in range(lo, hi):
+                    piece = renumber[self.ids[m]]
+                    if piece >= 0:
+                        self.ids[out] = piece
+                        self.chars[out] = self.chars[m]
+                        out += 1
+                lo = hi
+            self.first[self.first.size() - 1] = out
+            self.ids.resize(out)
+            self.chars.resize(out)
+            self.ids.shrink_to_fit()
+            self.chars.shrink_to_fit()
+        self.n_pieces = <int32_t>idx.shape[0]
+
+    @property
+    def nodes(self) -> int:
+        """The lattices' piece nodes (unknown nodes not counted)."""
+        return self.ids.size()
+
+    cdef void _lattice(self, Lattice& lat, const float* scores, float unk_score, int64_t word) noexcept nogil:
+        """The lattice of word `word` under the current scores."""
+        cdef int64_t base = self.word_pos[word], m, m0, m1
+        cdef int32_t length = <int32_t>(self.word_pos[word + 1] - base), pos
+        _start(lat, length)
+        for pos in range(length):
+            lat.begin_start[pos] = <int32_t>lat.node_pos.size()
+            m0, m1 = self.first[base + pos], self.first[base + pos + 1]
+            for m in range(m0, m1):
+                _push(lat, pos, self.chars[m], self.ids[m], scores[self.ids[m]])
+            if m0 == m1 or self.chars[m0] != 1:
+                _push(lat, pos, 1, 0, unk_score)
+        lat.begin_start[length] = <int32_t>lat.node_pos.size()
+        _index_ends(lat)
+
+    cdef void _rows(self, Sweep& s, int thread, int part, int64_t first, int64_t last) noexcept nogil:
+        """Words first..last-1 for part `part`: the first part (the first words, thread 0's) adds to
+        the totals at once, the others keep what they find for `_add_part`."""
+        cdef Lattice* lat = &s.lats[thread]
+        cdef Part* p = &s.parts[part]
+        cdef float* out = s.out if part == 0 else NULL
+        cdef float z
+        cdef int64_t i
+        cdef int32_t node
+        if p.first == p.last:
+            p.first = first
+        p.last = last
+        for i in range(first, last):
+            self._lattice(lat[0], s.scores, s.unk_score, i)
+            if s.expect:
+                z = _marginals(lat[0], <float>self.counts[i], out, p.values)
+                if z != z:
+                    s.nan[thread] = 1
+            else:
+                _viterbi(lat[0])
+                node = lat.prev[1]
+                while lat.prev[node] >= 0:
+                    if out != NULL:
+                        out[lat.node_id[node]] += <float>self.counts[i]
+                    else:
+                        p.ids.push_back(lat.node_id[node])
+                        p.values.push_back(<double>self.counts[i])
+                    node = lat.prev[node]
+
+    cdef void _add_part(self, const Part& p, float* out, bint expect) noexcept nogil:
+        """Add a kept part to the totals, its nodes in the order `_rows` met them."""
+        cdef int64_t i, pos, m, m0, m1, base, j = 0
+        if not expect:
+            for j in range(<int64_t>p.ids.size()):
+                out[p.ids[j]] += <float>p.values[j]
+            return
+        for i in range(p.first, p.last):
+            base = self.word_pos[i]
+            for pos in range(base, self.word_pos[i + 1]):
+                m0, m1 = self.first[pos], self.first[pos + 1]
+                for m in range(m0, m1):
+                    _add(out, self.ids[m], p.values[j])
+                    j += 1
+                if m0 == m1 or self.chars[m0] != 1:
+                    _add(out, 0, p.values[j])
+                    j += 1
+
+    cdef object _sweep(self, scores_arr, int threads, bint expect):
+        """Both passes' driver: the words shared among threads by the row driver; thread 0's own run
+        (the first words) adds to the float32 totals as it goes, every other part after it, in word
+        order, so that every sum rounds as in one thread."""
+        cdef const float[:] sc = np.ascontiguousarray(scores_arr, dtype=np.float32)
+        if sc.shape[0] != self.n_pieces:
+            raise ValueError(f"{sc.shape[0]} scores for {self.n_pieces} pieces")
+        out_arr = np.zeros(self.n_pieces, dtype=np.float32)
+        cdef float[:] out = out_arr
+        cdef Sweep s
+        cdef RowRun run
+        cdef list keep = []
+        cdef int64_t i
+        cdef size_t k
+        cdef float low = 3.4028234663852886e38
+        for i in range(sc.shape[0]):
+            low = sc[i] if sc[i] < low else low
+        rows_open(run, self.words, keep, threads, True)
+        cdef vector[Part] parts = vector[Part](run.parts)
+        cdef vector[Lattice] lats = vector[Lattice](run.threads)
+        cdef vector[int] nan = vector[int](run.threads, 0)
+        s.lattices = <void*>self
+        s.scores = &sc[0] if sc.shape[0] else NULL
+        s.unk_score = low - UNK_PENALTY
+        s.expect = expect
+        s.out = &out[0] if out.shape[0] else NULL
+        s.parts = parts.data()
+        s.lats = lats.data()
+        s.nan = nan.data()
+        rows_run(run, _sweep_rows, NULL, &s)
+        with nogil:
+            for k in range(1, run.order.size()):
+                self._add_part(parts[run.order[k]], s.out, expect)
+        if any(nan):
+            raise ValueError("likelihood is NaN: a text may be too long")
+        return out_arr
+
+    def e_step(self, scores, int threads=1):
+        """The expected count of each piece (float32): forward-backward over every word."""
+        return self._sweep(scores, threads, True)
+
+    def viterbi_counts(self, scores, int threads=1):
+        """The count of each piece on the words' best paths (float32)."""
+        return self._sweep(scores, threads, False)
 
 
-cdef struct Words:
-    BinaryView w
-    const int64_t* n
-
-
-cdef list _open_words(Pieces& p, Words& ws, object pieces, object scores, object words, object counts):
-    """Load the pieces and view the words and their counts; returns what keeps the views alive."""
-    cdef list keep = []
-    _load_pieces(p, pieces, scores)
-    ws.w = binary_view(words, keep)
-    ws.n = int64_values(counts, keep)
-    return keep
-
-
-cdef void _e_block(Block& blk, const Pieces& p, const BinaryView& w, const int64_t* n, int64_t first, int64_t last,
-                   int64_t total) noexcept nogil:
-    cdef int64_t i
-    cdef float z
-    blk.out.clear()
-    for i in range(first, last):
-        _build(blk.lat, p, w.values + view_start(w, i), view_end(w, i) - view_start(w, i))
-        z = _marginals(blk.lat, <float>n[i], blk.out)
-        if z != z:
-            blk.nan = True
-        blk.obj -= z / total
-
-
-def e_step(pieces, scores, words, counts, int threads=1):
-    """(expected count of each piece as float32, objective): forward-backward over each word of the
-    (large_)string/binary array `words`, weighted by int64 `counts`. Blocks of words run on `threads`
-    threads; their contributions are added to the counts in word order, so that every sum rounds as
-    in one thread."""
-    cdef Pieces p
-    cdef Words ws
-    cdef list keep = _open_words(p, ws, pieces, scores, words, counts)
-    expected_arr = np.zeros(len(pieces), dtype=np.float32)
-    cdef float[:] expected = expected_arr
-    cdef vector[Block] blocks
-    cdef int64_t i, start, total = 0, t, nt = max(1, threads)
-    cdef size_t j
-    cdef float obj = 0
-    cdef bint nan = False
-    blocks.resize(nt)
-    with nogil:
-        for i in range(ws.w.length):
-            total += ws.n[i]
-        start = 0
-        while start < ws.w.length:
-            for t in prange(nt, num_threads=nt, schedule="static", chunksize=1):
-                _e_block(blocks[t], p, ws.w, ws.n, min(start + t * BLOCK_WORDS, ws.w.length),
-                         min(start + (t + 1) * BLOCK_WORDS, ws.w.length), total)
-            for t in range(nt):
-                for j in range(blocks[t].out.size()):
-                    expected[blocks[t].out[j].id] = <float>(<double>expected[blocks[t].out[j].id] +
-                                                            blocks[t].out[j].value)
-                nan = nan or blocks[t].nan
-            start += nt * BLOCK_WORDS
-    for t in range(nt):
-        obj += blocks[t].obj
-    if nan:
-        raise ValueError("likelihood is NaN: a text may be too long")
-    return expected_arr, obj
-
-
-def viterbi_counts(pieces, scores, words, counts):
-    """The count of each piece on the words' best paths (float32)."""
-    cdef Pieces p
-    cdef Words ws
-    cdef list keep = _open_words(p, ws, pieces, scores, words, counts)
-    freq_arr = np.zeros(len(pieces), dtype=np.float32)
-    cdef float[:] freq = freq_arr
-    cdef Lattice lat
-    cdef int64_t i
-    cdef int32_t node
-    with nogil:
-        for i in range(ws.w.length):
-            _build(lat, p, ws.w.values + view_start(ws.w, i), view_end(ws.w, i) - view_start(ws.w, i))
-            _viterbi(lat)
-            node = lat.prev[1]
-            while lat.prev[node] >= 0:
-                freq[lat.node_id[node]] += ws.n[i]
-                node = lat.prev[node]
-    return freq_arr
+cdef int64_t _sweep_rows(void* task, const RowRun& run, int thread, int part, int64_t first,
+                         int64_t last) noexcept nogil:
+    """Words [first, last) into part `part` (nothing fails: -1)."""
+    cdef Sweep* s = <Sweep*>task
+    (<WordLattices>s.lattices)._rows(s[0], thread, part, first, last)
+    return -1
 
 
 def reachable(pieces, scores):
@@ -334,7 +470,7 @@ def reachable(pieces, scores):
     cdef float own
     with nogil:
         for i in range(v.length):
-            _build(lat, p, v.values + view_start(v, i), view_end(v, i) - view_start(v, i))
+            _build(lat, p, v.values + view_start(v, i), view_end(v, i) - view_start(v, i), True)
             self_node = -1
             for node in range(lat.begin_start[0], lat.begin_start[1] if lat.length > 0 else lat.begin_start[0]):
                 if lat.node_id[node] == i and lat.node_len[node] == lat.length:
@@ -456,7 +592,7 @@ def second_best(pieces, scores):
     cdef int best
     with nogil:
         for i in range(v.length):
-            _build(lat, p, v.values + view_start(v, i), view_end(v, i) - view_start(v, i))
+            _build(lat, p, v.values + view_start(v, i), view_end(v, i) - view_start(v, i), True)
             best = _two_best(lat, hyps, heap, second)
             if best >= 2:
                 keep[i] = 0

@@ -7,6 +7,7 @@ lie on character boundaries, hold no sentence boundary and are valid pieces, wit
 space character or U+001F, U+2581 only where whitespace may go, one Unicode script (Hiragana and Katakana
 count as Han, combining marks take their base's script), digits alone if asked."""
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t
+from libc.string cimport memchr
 from cython.operator cimport dereference as deref
 from libcpp.string cimport string
 from libcpp.unordered_map cimport unordered_map
@@ -22,6 +23,7 @@ cdef uint32_t WS = 0x2581
 cdef uint32_t UNK = 0x2585
 cdef uint32_t BOUNDARY = 0x1F  # what meta pieces in the text were replaced by
 cdef int ANY = -1
+cdef int BUCKET_SHIFT = 8  # text positions per entry of the table that starts a sentence search
 cdef int HAN = 3          # sqltok's script codes (SCRIPT_NAMES): Han, Hiragana, Katakana
 cdef int HIRAGANA = 4
 cdef int KATAKANA = 5
@@ -146,11 +148,11 @@ def joined_bytes(sentences):
 
 
 def frequent_substrings(text_arr, starts_arr, counts, sa_arr, lcp_arr, dict flags, dict extra):
-    """(offset, length, characters, frequency) arrays of the nodes of the suffix tree of `text`
+    """(offset int64, length int32, score float32) arrays of the nodes of the suffix tree of `text`
     (bytes, sentences ended by NUL) that SentencePiece takes as seed candidates: two or more bytes on
     character boundaries, no NUL, 2..max_sentencepiece_length characters, a valid piece. A node's
-    frequency counts each sentence as often as `counts` says, plus `extra[its bytes]` (the entries
-    used are removed from `extra`). `lcp[i]` is the common prefix of the suffixes sa[i] and sa[i+1]."""
+    score is its frequency x its characters in float32; its frequency counts each sentence as often
+    as `counts` says, plus `extra[its bytes]` (the entries used are removed from `extra`). `lcp[i]` is the common prefix of the suffixes sa[i] and sa[i+1]."""
     cdef PieceRules r = _rules(flags)
     cdef const uint8_t[:] text = text_arr
     cdef const int64_t[:] starts = starts_arr
@@ -160,48 +162,61 @@ def frequent_substrings(text_arr, starts_arr, counts, sa_arr, lcp_arr, dict flag
     cdef const int64_t* n_of = int64_values(counts, keep)
     cdef int64_t n = text.shape[0], i, lo, hi, mid, lb, d, off, k
     cdef int64_t n_sent = starts.shape[0] - 1
-    cdef bint ones = True                          # every sentence once: a node's frequency is its width
+    cdef int64_t max_bytes = 4 * <int64_t>r.max_length  # a longer node has too many characters
+    cdef bint ones = True                          # every sentence once: no search for a suffix's count
     for i in range(n_sent):
         if n_of[i] != 1:
             ones = False
             break
-    weight_arr = np.zeros(1 if ones else n + 1, dtype=np.int64)  # prefix sums of the counts in suffix array order
-    run_arr = np.zeros(n + 1, dtype=np.int32)      # bytes before the next NUL
-    cdef int64_t[:] weight = weight_arr
-    cdef int32_t[:] run = run_arr
-    cdef vector[int64_t] st_lb, st_d, out_off, out_len, out_chars, out_freq
+    # the stack of open nodes: left bound, depth, and the counts of the suffixes before the left bound
+    cdef vector[int64_t] st_lb, st_d, st_w, out_off
+    cdef vector[int32_t] out_len
+    cdef vector[float] out_score
     cdef vector[uint32_t] cps
-    cdef int64_t h, add
+    cdef int64_t h, add, leaf, seen = 0, w_lb
     cdef unordered_map[string, int64_t] more
     cdef unordered_map[string, int64_t].iterator it
     cdef string key
     for w, c in extra.items():
         more[<string>w] = c
+    cdef vector[int64_t] bucket                   # per BUCKET_SHIFT bytes: the sentence its first byte is in
     with nogil:
-        for i in range(n - 1, -1, -1):
-            run[i] = 0 if text[i] == 0 else run[i + 1] + 1
-        for i in range(0 if ones else n):
-            lo, hi = 0, n_sent - 1
-            while lo < hi:   # the sentence that holds position sa[i]
-                mid = (lo + hi + 1) // 2
-                if starts[mid] <= sa[i]:
-                    lo = mid
-                else:
-                    hi = mid - 1
-            weight[i + 1] = weight[i] + n_of[lo]
+        if not ones:
+            bucket.resize((n >> BUCKET_SHIFT) + 2)
+            lo = 0
+            for i in range(<int64_t>bucket.size()):
+                while lo + 1 < n_sent and starts[lo + 1] <= (i << BUCKET_SHIFT):
+                    lo += 1
+                bucket[i] = lo
         st_lb.push_back(0)
         st_d.push_back(0)
+        st_w.push_back(0)
         for i in range(1, n + 1):
+            leaf = 1
+            if not ones:
+                lo = bucket[sa[i - 1] >> BUCKET_SHIFT]
+                hi = bucket[(sa[i - 1] >> BUCKET_SHIFT) + 1]
+                while lo < hi:   # the sentence that holds position sa[i - 1]
+                    mid = (lo + hi + 1) // 2
+                    if starts[mid] <= sa[i - 1]:
+                        lo = mid
+                    else:
+                        hi = mid - 1
+                leaf = n_of[lo]
+            seen += leaf                           # the counts of suffixes sa[0 .. i-1]
             h = lcp[i - 1] if i < n else 0
             lb = i - 1
+            w_lb = seen - leaf
             while h < st_d.back():
                 lb = st_lb.back()
                 d = st_d.back()
+                w_lb = st_w.back()
                 st_lb.pop_back()
                 st_d.pop_back()
+                st_w.pop_back()
                 off = sa[lb]
-                if d >= 2 and d <= run[off] and (text[off] & 0xC0) != 0x80 and \
-                        (off + d == n or (text[off + d] & 0xC0) != 0x80):
+                if d >= 2 and d <= max_bytes and memchr(&text[off], 0, d) == NULL and \
+                        (text[off] & 0xC0) != 0x80 and (off + d == n or (text[off + d] & 0xC0) != 0x80):
                     cps.clear()
                     k = off
                     while k < off + d:
@@ -215,23 +230,33 @@ def frequent_substrings(text_arr, starts_arr, counts, sa_arr, lcp_arr, dict flag
                                 add = deref(it).second
                                 more.erase(it)
                         out_off.push_back(off)
-                        out_len.push_back(d)
-                        out_chars.push_back(cps.size())
-                        out_freq.push_back((i - lb if ones else weight[i] - weight[lb]) + add)
+                        out_len.push_back(<int32_t>d)
+                        out_score.push_back(<float>(seen - w_lb + add) * <float>cps.size())
                 if h > st_d.back():
                     st_lb.push_back(lb)
                     st_d.push_back(h)
+                    st_w.push_back(w_lb)
             if h > st_d.back():
                 st_lb.push_back(lb)
                 st_d.push_back(h)
+                st_w.push_back(w_lb)
     for w in list(extra):
         if more.find(<string>w) == more.end():
             del extra[w]
-    return _array(out_off), _array(out_len), _array(out_chars), _array(out_freq)
-
-
-cdef object _array(vector[int64_t]& v):
-    return np.asarray(<int64_t[:v.size()]>v.data()).copy() if v.size() else np.zeros(0, np.int64)
+    offsets = np.zeros(out_off.size(), np.int64)
+    if out_off.size():
+        offsets[:] = <int64_t[:out_off.size()]>out_off.data()
+    out_off.clear()
+    out_off.shrink_to_fit()
+    lengths = np.zeros(out_len.size(), np.int32)
+    if out_len.size():
+        lengths[:] = <int32_t[:out_len.size()]>out_len.data()
+    out_len.clear()
+    out_len.shrink_to_fit()
+    score = np.zeros(out_score.size(), np.float32)
+    if out_score.size():
+        score[:] = <float[:out_score.size()]>out_score.data()
+    return offsets, lengths, score
 
 
 def gather(text_arr, offsets_arr, lengths_arr):

@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 
 from sqltok.errors import SqltokError
-from sqltok.unigram._lattice import e_step, reachable, second_best, viterbi_counts
+from sqltok.unigram._lattice import WordLattices, reachable, second_best
 from sqltok.unigram._scores import m_step, prune_losses
 from sqltok.unigram.spec import UnigramSpec
 from sqltok.threads import default_threads
@@ -22,17 +22,13 @@ MIN_SCORE_PENALTY_DELTA = np.float32(0.0001)
 
 @dataclass
 class PieceSet:
-    """The trainer's current pieces, in order, and their float32 scores."""
+    """The trainer's current pieces (large_string), in order, and their float32 scores."""
 
-    pieces: list[str]
+    pieces: pa.Array
     scores: np.ndarray
 
-    def arrow(self) -> pa.Array:
-        return pa.array(self.pieces, pa.large_string())
-
-    def take(self, index) -> "PieceSet":
-        index = np.asarray(index, dtype=np.int64)
-        return PieceSet([self.pieces[i] for i in index.tolist()], self.scores[index])
+    def take(self, index: np.ndarray) -> "PieceSet":
+        return PieceSet(self.pieces.take(pa.array(index, pa.int64())), self.scores[index])
 
 
 def _sorted(pieces: list[str], scores: np.ndarray) -> list[int]:
@@ -44,45 +40,49 @@ def run_em(model: PieceSet, words: pa.Array, counts: pa.Array, spec: UnigramSpec
     """Rounds of EM and pruning from the seed pieces until at most 1.1 x vocab_size pieces are left,
     then the pieces no best path can use dropped."""
     desired = int(spec.vocab_size * 1.1)
+    threads = default_threads()
+    with watch("em"):
+        lattices = WordLattices(model.pieces, model.scores, words, counts)
     while True:
         with watch("em"):
             for _ in range(spec.num_sub_iterations):
-                expected, _objective = e_step(model.arrow(), model.scores, words, counts, default_threads())
+                expected = lattices.e_step(model.scores, threads)
                 keep, scores = m_step(expected)
                 if not keep.any():
                     raise SqltokError("EM left no piece expected at least half a time; the corpus is too small")
-                model = PieceSet([p for p, k in zip(model.pieces, keep.tolist()) if k], scores)
+                index = np.nonzero(keep)[0]
+                model = PieceSet(model.take(index).pieces, scores)
+                lattices.keep(index)
         with watch("prune"):
-            model = prune(model, words, counts, desired, spec.shrinking_factor)
+            kept = prune(model, lattices, desired, spec.shrinking_factor, threads)
+            model = model.take(kept)
+            lattices.keep(kept)
         if len(model.pieces) <= desired:
             break
     with watch("prune"):
-        return model.take(np.nonzero(reachable(model.arrow(), model.scores))[0])
+        return model.take(np.nonzero(reachable(model.pieces, model.scores))[0])
 
 
-def prune(model: PieceSet, words: pa.Array, counts: pa.Array, desired: int, shrinking_factor: float) -> PieceSet:
-    """Keep the pieces no other segmentation replaces and the candidates whose removal costs most,
-    up to max(desired, shrinking_factor x size) pieces."""
-    arrow = model.arrow()
-    keep, offsets, alternatives = second_best(arrow, model.scores)
-    freq = viterbi_counts(arrow, model.scores, words, counts)
+def prune(model: PieceSet, lattices: WordLattices, desired: int, shrinking_factor: float, threads: int) -> np.ndarray:
+    """The pieces to keep, in their new order: those no other segmentation replaces and the
+    candidates whose removal costs most, up to max(desired, shrinking_factor x size) pieces (all of
+    them when the kept ones already pass that, as SentencePiece's loop never meets the size)."""
+    keep, offsets, alternatives = second_best(model.pieces, model.scores)
+    freq = lattices.viterbi_counts(model.scores, threads)
     status, loss = prune_losses(freq, keep, offsets, alternatives)
-    kept = np.nonzero(status == 1)[0].tolist()
+    kept = np.nonzero(status == 1)[0]
     candidates = np.nonzero(status == 2)[0]
-    ranked = candidates[np.lexsort((candidates, -loss[candidates]))].tolist()
+    ranked = candidates[np.lexsort((candidates, -loss[candidates]))]
     size = max(desired, int(np.float32(shrinking_factor) * np.float32(len(model.pieces))))
-    for i in ranked:
-        if len(kept) == size:
-            break
-        kept.append(i)
-    return model.take(kept)
+    return np.concatenate([kept, ranked[:size - len(kept)] if len(kept) <= size else ranked])
 
 
 def finalize(model: PieceSet, alphabet: list[tuple[int, int]], spec: UnigramSpec) -> list[tuple[str, float]]:
     """The final (piece, score) list, best first: every required character (those EM dropped at the
     lowest score, a little lower the rarer), then the best pieces up to vocab_size minus the meta
     pieces."""
-    scores = dict(zip(model.pieces, model.scores.tolist()))
+    pieces = model.pieces.to_pylist()
+    scores = dict(zip(pieces, model.scores.tolist()))
     final: dict[str, np.float32] = {}
     min_score = model.scores.min()
     penalty = np.float32(0)
@@ -97,12 +97,12 @@ def finalize(model: PieceSet, alphabet: list[tuple[int, int]], spec: UnigramSpec
     if room <= 0:
         raise SqltokError(f"vocab_size {spec.vocab_size} leaves no room beside the "
                           f"{len(spec.meta_pieces())} meta pieces")
-    for i in _sorted(model.pieces, model.scores):
-        if model.pieces[i] in final:
+    for i in _sorted(pieces, model.scores):
+        if pieces[i] in final:
             continue
         if len(final) == room:
             break
-        final[model.pieces[i]] = model.scores[i]
+        final[pieces[i]] = model.scores[i]
     pieces = list(final)
     values = np.array([final[p] for p in pieces], dtype=np.float32)
     return [(pieces[i], float(values[i])) for i in _sorted(pieces, values)]

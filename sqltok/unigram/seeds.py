@@ -27,33 +27,32 @@ from sqltok.unigram.spec import UnigramSpec
 BOUNDARY_CHAR = 0x1F
 
 
-def seed_pieces(con, sentences: Sentences, spec: UnigramSpec, work: WorkTables) -> tuple[list[str], np.ndarray]:
-    """The seed pieces and their float32 scores."""
+def seed_pieces(con, sentences: Sentences, spec: UnigramSpec, work: WorkTables) -> tuple[pa.Array, np.ndarray]:
+    """The seed pieces (large_string) and their float32 scores."""
     per_char = character_counts(sentences.text, sentences.counts)
     per_char[[UNK_MARK, BOUNDARY_CHAR]] = 0
     present = np.nonzero(per_char)[0]
     order = np.lexsort((present, -per_char[present]))  # most frequent first, ties by code point
-    pieces = [chr(c) for c in present[order].tolist()]
+    pieces = pa.array([chr(c) for c in present[order].tolist()], pa.large_string())
     values = per_char[present[order]].astype(np.float32)
     found, score = _best_substrings(con, sentences, spec, work)
-    return pieces + found, log_prob(np.concatenate([values, score]))
+    return pa.concat_arrays([pieces, found]), log_prob(np.concatenate([values, score]))
 
 
-def _best_substrings(con, sentences: Sentences, spec: UnigramSpec, work: WorkTables) -> tuple[list[str], np.ndarray]:
+def _best_substrings(con, sentences: Sentences, spec: UnigramSpec, work: WorkTables) -> tuple[pa.Array, np.ndarray]:
     """The `seed_sentencepiece_size` best candidates of two characters or more, best first, and their
     float32 scores."""
     across = _boundary_candidates(con, sentences, spec, work)
     text, starts = joined_bytes(sentences.text)
     sa = divsufsort(text)
     lcp = kasai(text, sa)
-    offsets, lengths, chars, freq = frequent_substrings(text, starts, sentences.counts, sa, lcp, spec.flags(), across)
+    offsets, lengths, score = frequent_substrings(text, starts, sentences.counts, sa, lcp, spec.flags(), across)
     del sa, lcp
-    score = freq.astype(np.float32) * chars.astype(np.float32)
     if across:  # boundary candidates that are no node of their own
         extra = pa.array(list(across), pa.large_binary())
         score = np.concatenate([score, np.array(list(across.values()), np.float32)
                                 * pc.utf8_length(extra.cast(pa.large_string())).to_numpy().astype(np.float32)])
-        lengths = np.concatenate([lengths, pc.binary_length(extra).to_numpy().astype(np.int64)])
+        lengths = np.concatenate([lengths, pc.binary_length(extra).to_numpy().astype(np.int32)])
     k = spec.seed_sentencepiece_size
     if len(score) > k:  # every candidate scoring at least the k-th best, ties included
         keep = np.nonzero(score >= np.partition(score, len(score) - k)[len(score) - k])[0]
@@ -65,7 +64,7 @@ def _best_substrings(con, sentences: Sentences, spec: UnigramSpec, work: WorkTab
         strings = pa.concat_arrays([strings, extra.take(pa.array(keep[keep >= len(offsets)] - len(offsets)))])
     ranked = pa.table({"score": score[keep], "bytes": lengths[keep], "piece": strings})
     best = pc.sort_indices(ranked, [("score", "descending"), ("bytes", "descending"), ("piece", "ascending")])[:k]
-    return strings.take(best).cast(pa.large_string()).to_pylist(), score[keep][best.to_numpy()]
+    return strings.take(best).cast(pa.large_string()), score[keep][best.to_numpy()]
 
 
 def _boundary_candidates(con, sentences: Sentences, spec: UnigramSpec, work: WorkTables) -> dict[bytes, int]:

@@ -1,0 +1,82 @@
+"""The Unigram trainer's word lattices: found once and renumbered as pieces go (`keep`), they give the
+E step and the Viterbi counts that lattices found afresh for the remaining pieces give, bit for bit,
+on one thread or several; the per-position forward-backward equals the textbook per-node one."""
+import math
+
+import numpy as np
+import pyarrow as pa
+from hypothesis import given, settings, strategies as st
+
+from sqltok.unigram._lattice import WordLattices
+
+ALPHABET = "ab▁çé日本"
+
+
+def _words_and_pieces(data, min_words: int = 1):
+    words = data.draw(st.lists(st.text(ALPHABET, min_size=1, max_size=12), min_size=min_words, max_size=300))
+    chars = sorted(set("".join(words)))
+    pieces = chars[:data.draw(st.integers(0, len(chars)))]  # some characters may be unknown
+    for w in words[:60]:
+        i = data.draw(st.integers(0, len(w) - 1))
+        pieces.append(w[i:i + data.draw(st.integers(1, 4))])
+    pieces = list(dict.fromkeys(pieces))
+    scores = np.array(data.draw(st.lists(st.floats(-12, -0.5, width=32), min_size=len(pieces),
+                                         max_size=len(pieces))), dtype=np.float32)
+    counts = data.draw(st.lists(st.integers(1, 1000), min_size=len(words), max_size=len(words)))
+    return (pa.array(pieces, pa.large_string()), scores, pa.array(words, pa.large_string()),
+            pa.array(counts, pa.int64()))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.data())
+def test_kept_lattices_equal_fresh_ones_on_any_threads(data):
+    pieces, scores, words, counts = _words_and_pieces(data, 200)  # enough for two threads
+    lattices = WordLattices(pieces, scores, words, counts)
+    for _ in range(2):
+        index = np.array(data.draw(st.permutations(range(len(pieces)))), dtype=np.int64)
+        index = index[:data.draw(st.integers(1, len(index)))]
+        lattices.keep(index)
+        pieces, scores = pieces.take(pa.array(index)), scores[index]
+        fresh = WordLattices(pieces, scores, words, counts)
+        assert lattices.nodes == fresh.nodes
+        expected = fresh.e_step(scores, 1)
+        for threads in (1, 2):
+            assert lattices.e_step(scores, threads).tobytes() == expected.tobytes()
+            assert lattices.viterbi_counts(scores, threads).tobytes() == fresh.viterbi_counts(scores, 1).tobytes()
+
+
+def _textbook_expected(pieces: list[str], scores: np.ndarray, word: str, count: int) -> np.ndarray:
+    """Expected counts of one word by forward-backward over every node, in double precision."""
+    n, out = len(word), np.zeros(len(pieces))
+    unk = float(scores.min()) - 10
+    nodes = []
+    for i in range(n):
+        found = [(i, i + len(p), k, float(scores[k])) for k, p in enumerate(pieces) if word.startswith(p, i)]
+        if not any(e == i + 1 for _, e, _, _ in found):
+            found.append((i, i + 1, 0, unk))
+        nodes += found
+    alpha = [-math.inf] * (n + 1)
+    alpha[0] = 0.0
+    for i in range(n + 1):
+        for b, e, _, s in nodes:
+            if e == i:
+                alpha[i] = np.logaddexp(alpha[i], alpha[b] + s)
+    beta = [-math.inf] * (n + 1)
+    beta[n] = 0.0
+    for i in range(n, -1, -1):
+        for b, e, _, s in nodes:
+            if b == i:
+                beta[i] = np.logaddexp(beta[i], beta[e] + s)
+    for b, e, k, s in nodes:
+        out[k] += count * math.exp(alpha[b] + s + beta[e] - alpha[n])
+    return out
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.data())
+def test_e_step_is_forward_backward(data):
+    pieces, scores, words, counts = _words_and_pieces(data)
+    ours = WordLattices(pieces, scores, words, counts).e_step(scores, 2)
+    textbook = sum(_textbook_expected(pieces.to_pylist(), scores, w, c)
+                   for w, c in zip(words.to_pylist(), counts.to_pylist()))
+    assert np.allclose(ours, textbook, rtol=1e-4, atol=1e-3)
