@@ -35,10 +35,10 @@ def merge_loop(tokens: list[bytes], pairs: list[tuple[int, int, int, int]], piec
 
 
 @st.composite
-def trained_vocabularies(draw):
+def trained_vocabularies(draw, alphabet=ALPHABET):
     """Tokens and merges as a trainer makes them: each merge joins two existing tokens into a new one
     at the next rank (HF style: ranks are merge numbers, a token's bytes may merge another way)."""
-    tokens = [bytes([c]) for c in ALPHABET]
+    tokens = [bytes([c]) for c in alphabet]
     pairs = []
     for _ in range(draw(st.integers(0, 60))):
         a = draw(st.integers(0, len(tokens) - 1))
@@ -53,8 +53,9 @@ def trained_vocabularies(draw):
 def encoders(tokens, pairs, direct=False, **options):
     """The same vocabulary with backtracking from one byte on, and without it."""
     byte_ids = [-1] * 256
-    for c in ALPHABET:
-        byte_ids[c] = tokens.index(bytes([c]))
+    for c in range(256):
+        if bytes([c]) in tokens:
+            byte_ids[c] = tokens.index(bytes([c]))
     return (Encoder(tokens, pairs, byte_ids, direct, -1, backtrack_from=1, **options),
             Encoder(tokens, pairs, byte_ids, direct, -1, backtrack_from=-1, **options))
 
@@ -72,6 +73,16 @@ def test_random_vocabularies_equal_the_merge_loop(vocab, pieces):
         assert loop.merge_bytes(piece) == expected
     arr = pa.array([p.decode("utf-8", "ignore") for p in pieces])
     assert back.encode_arrow(arr).equals(loop.encode_arrow(arr))
+
+
+@settings(max_examples=300, deadline=None)
+@given(vocab=trained_vocabularies(b"ab"), pieces=st.lists(st.text("ab", min_size=1, max_size=30), min_size=1, max_size=8))
+def test_runs_of_two_letters_equal_the_merge_loop(vocab, pieces):
+    """Runs of equal tokens, where ties of rank decide (leftmost first)."""
+    tokens, pairs = vocab
+    back, _ = encoders(tokens, pairs)
+    for piece in pieces:
+        assert back.merge_bytes(piece.encode()) == merge_loop(tokens, pairs, piece.encode())
 
 
 @settings(max_examples=100, deadline=None)
