@@ -107,6 +107,7 @@ cdef class Encoder:
             self.byte_merges.ids[i] = byte_ids[i]
         self._build_byte_pairs()  # (pairs of bytes keep their ranks below: a 2-byte token forms from its bytes)
         self.backtrack.usable = False
+        self.backtrack_from = backtrack_from
         if not rank_guard:
             self._keep_final_pairs()
         self.backtrack_from = backtrack_from if self.backtrack.usable else -1
@@ -173,8 +174,9 @@ cdef class Encoder:
                 k += 4
             self.merges.slots.swap(kept.slots)
             self.merges.mask = kept.mask
-            backtrack_build(self.backtrack, <const uint8_t*>self.vocab.data(), self.starts.data(), self.ends.data(),
-                            <int32_t>self.starts.size(), self.byte_merges.ids, final)
+            if self.backtrack_from >= 0:
+                backtrack_build(self.backtrack, <const uint8_t*>self.vocab.data(), self.starts.data(), self.ends.data(),
+                                <int32_t>self.starts.size(), self.byte_merges.ids, final)
 
     cdef void _build_byte_pairs(self):
         cdef int a, b

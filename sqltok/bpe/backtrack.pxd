@@ -46,6 +46,7 @@ cdef cppclass Backtrack:
     vector[TrieEdge, SqltokHugeAllocator[TrieEdge]] edges  # read at random: on huge pages
     uint64_t mask
     int shift
+    size_t used                 # edges held (the table doubles past a load of 5/8)
     vector[int32_t] length      # bytes of each token
     vector[int32_t] formed      # the rank of the merge that forms each token; -1: a byte's token
     vector[int32_t] left        # its split: the two tokens that merge into it (a byte: itself)
@@ -75,16 +76,41 @@ cdef inline int32_t _child(const Backtrack& b, int32_t node, uint8_t byte) noexc
         j = (j + 1) & b.mask
 
 
-cdef inline int32_t _add_child(Backtrack& b, int32_t node, uint8_t byte, int32_t child) noexcept nogil:
-    """The child of `node` by `byte`, made `child` when there is none."""
-    cdef uint32_t key = (<uint32_t>node << 8) | byte
+cdef inline void _edges_init(Backtrack& b, int bits) noexcept nogil:
+    """An empty edge table of 2^bits slots."""
+    cdef TrieEdge empty
+    empty.key = NO_EDGE
+    empty.child = -1
+    b.edges.assign(<size_t>1 << bits, empty)
+    b.mask = (<uint64_t>1 << bits) - 1
+    b.shift = 64 - bits
+    b.used = 0
+
+
+cdef inline void _put_edge(Backtrack& b, uint32_t key, int32_t child) noexcept nogil:
     cdef uint64_t j = _edge_slot(b, key)
     while b.edges[j].key != NO_EDGE:
-        if b.edges[j].key == key:
-            return b.edges[j].child
         j = (j + 1) & b.mask
     b.edges[j].key = key
     b.edges[j].child = child
+    b.used += 1
+
+
+cdef inline int32_t _add_child(Backtrack& b, int32_t node, uint8_t byte, int32_t child) noexcept nogil:
+    """The child of `node` by `byte`, made `child` when there is none."""
+    cdef uint32_t key = (<uint32_t>node << 8) | byte
+    cdef int32_t found = _child(b, node, byte)
+    cdef vector[TrieEdge, SqltokHugeAllocator[TrieEdge]] old
+    cdef size_t j
+    if found >= 0:
+        return found
+    if (b.used + 1) * 8 > b.edges.size() * 5:
+        old.swap(b.edges)
+        _edges_init(b, 65 - b.shift)
+        for j in range(old.size()):
+            if old[j].key != NO_EDGE:
+                _put_edge(b, old[j].key, old[j].child)
+    _put_edge(b, key, child)
     return child
 
 
@@ -92,13 +118,12 @@ cdef inline void backtrack_build(Backtrack& b, const uint8_t* vocab, const int64
                                  int32_t n_tokens, const int32_t* byte_ids, const vector[int32_t]& pairs) noexcept nogil:
     """Build the tables from each byte's token and the final pairs (left, right, rank, result, four
     int32 each: one per token that merging reaches); `usable` says whether backtracking is exact."""
-    cdef int32_t t, node, nxt, fresh = n_tokens, best
+    cdef int32_t t, node, fresh = n_tokens, best
     cdef int64_t i, n, edges_max = 0
+    cdef int bits = 4
     cdef size_t k
     cdef vector[uint8_t] reachable
     cdef vector[pair[int32_t, int32_t]] order
-    cdef TrieEdge empty
-    cdef uint64_t cap = 16
     b.usable = False
     b.n_tokens = n_tokens
     b.length.resize(n_tokens)
@@ -133,14 +158,9 @@ cdef inline void backtrack_build(Backtrack& b, const uint8_t* vocab, const int64
                 return  # a merge that forms its token before one of its parts: not exact
     if n_tokens + edges_max >= NODE_LIMIT - 1:
         return
-    b.shift = 60
-    while cap * 5 < <uint64_t>edges_max * 8 + 16:  # load factor at most 5/8
-        cap <<= 1
-        b.shift -= 1
-    empty.key = NO_EDGE
-    empty.child = -1
-    b.edges.assign(cap, empty)
-    b.mask = cap - 1
+    while (<int64_t>1 << bits) * 5 < n_tokens * 8:  # a start: prefixes shared, a trie has fewer nodes than bytes
+        bits += 1
+    _edges_init(b, bits)
     for i in range(256):
         b.root[i] = -1
     for t in range(n_tokens):
