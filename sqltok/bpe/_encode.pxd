@@ -4,6 +4,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
+from sqltok.bpe.backtrack cimport Backtrack
 from sqltok.bpe.merge_scan cimport ByteMerges
 from sqltok.bpe.merge_table cimport MergeTable
 from sqltok.bpe.pretoken_cache cimport CacheSlot, PieceKey
@@ -31,6 +32,8 @@ cdef class Encoder:
     cdef MergeTable supers            # two-phase models: supermerges (rank = index), over whole tokens
     cdef vector[uint8_t] in_super     # 1 for tokens that take part in some supermerge
     cdef bint has_supers
+    cdef Backtrack backtrack          # longest-prefix tokens with backtracking (where it is exact)
+    cdef readonly int64_t backtrack_from  # pretokens of at least this many bytes backtrack; -1: none do
     cdef ByteMerges byte_merges       # each byte's token, and the rank and result of every pair of bytes
     cdef string vocab                 # every token's bytes; token t is vocab[starts[t]:ends[t]]
     cdef vector[int64_t] starts

@@ -15,13 +15,16 @@ and short ones that are no token, in a per-thread cache of the pretokens seen wi
 slots, up to 8 MiB), which so holds only what the index cannot answer in one slot. Both slots are
 prefetched a few pretokens ahead. Short pretokens that need merging leave a placeholder and are
 merged per text in a batch, sixteen side by side, so that the merge-table misses of one overlap with
-the work of the others; the big tables, built at load, sit on huge pages (`huge_pages.h`); Python
-list output shares one int object per id.
+the work of the others; longer ones backtrack (`backtrack.pxd`, exact for vocabularies whose merges
+form each token after its parts, as trainers make them) where the heap would take them: first-seen
+pretokens over 48 bytes 1.1-1.2x faster, and 0.5x the lanes' speed on 13-48 bytes, where the lanes'
+overlapped misses win (one thread, o200k, 2026-12-02). The big tables, built at load, sit on huge
+pages (`huge_pages.h`); Python list output shares one int object per id.
 
-The parts, each its own file: the merge kernels (`merge_scan`, `merge_heap`, `merge_lanes`), the
-pretoken cache (`pretoken_cache`, `long_cache`) and a thread's `workspace`; from `sqltok/native/`, the
-rows shared among threads (`parallel_rows`), the Arrow output (`id_output`) and decoding
-(`decode_arrow`). This module holds the Encoder: its tables, and a text's way through them.
+The parts, each its own file: the merge kernels (`merge_scan`, `merge_heap`, `merge_lanes`,
+`backtrack`), the pretoken cache (`pretoken_cache`, `long_cache`) and a thread's `workspace`; from
+`sqltok/native/`, the rows shared among threads (`parallel_rows`), the Arrow output (`id_output`) and
+decoding (`decode_arrow`). This module holds the Encoder: its tables, and a text's way through them.
 """
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
@@ -29,6 +32,7 @@ from libc.string cimport memcmp
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
+from sqltok.bpe.backtrack cimport backtrack_build, backtrack_encode
 from sqltok.bpe.long_cache cimport long_cache_get, long_cache_put
 from sqltok.bpe.merge_heap cimport MergeScratch, merge_heap
 from sqltok.bpe.merge_lanes cimport Pending, fill_placeholders, merge_lanes
@@ -58,6 +62,7 @@ cdef enum:
     VOCAB_PADDING = 24        # zero bytes after the last token, for word-wise key compares
     NOGIL_BYTES = 4096        # a single text from Python this long or longer is encoded without the GIL
     KEEP_IDS = 1 << 20        # a workspace keeps the ids vector of a single text up to this capacity
+    BACKTRACK_FROM = SHORT_PIECE + 1  # pretokens this long backtrack where it is exact (see below)
 
 
 cdef inline void _prefetch(const PretokenCache& cache, const BytesTable* direct, uint64_t h) noexcept nogil:
@@ -70,11 +75,13 @@ cdef class Encoder:
     """Merge tables and vocabulary of one tokenizer, shared read-only by the encoding threads."""
 
     def __cinit__(self, tokens, pairs, byte_ids, bint direct_all, int pattern, bint rank_guard=False,
-                  special_tokens=None, always_tokens=None, supermerges=None):
+                  special_tokens=None, always_tokens=None, supermerges=None, int64_t backtrack_from=BACKTRACK_FROM):
         """`tokens`: bytes (or None) by id; `pairs`: (left, right, rank, result) tuples; `byte_ids`: 256
         ids (-1 where missing); `special_tokens` are matched only when allowed, `always_tokens` (HF's
         non-special added tokens) always; `supermerges`: (left, right, rank, result) tuples of a
-        two-phase model, applied over runs of pretokens that became one token each."""
+        two-phase model, applied over runs of pretokens that became one token each; pretokens of at
+        least `backtrack_from` bytes (-1: none) that need merging backtrack instead (`backtrack.pxd`)
+        when that is exact for this vocabulary."""
         cdef int64_t i
         self.pool = id_pool_new()
         merge_table_init(&self.merges, len(pairs))
@@ -99,8 +106,11 @@ cdef class Encoder:
         for i in range(256):
             self.byte_merges.ids[i] = byte_ids[i]
         self._build_byte_pairs()  # (pairs of bytes keep their ranks below: a 2-byte token forms from its bytes)
+        self.backtrack.usable = False
+        self.backtrack_from = backtrack_from
         if not rank_guard:
             self._keep_final_pairs()
+        self.backtrack_from = backtrack_from if self.backtrack.usable else -1
         self._add_specials(special_tokens or {}, always_tokens or {})
         self.vocab.append(VOCAB_PADDING, 0)
         self.n_vocab = <int32_t>self.starts.size()
@@ -134,7 +144,7 @@ cdef class Encoder:
         once it exists, so the merges inside it are those that merging its bytes alone makes: a token
         forms from one split only, the last merge of its own bytes (none when those do not merge into
         it). A .tiktoken file lists every split (o200k: 446k pairs for 200k tokens): this halves the
-        table that first-seen pretokens look up."""
+        table that first-seen pretokens look up. The final pairs are what backtracking reads too."""
         cdef MergeTable kept
         cdef vector[int32_t] sym, ranks, results, final
         cdef int32_t t
@@ -164,6 +174,9 @@ cdef class Encoder:
                 k += 4
             self.merges.slots.swap(kept.slots)
             self.merges.mask = kept.mask
+            if self.backtrack_from >= 0:
+                backtrack_build(self.backtrack, <const uint8_t*>self.vocab.data(), self.starts.data(), self.ends.data(),
+                                <int32_t>self.starts.size(), self.byte_merges.ids, final)
 
     cdef void _build_byte_pairs(self):
         cdef int a, b
@@ -238,12 +251,16 @@ cdef class Encoder:
     # -- one pretoken ------------------------------------------------------------------------------
     cdef int _merge(self, const uint8_t* p, int64_t n, IdVector& out, Workspace& ws) noexcept nogil:
         """Merge the bytes p[:n] into `out`; NO_TOKEN when a byte has no token. Short pieces merge in
-        arrays on the stack, the first ranks from the byte-pair table; long ones through the heap."""
+        arrays on the stack, the first ranks from the byte-pair table; long ones through the heap;
+        from `backtrack_from` bytes on, by backtracking (the merge loop still reports a byte with no token)."""
         cdef int32_t sym[SHORT_PIECE]
         cdef int32_t ranks[SHORT_PIECE]
         cdef int32_t results[SHORT_PIECE]
         cdef int64_t i
         cdef size_t m
+        if 0 <= self.backtrack_from <= n and backtrack_encode(self.backtrack, &self.merges, p, n, out,
+                                                               ws.scratch.backtrack) == 0:
+            return 0
         if n <= SHORT_PIECE:
             if not load_bytes(&self.byte_merges, p, n, sym, ranks, results):
                 return NO_TOKEN
@@ -280,7 +297,7 @@ cdef class Encoder:
                                        self.ends.data(), p, n, h)
         if t >= 0:
             out.push_back(t)
-        elif ws.defer and n <= SHORT_PIECE:
+        elif ws.defer and n <= SHORT_PIECE and not 0 <= self.backtrack_from <= n:
             self._defer(p, n, key, slot, out, ws)
             return 0
         elif self._merge(p, n, out, ws):

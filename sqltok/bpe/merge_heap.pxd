@@ -6,6 +6,7 @@ from libc.stdint cimport int32_t, uint8_t, uint64_t
 from libcpp.queue cimport priority_queue
 from libcpp.vector cimport vector
 
+from sqltok.bpe.backtrack cimport BacktrackScratch
 from sqltok.bpe.merge_scan cimport NO_RANK
 from sqltok.bpe.merge_table cimport MergeSlot, MergeTable, merge_table_rank
 from sqltok.native.id_lists cimport IdVector
@@ -18,6 +19,7 @@ cdef cppclass MergeScratch:           # a thread's vectors for merging
     vector[int32_t] pair_rank         # heap merge: rank and result of the pair starting at each position
     vector[int32_t] pair_result
     priority_queue[uint64_t] heap
+    BacktrackScratch backtrack
 
 
 cdef inline void _set_pair(MergeScratch& s, int32_t pos, int32_t rank, int32_t result) noexcept nogil:
