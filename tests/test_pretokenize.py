@@ -142,6 +142,15 @@ def test_ascii_window_edges(pad):
         check(lead.replace(" ", "\n") + tail)
 
 
+@pytest.mark.parametrize("text", ["\r   \xa0\r", "\n   \xa0\n", "\r\r   \xa0\r", "\r \t \xa0\r", "\r   \u3000\r",
+                                  "\r     \u2003x", "x\n      \xa0"])
+def test_whitespace_after_a_line_break_into_unicode_whitespace(text):
+    """The first whitespace after a CR/LF starts a pretoken only if its run holds no CR/LF: a run that
+    goes on in non-ASCII whitespace (U+00A0, U+3000) is decided past the ASCII window (hypothesis
+    found "\r   \xa0\r", cut after the CR)."""
+    check(text)
+
+
 # --- corpora ------------------------------------------------------------------------------------
 
 def test_corpora_sample():

@@ -19,7 +19,7 @@
      anything right after a contraction ('s, 't, 're, 've, 'm, 'll, 'd in any case, right after a
        word's letters; the apostrophe and its letters are not starts) or after a P run's CR/LF/'/' tail.
    The rules look at most 3 bytes back and 3 ahead, except that the first whitespace after a CR/LF
-   needs its run to end (scanned). Positions whose rule would look at a byte outside the 64 or at a
+   needs its run to end (scanned; a run that reaches a non-ASCII byte is left to the caller). Positions whose rule would look at a byte outside the 64 or at a
    non-ASCII byte are left to the caller (no start is reported there). tests/test_pretokenize.py
    checks these starts against `regex`. */
 #ifndef SQLTOK_O200K_ASCII_H
@@ -166,6 +166,9 @@ static inline uint64_t sqltok_o200k_ascii_starts(const unsigned char* s, size_t 
                 continue;
             }
         } else if (nl & SQLTOK_BIT(e)) {
+            continue;
+        } else if (non_ascii & SQLTOK_BIT(e)) {   /* the run may go on in Unicode whitespace (U+00A0) */
+            if (j < limit) limit = j;
             continue;
         }
         ws_start |= SQLTOK_BIT(j);
