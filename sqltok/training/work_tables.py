@@ -34,6 +34,15 @@ class WorkTables:
             self._views.append(name)
         return name
 
+    def release(self, name: str) -> None:
+        """Drop table or view `name` of the run now, where its memory is needed before the end."""
+        if name in self._tables:
+            self._tables.remove(name)
+            self._con.execute(f'DROP TABLE IF EXISTS "{name}"')
+        elif name in self._views:
+            self._views.remove(name)
+            self._con.unregister(name)
+
     def __enter__(self) -> "WorkTables":
         return self
 

@@ -147,17 +147,46 @@ def joined_bytes(sentences):
     return text_arr, starts_arr
 
 
-def frequent_substrings(text_arr, starts_arr, counts, sa_arr, lcp_arr, dict flags, dict extra):
+def permuted_lcp(text_arr, sa_arr):
+    """The permuted LCP array of `text` (uint8) and its suffix array `sa` (int32): at each text
+    position j, the length of the common prefix of the suffix j and the suffix before it in `sa` (0
+    for the first). Kaerkkaeinen, Manzini and Puglisi's Phi method, computed in the one int32 array it
+    returns (Kasai's method needs a rank array too: a third of the memory more)."""
+    cdef const uint8_t[:] text = text_arr
+    cdef const int32_t[:] sa = sa_arr
+    cdef int64_t n = text.shape[0], i, j, k, l = 0
+    plcp_arr = np.empty(n, dtype=np.int32)
+    cdef int32_t[:] plcp = plcp_arr
+    with nogil:
+        if n:
+            plcp[sa[0]] = -1
+        for i in range(1, n):
+            plcp[sa[i]] = sa[i - 1]          # Phi: the suffix before, overwritten by its LCP below
+        for j in range(n):
+            k = plcp[j]
+            if k < 0:
+                l = 0
+            else:
+                while j + l < n and k + l < n and text[j + l] == text[k + l]:
+                    l += 1
+            plcp[j] = <int32_t>l
+            if l:
+                l -= 1
+    return plcp_arr
+
+
+def frequent_substrings(text_arr, starts_arr, counts, sa_arr, plcp_arr, dict flags, dict extra):
     """(offset int64, length int32, score float32) arrays of the nodes of the suffix tree of `text`
     (bytes, sentences ended by NUL) that SentencePiece takes as seed candidates: two or more bytes on
     character boundaries, no NUL, 2..max_sentencepiece_length characters, a valid piece. A node's
     score is its frequency x its characters in float32; its frequency counts each sentence as often
-    as `counts` says, plus `extra[its bytes]` (the entries used are removed from `extra`). `lcp[i]` is the common prefix of the suffixes sa[i] and sa[i+1]."""
+    as `counts` says, plus `extra[its bytes]` (the entries used are removed from `extra`). `plcp` is
+    `permuted_lcp(text, sa)`."""
     cdef PieceRules r = _rules(flags)
     cdef const uint8_t[:] text = text_arr
     cdef const int64_t[:] starts = starts_arr
     cdef const int32_t[:] sa = np.ascontiguousarray(sa_arr, dtype=np.int32)
-    cdef const int32_t[:] lcp = np.ascontiguousarray(lcp_arr, dtype=np.int32)
+    cdef const int32_t[:] plcp = plcp_arr
     cdef list keep = []
     cdef const int64_t* n_of = int64_values(counts, keep)
     cdef int64_t n = text.shape[0], i, lo, hi, mid, lb, d, off, k
@@ -204,7 +233,7 @@ def frequent_substrings(text_arr, starts_arr, counts, sa_arr, lcp_arr, dict flag
                         hi = mid - 1
                 leaf = n_of[lo]
             seen += leaf                           # the counts of suffixes sa[0 .. i-1]
-            h = lcp[i - 1] if i < n else 0
+            h = plcp[sa[i]] if i < n else 0  # the common prefix of the suffixes sa[i - 1] and sa[i]
             lb = i - 1
             w_lb = seen - leaf
             while h < st_d.back():

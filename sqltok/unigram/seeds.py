@@ -13,14 +13,14 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pydivsufsort import divsufsort, kasai
+from pydivsufsort import divsufsort
 
 from sqltok.duck import arrow_table
 from sqltok.sql_files import sql_text
 from sqltok.training.work_tables import WorkTables
 from sqltok.unigram._characters import character_counts
 from sqltok.unigram._scores import log_prob
-from sqltok.unigram._seeds import frequent_substrings, gather, joined_bytes, piece_is_valid
+from sqltok.unigram._seeds import frequent_substrings, gather, joined_bytes, permuted_lcp, piece_is_valid
 from sqltok.unigram.sentences import UNK_MARK, Sentences
 from sqltok.unigram.spec import UnigramSpec
 
@@ -45,9 +45,9 @@ def _best_substrings(con, sentences: Sentences, spec: UnigramSpec, work: WorkTab
     across = _boundary_candidates(con, sentences, spec, work)
     text, starts = joined_bytes(sentences.text)
     sa = divsufsort(text)
-    lcp = kasai(text, sa)
-    offsets, lengths, score = frequent_substrings(text, starts, sentences.counts, sa, lcp, spec.flags(), across)
-    del sa, lcp
+    plcp = permuted_lcp(text, sa)
+    offsets, lengths, score = frequent_substrings(text, starts, sentences.counts, sa, plcp, spec.flags(), across)
+    del sa, plcp
     if across:  # boundary candidates that are no node of their own
         extra = pa.array(list(across), pa.large_binary())
         score = np.concatenate([score, np.array(list(across.values()), np.float32)
@@ -71,9 +71,20 @@ def _boundary_candidates(con, sentences: Sentences, spec: UnigramSpec, work: Wor
     """Bytes -> count of the valid texts that end sentences followed by different bytes."""
     view = work.view("unigram_marked_ids", pa.table({"sid": pa.array(np.arange(len(sentences.text))),
                                                      "sentence": sentences.text, "n": sentences.counts}))
-    fview = work.view("unigram_followers", sentences.followers)
-    across = arrow_table(con, sql_text("unigram_boundary_seeds").format(
-        sentences=view, followers=fview, max_length=spec.max_sentencepiece_length))
+    span = work.table("unigram_follower_span")
+    con.execute(f"CREATE TEMP TABLE {span} AS SELECT sid, min(follower) AS lo, max(follower) AS hi "
+                f"FROM {work.view('unigram_followers', sentences.followers)} GROUP BY sid")
+    levels = [work.table("unigram_boundary_level_a"), work.table("unigram_boundary_level_b")]
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {levels[1]} (w VARCHAR, n BIGINT)")
+    found = []
+    for k in range(2, spec.max_sentencepiece_length + 1):
+        target, previous = levels[k % 2], levels[(k + 1) % 2]
+        con.execute(sql_text("unigram_boundary_seeds").format(target=target, previous=previous, k=k,
+                                                              sentences=view, span=span))
+        level = arrow_table(con, f"SELECT w, n FROM {target}")
+        if level.num_rows == 0:
+            break
+        found.append(level)
     flags = spec.flags()
-    return {w.encode(): n for w, n in zip(across.column(0).to_pylist(), across.column(1).to_pylist())
+    return {w.encode(): n for level in found for w, n in zip(level.column(0).to_pylist(), level.column(1).to_pylist())
             if "\x00" not in w and piece_is_valid(w, flags)}

@@ -64,22 +64,30 @@ class Sentences:
 
 
 def read_sentences(con, query: str, spec: UnigramSpec, work: WorkTables) -> Sentences:
-    """Count, normalize and mark the lines of the documents of `query` (a `text` column)."""
-    lines, distinct = work.table("unigram_lines"), work.table("unigram_distinct_lines")
-    con.execute(sql_text("unigram_lines").format(target=lines, distinct=distinct, source=query,
-                                                 max_length=spec.max_sentence_length))
-    raw = arrow_table(con, f"SELECT rid, line, n FROM {distinct} ORDER BY rid")
+    """Count, normalize and mark the lines of the documents of `query` (a `text` column). Each work
+    table is dropped as soon as what it holds has been read, so that at most a few copies of the
+    distinct text are alive at once."""
+    distinct = work.table("unigram_distinct_lines")
+    con.execute(sql_text("unigram_lines").format(target=distinct, source=query, max_length=spec.max_sentence_length))
+    raw = arrow_table(con, f"SELECT rid, line, n, line_nos FROM {distinct} ORDER BY rid")
+    work.release(distinct)
     if raw.num_rows == 0:
         raise SqltokError("the corpus has no lines spm_train would read (all empty, too long or holding U+2585)")
+    rid_of_line = _scatter(column(raw, 3), column(raw, 0).to_numpy(), int(pc.sum(column(raw, 2)).as_py()))
     normalized = replace_meta_pieces(normalize(column(raw, 1), spec), [p for p, _ in spec.meta_pieces().values()])
     view = work.view("unigram_normalized", pa.table({"rid": column(raw, 0), "sentence": normalized,
                                                      "n": column(raw, 2)}))
+    del raw, normalized
     target = work.table("unigram_sentences")
     con.execute(sql_text("unigram_sentences").format(target=target, source=view))
-    table = arrow_table(con, f"SELECT sentence, n FROM {target} ORDER BY sid")
+    work.release(view)
+    table = arrow_table(con, f"SELECT sentence, n, rids FROM {target} ORDER BY sid")
+    work.release(target)
     if table.num_rows == 0:
         raise SqltokError("the corpus has no sentences left after normalization")
     text, counts = column(table, 0), column(table, 1)
+    sid_of_rid = _scatter(column(table, 2), np.arange(table.num_rows, dtype=np.int64), int(rid_of_line.max()) + 1)
+    del table
     alphabet = required_characters(character_counts(text, counts), spec)
     if len(alphabet) + len(spec.meta_pieces()) > spec.vocab_size:
         raise VocabularyTooSmallError(
@@ -89,10 +97,16 @@ def read_sentences(con, query: str, spec: UnigramSpec, work: WorkTables) -> Sent
     known = np.zeros(0x110000, dtype=np.uint8)
     known[[c for c, _ in alphabet]] = 1
     marked = mark_unknown(text, known).cast(pa.large_string())
-    order = column(arrow_table(con, sql_text("unigram_line_order").format(
-        lines=lines, distinct=distinct, normalized=view, sentences=target)), 0).to_numpy()
-    order = trainer_order(order)
-    return Sentences(marked, counts, alphabet, followers(order, marked), order, int(pc.sum(column(raw, 2)).as_py()))
+    order = trainer_order(sid_of_rid[rid_of_line])
+    return Sentences(marked, counts, alphabet, followers(order, marked), order, len(rid_of_line))
+
+
+def _scatter(members: pa.Array, ids: np.ndarray, size: int) -> np.ndarray:
+    """An int64 array of `size` entries: at each place listed in row i of `members`, ids[i]; -1 at
+    the places no row lists."""
+    out = np.full(size, -1, dtype=np.int64)
+    out[members.flatten().to_numpy()] = np.repeat(ids, pc.list_value_length(members).to_numpy())
+    return out
 
 
 def trainer_order(sids: np.ndarray) -> np.ndarray:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from sqltok.corpus.sources import Source
 from sqltok.errors import SqltokError
+from sqltok.freed_memory import release_freed_memory, returning_freed_memory
 from sqltok.store import ModelFile, check_new_name, delete_rows, ensure_schema, save_model_file, transaction
 from sqltok.training.corpus import prepare_corpus
 from sqltok.training.stopwatch import Stopwatch
@@ -40,22 +41,27 @@ class UnigramReport:
 def train_model_proto(con, source: Source | str, spec: UnigramSpec, watch: Stopwatch) -> tuple[bytes, UnigramReport]:
     """The serialized ModelProto SentencePiece would train on `source` (one `text` per row, read as
     lines), and the run's figures (the report's model name left empty)."""
-    with WorkTables(con) as work:
+    with WorkTables(con) as work, returning_freed_memory(con):
         with watch("read"):
             corpus = prepare_corpus(con, source)
             sentences = read_sentences(con, corpus.query, spec, work)
+            release_freed_memory()
         with watch("seeds"):
             pieces, scores = seed_pieces(con, sentences, spec, work)
+            release_freed_memory()
         with watch("words"):
             words, counts = count_words(con, sentences, spec, work)
+            lines, n_sentences, alphabet = sentences.lines, len(sentences.text), sentences.alphabet
+            del sentences  # the words stand for them from here on
+            release_freed_memory()
         model = run_em(PieceSet(pieces, scores), words, counts, spec, watch)
     with watch("finalize"):
-        vocab = vocabulary(finalize(model, sentences.alphabet, spec), spec)
+        vocab = vocabulary(finalize(model, alphabet, spec), spec)
         if len(vocab) != spec.vocab_size:
             raise SqltokError(f"Vocabulary size too high ({spec.vocab_size}). Please set it to a value <= "
                               f"{len(vocab)}.")
         proto = model_proto(vocab, spec, charsmap(spec.normalization_rule_name), [corpus.stats.source])
-    report = UnigramReport("", corpus.stats.source, len(vocab), sentences.lines, len(sentences.text), len(words), len(pieces))
+    report = UnigramReport("", corpus.stats.source, len(vocab), lines, n_sentences, len(words), len(pieces))
     return proto, report
 
 

@@ -1,0 +1,46 @@
+"""Unigram training's memory-saving steps give what the textbook steps give: the permuted LCP array
+(one int32 array) against pydivsufsort's Kasai LCP, and the connection's allocator setting restored
+after a run."""
+import duckdb
+import numpy as np
+from hypothesis import given, settings, strategies as st
+from pydivsufsort import divsufsort, kasai
+
+from sqltok.freed_memory import release_freed_memory, returning_freed_memory
+from sqltok.unigram._seeds import permuted_lcp
+
+
+def _check(data: bytes) -> None:
+    text = np.frombuffer(bytearray(data), dtype=np.uint8)
+    sa = divsufsort(text)
+    plcp = permuted_lcp(text, sa)
+    lcp = kasai(text, sa)  # lcp[i]: the common prefix of the suffixes sa[i] and sa[i + 1]
+    assert plcp[sa[0]] == 0
+    assert plcp[sa[1:]].tolist() == lcp[:-1].tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(min_size=1, max_size=300))
+def test_permuted_lcp_equals_kasai(data):
+    _check(data)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from([b"a", b"ab", b"\x00", b"ba", b"aaa"]), min_size=1, max_size=80))
+def test_permuted_lcp_on_repetitive_text(parts):
+    _check(b"".join(parts))
+
+
+def test_permuted_lcp_of_one_byte_and_long_runs():
+    _check(b"x")
+    _check(b"a" * 5000 + b"b" + b"a" * 5000)
+
+
+def test_allocator_setting_restored():
+    con = duckdb.connect()
+    for before in (False, True):
+        con.execute(f"SET allocator_background_threads = {str(before).lower()}")
+        with returning_freed_memory(con):
+            assert con.execute("SELECT current_setting('allocator_background_threads')").fetchall() == [(True,)]
+            release_freed_memory()
+        assert con.execute("SELECT current_setting('allocator_background_threads')").fetchall() == [(before,)]
