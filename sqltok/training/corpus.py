@@ -53,7 +53,8 @@ def read_corpus(con: duckdb.DuckDBPyConnection, source: Source | str) -> Corpus:
     """The source's text query and statistics, which may count no documents (one shard of many)."""
     src = as_source(source)
     query = _text_query(con, src)
-    docs, nulls, empties, nbytes = con.execute(sql_text("corpus_stats").format(source=query)).fetchall()[0]
+    stats_query = src.stats_query() if query == src.query() else query
+    docs, nulls, empties, nbytes = con.execute(sql_text("corpus_stats").format(source=stats_query)).fetchall()[0]
     return Corpus(query, CorpusStats(src.describe(), docs, nulls, empties, nbytes))
 
 
