@@ -64,10 +64,11 @@ class Source:
             q = f"SELECT text FROM ({q}) LIMIT {int(self.max_documents)}"
         return q
 
-    def stats_query(self) -> str:
-        """A query with the same `text` rows as `query()` for counting documents and bytes only, read
-        the cheapest way: JSONL values as VARCHAR (a third of the time of JSON and `->>`), so a value
-        that is not a string is counted here as its JSON text, and refused when `query()` is read."""
+    def unchecked_query(self) -> str:
+        """`query()`'s rows without its type check, read the cheapest way: the same rows wherever
+        `query()` reads without error (JSONL values as VARCHAR, a third of the time of JSON and `->>`;
+        a value that is not a string comes out as its JSON text, where `query()` refuses it). For
+        counting documents and bytes, and for reading documents again once `query()` has been read."""
         if self.path is None or not self._stem().endswith(_JSON_SUFFIXES):
             return self.query()
         cols = "{" + quote_literal(self.text_key) + ": 'VARCHAR'}"
