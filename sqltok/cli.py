@@ -87,6 +87,8 @@ def _train(con, args, cluster=None) -> None:
     if args.memory_limit:
         con.execute("SET memory_limit = ?", [args.memory_limit])
     progress = sys.stderr.isatty() if args.progress is None else args.progress
+    if not progress:  # nor DuckDB's own bar, which it prints on stdout for queries over 2 s
+        con.execute("SET enable_progress_bar = false")
     if args.method == "wordpiece":
         return _train_wordpiece(con, args, src, held, progress)
     if args.method == "unigram":

@@ -1,11 +1,11 @@
-"""`sqltok train` prints a model's first ten merges as the store lists them (regular merges, then
-supermerges), however few regular merges the model has."""
+"""`sqltok train`'s output: a model's first ten merges as the store lists them (regular merges, then
+supermerges), however few regular merges the model has; with --no-progress, no progress bar at all."""
 import json
 
 import duckdb
 import pytest
 
-from sqltok.cli import main
+from sqltok.cli import _parser, _train, main
 from sqltok.register import register
 
 
@@ -28,3 +28,13 @@ def test_first_merges_are_the_store_s_first_ten(tmp_path, capsys, method, vocab,
         assert 0 < sum(r[2] for r in rows) < len(rows)  # regular merges and supermerges among them
     assert [(int(line.split()[0]), int(line.split()[-1].replace(",", ""))) for line in printed] == \
         [(idx, count) for idx, count, _ in rows]
+
+
+def test_no_progress_turns_off_duckdb_s_own_bar(tmp_path):
+    path = tmp_path / "docs.jsonl"
+    path.write_text(json.dumps({"text": "the cat sat on the mat"}) + "\n", encoding="utf-8")
+    args = _parser().parse_args(["train", str(path), "--vocab-size", "250", "--model", "m", "--no-progress"])
+    with duckdb.connect(str(tmp_path / "w.duckdb")) as con:
+        con.execute("SET enable_progress_bar = true")  # DuckDB's default in a plain `python` process
+        _train(con, args)
+        assert con.execute("SELECT current_setting('enable_progress_bar')").fetchall() == [(False,)]
