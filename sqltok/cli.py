@@ -87,6 +87,8 @@ def _train(con, args, cluster=None) -> None:
     if args.memory_limit:
         con.execute("SET memory_limit = ?", [args.memory_limit])
     progress = sys.stderr.isatty() if args.progress is None else args.progress
+    if not progress:  # nor DuckDB's own bar, which it prints on stdout for queries over 2 s
+        con.execute("SET enable_progress_bar = false")
     if args.method == "wordpiece":
         return _train_wordpiece(con, args, src, held, progress)
     if args.method == "unigram":
@@ -122,7 +124,9 @@ def _train(con, args, cluster=None) -> None:
     print("seconds: " + ", ".join(f"{k} {v:.2f}" for k, v in report.seconds.items()))
     print("first merges:")
     for idx, left, right, count in con.execute(
-            "SELECT idx, left_token, right_token, count FROM sqltok_merges(?) LIMIT 10",
+            # idx < 10: the same first ten, without joining every merge to its tokens (0.24 -> 0.05 s)
+            "SELECT idx, left_token, right_token, count FROM sqltok_merges(?) WHERE idx < 10 "
+            "ORDER BY is_super, idx LIMIT 10",
             [report.model]).fetchall():
         print(f"  {idx:>4}  {_show(left):>12} + {_show(right):<12} {count:>12,}")
     if args.holdout:

@@ -27,10 +27,12 @@ class CorpusStats:
 
 @dataclass(frozen=True)
 class Corpus:
-    """A prepared source: `query` gives its documents as VARCHAR `text`."""
+    """A prepared source: `query` gives its documents as VARCHAR `text`, `reread` the same once
+    `query` has been read without error."""
 
     query: str
     stats: CorpusStats
+    reread: str  # the documents again, once `query` has been read without error (faster, unchecked)
 
 
 def as_source(source: Source | str) -> Source:
@@ -53,8 +55,9 @@ def read_corpus(con: duckdb.DuckDBPyConnection, source: Source | str) -> Corpus:
     """The source's text query and statistics, which may count no documents (one shard of many)."""
     src = as_source(source)
     query = _text_query(con, src)
-    docs, nulls, empties, nbytes = con.execute(sql_text("corpus_stats").format(source=query)).fetchall()[0]
-    return Corpus(query, CorpusStats(src.describe(), docs, nulls, empties, nbytes))
+    unchecked = src.unchecked_query() if query == src.query() else query
+    docs, nulls, empties, nbytes = con.execute(sql_text("corpus_stats").format(source=unchecked)).fetchall()[0]
+    return Corpus(query, CorpusStats(src.describe(), docs, nulls, empties, nbytes), unchecked)
 
 
 def require_documents(stats: CorpusStats, src: Source) -> None:

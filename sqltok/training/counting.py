@@ -68,8 +68,9 @@ def count_units(con: duckdb.DuckDBPyConnection, query: str, units: Units, target
 
 @dataclass(frozen=True)
 class CorpusCounts:
-    """A corpus's pretoken counts and what it held; `query` reads its documents again (None when the
-    counts come from a stored model or a cluster, whose tasks read the files themselves)."""
+    """A corpus's pretoken counts and what it held; `query` reads its documents again, without the
+    checks counting passed (None when the counts come from a stored model or a cluster, whose tasks
+    read the files themselves)."""
 
     stats: CorpusStats
     script_aware: bool
@@ -84,4 +85,4 @@ def count_corpus(con: duckdb.DuckDBPyConnection, source: Source | str, script_aw
     src = as_source(source)
     corpus = stage_whole_files(con, src, work.table("documents")) if is_staged(src) else prepare_corpus(con, src)
     pretokens = count_units(con, corpus.query, pretoken_units(script_aware), work.table("pretoken_counts"))
-    return CorpusCounts(corpus.stats, script_aware, pretokens, corpus.query)
+    return CorpusCounts(corpus.stats, script_aware, pretokens, corpus.reread)

@@ -42,7 +42,8 @@ def stage_whole_files(con: duckdb.DuckDBPyConnection, src: Source, table: str,
         nbytes += size
     if not documents:
         raise CorpusError(f"the training source {src.describe()!r} has no non-empty documents")
-    return Corpus(f'SELECT text FROM "{table}"', CorpusStats(src.describe(), documents, 0, empty, nbytes))
+    query = f'SELECT text FROM "{table}"'
+    return Corpus(query, CorpusStats(src.describe(), documents, 0, empty, nbytes), query)
 
 
 def _stage_file(con: duckdb.DuckDBPyConnection, path: str, table: str, chunk_bytes: int) -> int:

@@ -1,0 +1,65 @@
+"""A JSONL source's unchecked query (VARCHAR, for statistics and for reading documents again) gives
+the rows of its strict query wherever that reads without error; every line must be an object."""
+import json
+
+import duckdb
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from sqltok.corpus.sources import Source
+from sqltok.register import register
+from sqltok.sql_files import sql_text
+from sqltok.training.corpus import read_corpus
+from sqltok.training.counting import count_corpus
+from sqltok.training.work_tables import WorkTables
+
+_values = st.one_of(st.none(), st.text(max_size=40), st.just(""), st.just("a\\\"b\n\u00e9\U0001F600"))
+_lines = st.lists(st.one_of(_values.map(lambda v: {"text": v}), st.just({"other": 1}),
+                            _values.map(lambda v: {"id": 3, "text": v, "meta": {"x": [1, 2]}})), min_size=1, max_size=30)
+
+
+def _stats(con, query):
+    return con.execute(sql_text("corpus_stats").format(source=query)).fetchall()[0]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=_lines, limit=st.one_of(st.none(), st.integers(1, 10)))
+def test_jsonl_unchecked_query_reads_the_rows_of_the_query(tmp_path, lines, limit):
+    path = tmp_path / "docs.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    src = Source(path=str(path), max_documents=limit)
+    con = duckdb.connect()
+    assert src.unchecked_query() != src.query()
+    rows = con.execute(f"SELECT text FROM ({src.query()})").fetchall()
+    assert con.execute(f"SELECT text FROM ({src.unchecked_query()})").fetchall() == rows
+    corpus = read_corpus(con, src)
+    assert corpus.reread == src.unchecked_query()
+    stats = corpus.stats
+    assert (stats.documents, stats.null_documents, stats.empty_documents, stats.bytes) == _stats(con, src.query())
+
+
+def test_other_sources_take_their_query_for_statistics(tmp_path):
+    src = Source(sql="SELECT 'a' AS text")
+    assert src.unchecked_query() == src.query()
+
+
+@pytest.mark.parametrize("line", ['"just a string"', "[1, 2]"])
+def test_a_jsonl_line_that_is_not_an_object_is_an_error(tmp_path, line):
+    path = tmp_path / "docs.jsonl"
+    path.write_text('{"text": "fine"}\n' + line + "\n", encoding="utf-8")
+    con = duckdb.connect()
+    for query in (Source(path=str(path)).query(), Source(path=str(path)).unchecked_query()):
+        with pytest.raises(duckdb.Error, match="line 2: Expected OBJECT"):
+            con.execute(f"SELECT count(text) FROM ({query})").fetchall()
+
+
+def test_counting_hands_on_the_unchecked_query_for_reading_again(tmp_path):
+    path = tmp_path / "docs.jsonl"
+    path.write_text('{"text": "the cat"}\n{"text": null}\n{"text": "sat"}\n', encoding="utf-8")
+    src = Source(path=str(path))
+    con = duckdb.connect()
+    register(con)
+    with WorkTables(con) as work:
+        counts = count_corpus(con, src, True, work)
+        assert counts.query == src.unchecked_query()
+        assert counts.pretokens.total == 3
