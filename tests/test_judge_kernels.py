@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import sqltok
 from sqltok.native._id_counts import id_counts_arrow
 from sqltok.pretokenizer._words import distinct_words_arrow
-from sqltok.udfs.judge import tally, word_splits
+from sqltok.udfs.judge import _wordpiece_kernel, tally, word_splits
 
 IDS = pa.large_list(pa.int32())
 SPACES = "\t\n\x0b\x0c\r\x1c\x1f \x85\xa0\u1680\u2000\u200a\u2028\u2029\u202f\u205f\u3000\u200b"
@@ -78,7 +78,8 @@ def o200k(bundled):
 @given(rows=st.lists(st.one_of(st.none(), texts), min_size=1, max_size=8))
 def test_wordpiece_split_words_equal_each_word_encoded_alone(bert, rows):
     extra = len(bert.encode_ordinary(""))
-    got = word_splits(bert, pa.array(rows, pa.large_string()), None)
+    texts = pa.array(rows, pa.large_string())
+    got = word_splits(bert, texts, bert.encode_arrow(texts))
     assert got.field("words").to_pylist() == [len(r.split()) if r else 0 for r in rows]
     assert got.field("split").to_pylist() == [
         sum(len(bert.encode_ordinary(w)) - extra >= 2 for w in r.split()) if r else 0 for r in rows]
@@ -93,3 +94,34 @@ def test_tally_of_a_batch(bert, o200k):
             assert row["tokens"] == len(ids)
             assert (row["ids"], row["counts"]) == ((None, None) if text is None else
                                                    (list(Counter(ids)), list(Counter(ids).values())))
+
+
+def _kernel_splits(tok, rows):
+    texts = pa.array(rows, pa.large_string())
+    kernel = _wordpiece_kernel(tok)
+    foreign, row_ends = kernel.foreign_words(texts)
+    assert foreign.to_pylist() == [w for r in rows if r for w in r.split() if not w.isascii()]
+    return kernel.splits(texts, tok.encode_arrow(texts), tok.encode_arrow(foreign), row_ends)
+
+
+def test_wordpiece_split_words_read_off_the_documents_ids(bert):
+    """Rows whose words line up with their ids are counted from them; a dropped separator (BERT's
+    normalizer deletes \\x0c, so "cat\\x0cdog" is one pre-token) leaves the row to be redone."""
+    rows = ["the cat's [CLS] tokenizers, déjà-vu 日本語 x\x01y", "cat\x0cdog is here", None, "", "\x01 \x7f"]
+    words, split, redo = _kernel_splits(bert, rows)
+    assert words.tolist() == [7, 4, 0, 0, 2] and redo.tolist() == [False, True, False, False, False]
+    assert split.tolist() == [6, 0, 0, 0, 0]  # all but "the" (x\x01y is "xy": x ##y)
+
+
+def test_wordpiece_split_words_with_a_prefix_that_is_no_punctuation(tmp_path):
+    """With the continuation prefix "xx", the word-initial token "xxb" looks like a continuation:
+    the walk runs short and the rows are redone, each word encoded alone."""
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(["[UNK]", "[CLS]", "[SEP]", "a", "b", "xxa", "xxb"]) + "\n")
+    tok = sqltok.Tokenizer.load(str(vocab), wordpieces_prefix="xx")
+    rows = ["aa xxb", "xxb aa b", "ab ba"]
+    assert _kernel_splits(tok, rows)[2].tolist() == [True, True, False]
+    texts = pa.array(rows, pa.large_string())
+    got = word_splits(tok, texts, tok.encode_arrow(texts))
+    assert got.field("split").to_pylist() == [1, 1, 2] == [
+        sum(len(tok.encode_ordinary(w)) - 2 >= 2 for w in r.split()) for r in rows]

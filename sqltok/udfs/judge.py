@@ -8,6 +8,8 @@ counts) with the text's tokens, words, words two or more tokens overlap, and its
 how often each occurs)."""
 from __future__ import annotations
 
+import weakref
+
 import duckdb
 import numpy as np
 import pyarrow as pa
@@ -20,6 +22,7 @@ from sqltok.pretokenizer._pretokenize import pretokenize_arrow
 from sqltok.pretokenizer._scripts import dominant_script_arrow
 from sqltok.pretokenizer._words import distinct_words_arrow, word_splits_arrow
 from sqltok.vocabulary import ENTRY, token_lengths, vocabulary
+from sqltok.wordpiece._word_splits import WordPieceWordSplits
 from sqltok.wordpiece.tokenizer import WordPieceTokenizer
 
 from .define import define
@@ -28,28 +31,54 @@ from .by_model import by_model
 SPLITS = pa.struct([("words", pa.int64()), ("split", pa.int64())])
 TALLY = pa.struct([("tokens", pa.int64()), *SPLITS, ("ids", pa.large_list(pa.int32())),
                    ("counts", pa.large_list(pa.int32()))])
+_kernels: "weakref.WeakKeyDictionary[WordPieceTokenizer, WordPieceWordSplits]" = weakref.WeakKeyDictionary()
 
 
 def word_splits(tok: Tokenizer, texts: pa.Array, ids: pa.Array) -> pa.StructArray:
-    """Words and split words of each text (0 and 0 for NULL). Byte-level tokenizers: from the
-    document's own ids. WordPiece, whose tokens are of normalized text: each distinct word of the
-    batch encoded alone, once, its post-processor's tokens not counted."""
+    """Words and split words of each text (0 and 0 for NULL), from the document's own ids.
+    Byte-level tokenizers: the tokens overlapping each word. WordPiece, whose tokens are of
+    normalized text: the pre-tokens each word holds (see `_word_splits.pyx`), and in the rows
+    where those do not line up with the ids, each distinct word encoded alone."""
     if isinstance(texts, pa.ChunkedArray):
         texts = texts.combine_chunks()
+    if isinstance(ids, pa.ChunkedArray):
+        ids = ids.combine_chunks()
+    ids = ids.cast(pa.large_list(pa.int32()))
     if not isinstance(tok, WordPieceTokenizer):
         if tok.normalizer == "NFC":  # the ids are of the normalized text
             texts = pc.utf8_normalize(texts, form="NFC")
-        if isinstance(ids, pa.ChunkedArray):
-            ids = ids.combine_chunks()
-        words, split = word_splits_arrow(texts, ids.cast(pa.large_list(pa.int32())), token_lengths(tok))
+        words, split = word_splits_arrow(texts, ids, token_lengths(tok))
         return pa.StructArray.from_arrays([words, split], fields=list(SPLITS))
+    kernel = _wordpiece_kernel(tok)
+    foreign, row_ends = kernel.foreign_words(texts)
+    foreign_ids = tok.encode_arrow(foreign).cast(pa.large_list(pa.int32()))
+    words, split, redo = kernel.splits(texts, ids, foreign_ids, row_ends)
+    rows = np.flatnonzero(redo)
+    if rows.size:
+        split[rows] = _alone_splits(tok, texts.take(pa.array(rows)))[1]
+    return pa.StructArray.from_arrays([pa.array(words), pa.array(split)], fields=list(SPLITS))
+
+
+def _wordpiece_kernel(tok: WordPieceTokenizer) -> WordPieceWordSplits:
+    """The split-word kernel of `tok`, built on first use."""
+    kernel = _kernels.get(tok)
+    if kernel is None:
+        spec = tok.spec
+        kernel = _kernels[tok] = WordPieceWordSplits(spec.normalizer, spec.prefix.encode(),
+                                                     [t.encode() for t in spec.tokens], len(spec.single[0]),
+                                                     len(spec.single[1]))
+    return kernel
+
+
+def _alone_splits(tok: WordPieceTokenizer, texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(words, split words) of each text with each distinct word of the batch encoded alone, once,
+    its post-processor's tokens not counted."""
     distinct, numbers, ends = distinct_words_arrow(texts)
     counts = pc.subtract(tok.encode_arrow(distinct, counts_only=True), tok.token_count(""))
     is_split = pc.greater_equal(counts, 2).to_numpy(zero_copy_only=False)
     ends = ends.to_numpy()
     split = np.concatenate([[0], np.cumsum(is_split[numbers.to_numpy()], dtype=np.int64)])[ends]
-    words, split = np.diff(ends, prepend=0), np.diff(split, prepend=0)
-    return pa.StructArray.from_arrays([pa.array(words), pa.array(split)], fields=list(SPLITS))
+    return np.diff(ends, prepend=0), np.diff(split, prepend=0)
 
 
 def tally(tok: Tokenizer, texts: pa.Array) -> pa.StructArray:
