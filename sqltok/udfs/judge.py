@@ -49,10 +49,7 @@ def word_splits(tok: Tokenizer, texts: pa.Array, ids: pa.Array) -> pa.StructArra
             texts = pc.utf8_normalize(texts, form="NFC")
         words, split = word_splits_arrow(texts, ids, token_lengths(tok))
         return pa.StructArray.from_arrays([words, split], fields=list(SPLITS))
-    kernel = _wordpiece_kernel(tok)
-    foreign, row_ends = kernel.foreign_words(texts)
-    foreign_ids = tok.encode_arrow(foreign).cast(pa.large_list(pa.int32()))
-    words, split, redo = kernel.splits(texts, ids, foreign_ids, row_ends)
+    words, split, redo = _wordpiece_kernel(tok).splits(texts, ids)
     rows = np.flatnonzero(redo)
     if rows.size:
         split[rows] = _alone_splits(tok, texts.take(pa.array(rows)))[1]
