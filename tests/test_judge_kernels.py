@@ -1,6 +1,6 @@
-"""The kernels `sqltok_evaluate` runs over each batch, against plain Python: each text's distinct ids
-and their counts, the distinct words of a batch, and WordPiece's split words from those (each
-distinct word encoded once) against every word encoded alone."""
+"""The kernels `sqltok_evaluate` runs over each batch, against plain Python: each group's distinct ids
+and their counts, the distinct words of a batch, and WordPiece's split words (read off the
+documents' ids, or from each distinct word encoded once) against every word encoded alone."""
 from __future__ import annotations
 
 import itertools
@@ -26,23 +26,30 @@ texts = st.lists(st.tuples(words, st.sampled_from(SPACES)), max_size=30).map(lam
 
 
 @settings(max_examples=200, deadline=None)
-@given(rows=st.lists(st.one_of(st.none(), st.lists(st.integers(0, 40), max_size=60)), max_size=20),
-       start=st.integers(0, 3))
-def test_id_counts_equal_a_counter_per_row(rows, start):
-    ids = pa.array(rows, IDS)[start:]  # a slice: the kernel reads the offsets from where it starts
-    distinct, counts = id_counts_arrow(ids, 41)
-    for row, d, c in zip(rows[start:], distinct.to_pylist(), counts.to_pylist()):
+@given(rows=st.lists(st.tuples(st.one_of(st.none(), st.lists(st.integers(0, 40), max_size=60)), st.integers(0, 3)),
+                     max_size=20), start=st.integers(0, 3))
+def test_id_counts_equal_a_counter_per_group(rows, start):
+    """Each group's ids and counts sit on its first non-NULL row, in the order they first occur."""
+    ids = pa.array([r for r, _ in rows], IDS)[start:]  # a slice: the kernel reads the offsets from where it starts
+    rows = rows[start:]
+    distinct, counts = id_counts_arrow(ids, 41, pa.array([g for _, g in rows], pa.int64()))
+    seen = set()
+    for (row, g), d, c in zip(rows, distinct.to_pylist(), counts.to_pylist()):
         if row is None:
             assert d is None and c is None
+        elif g in seen:
+            assert d == [] and c == []
         else:
-            assert dict(zip(d, c)) == Counter(row) and d == list(dict.fromkeys(row))
+            seen.add(g)
+            every = [i for r, h in rows if h == g and r is not None for i in r]
+            assert dict(zip(d, c)) == Counter(every) and d == list(dict.fromkeys(every))
 
 
 def test_id_counts_refuse_an_id_outside_the_vocabulary():
     with pytest.raises(ValueError, match="token id 7 is outside this vocabulary of 7 ids"):
-        id_counts_arrow(pa.array([[1, 2], [7]], IDS), 7)
+        id_counts_arrow(pa.array([[1, 2], [7]], IDS), 7, pa.array([0, 1]))
     with pytest.raises(ValueError, match="token id -1"):
-        id_counts_arrow(pa.array([[-1]], IDS), 7)
+        id_counts_arrow(pa.array([[-1]], IDS), 7, pa.array([0]))
 
 
 @settings(max_examples=200, deadline=None)
@@ -97,14 +104,17 @@ def test_wordpiece_split_words_equal_each_word_encoded_alone(wordpieces, rows, w
 
 
 def test_tally_of_a_batch(bert, o200k):
+    rows = ["the cat saw the other cat", None, "", "tokenizers", "the cat"]
+    groups = [0, 0, 1, 2, 0]
     for tok in (bert, o200k):
-        rows = ["the cat saw the other cat", None, "", "tokenizers"]
-        got = tally(tok, pa.array(rows, pa.large_string())).to_pylist()
-        for row, text in zip(got, rows):
-            ids = tok.encode_ordinary(text) if text is not None else []
-            assert row["tokens"] == len(ids)
+        got = tally(tok, pa.array(rows, pa.large_string()), pa.array(groups, pa.int64())).to_pylist()
+        group_ids = [tok.encode_ordinary(rows[0]) + tok.encode_ordinary(rows[4]), tok.encode_ordinary(""),
+                     tok.encode_ordinary(rows[3])]
+        for r, (row, text) in enumerate(zip(got, rows)):
+            assert row["tokens"] == (len(tok.encode_ordinary(text)) if text is not None else 0)
+            counts = Counter(group_ids[groups[r]]) if r in (0, 2, 3) else Counter()
             assert (row["ids"], row["counts"]) == ((None, None) if text is None else
-                                                   (list(Counter(ids)), list(Counter(ids).values())))
+                                                   (list(counts), list(counts.values())))
 
 
 def _kernel_splits(tok, rows):

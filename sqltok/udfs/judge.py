@@ -2,10 +2,11 @@
 `sqltok_vocabulary(name)` (a tokenizer's whole vocabulary as one list of
 STRUCT(id, token BLOB, text VARCHAR, special BOOLEAN) to `unnest`; call it on a constant name),
 `sqltok_vocab_size(name)` (how many ids have a token, special ones included),
-`sqltok_pretoken_count(text)` (pretokens of the GPT-4o pattern) and `sqltok_tally(name, text)` (what
-`sqltok_evaluate` needs of one text and tokenizer, from one encode: STRUCT(tokens, words, split, ids,
-counts) with the text's tokens, words, words two or more tokens overlap, and its distinct ids with
-how often each occurs)."""
+`sqltok_pretoken_count(text)` (pretokens of the GPT-4o pattern) and `sqltok_tally(name, text, grp)`
+(what `sqltok_evaluate` needs of one text and tokenizer, from one encode: STRUCT(tokens, words, split,
+ids, counts) with the text's tokens, words and words two or more tokens overlap, and the distinct ids
+of all the texts of group `grp` (BIGINT) in the same batch with how often each occurs, on the first
+such row, empty lists on the others: what a sum over all rows needs, in a few times fewer rows)."""
 from __future__ import annotations
 
 import weakref
@@ -78,12 +79,13 @@ def _alone_splits(tok: WordPieceTokenizer, texts: pa.Array) -> tuple[np.ndarray,
     return np.diff(ends, prepend=0), np.diff(split, prepend=0)
 
 
-def tally(tok: Tokenizer, texts: pa.Array) -> pa.StructArray:
-    """Tokens, words, split words, distinct ids and their counts of each text (see the module), the
-    text encoded once; a NULL text has 0 tokens and words and NULL lists."""
+def tally(tok: Tokenizer, texts: pa.Array, groups: pa.Array) -> pa.StructArray:
+    """Tokens, words and split words of each text, and the distinct ids and their counts of each
+    group's texts (`groups`, int64) on its first row (see the module), the texts encoded once; a
+    NULL text has 0 tokens and words and NULL lists."""
     ids = tok.encode_arrow(texts)
     splits = word_splits(tok, texts, ids)
-    distinct, counts = id_counts_arrow(ids, tok.n_vocab)
+    distinct, counts = id_counts_arrow(ids, tok.n_vocab, groups)
     tokens = pc.list_value_length(ids).cast(pa.int64()).fill_null(0)
     return pa.StructArray.from_arrays([tokens, *splits.flatten(), distinct, counts], fields=list(TALLY))
 
@@ -104,8 +106,10 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
                  for n in names.to_pylist()]
         return pa.concat_arrays(parts)
 
-    def tallies(names: pa.Array, texts: pa.Array) -> pa.Array:
-        return by_model(names, texts, lambda n, t: tally(reg.get(n), t), TALLY)
+    def tallies(names: pa.Array, texts: pa.Array, groups: pa.Array) -> pa.Array:
+        texts, groups = (a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in (texts, groups))
+        rows = pa.StructArray.from_arrays([texts, groups], ["text", "group"])
+        return by_model(names, rows, lambda n, r: tally(reg.get(n), r.field("text"), r.field("group")), TALLY)
 
     define(con, "dominant_script", lambda texts: dominant_script_arrow(texts), [varchar], varchar)
     define(con, "sqltok_vocabulary", vocabularies, [varchar], duckdb.list_type(entry))
@@ -115,5 +119,5 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
     define(con, "sqltok_pretoken_count", lambda texts: pc.list_value_length(pretokenize_arrow(texts, False)).cast(
         pa.int64()), [varchar], bigint)
     ids = duckdb.list_type(duckdb.sqltype("INTEGER"))
-    define(con, "sqltok_tally", tallies, [varchar, varchar],
+    define(con, "sqltok_tally", tallies, [varchar, varchar, bigint],
            duckdb.struct_type({"tokens": bigint, "words": bigint, "split": bigint, "ids": ids, "counts": ids}))
