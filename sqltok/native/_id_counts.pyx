@@ -1,67 +1,92 @@
 # cython: language_level=3
-"""Each row's distinct token ids and how often each occurs: per-document histograms, which the
-judge's frequency tables sum in SQL over several times fewer rows than one per token.
+"""The distinct token ids and how often each occurs over the rows of each group of a batch: the
+histograms the judge's frequency tables sum in SQL, over many times fewer rows than one per token
+(or one per document and id).
 
-One pass over a large_list<int32> array with one stamp and one slot per id of the vocabulary (so
-no hashing and no sorting), the GIL released; the lists are built from C vectors.
+One pass over a large_list<int32> array, the rows of a group one after the other, with one stamp
+and one slot per id of the vocabulary (so no hashing and no sorting of ids), the GIL released; the
+lists are built from C vectors.
 """
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t
 from libcpp.vector cimport vector
 
+import numpy as np
 import pyarrow as pa
 
 from sqltok.native.arrow_buffers cimport buffer_address
 
 
-cdef int64_t count_rows(const int64_t* offsets, const int32_t* values, int64_t rows, int64_t n_vocab,
-                        vector[int64_t]& out_offsets, vector[int32_t]& out_ids,
+cdef int64_t count_runs(const int64_t* offsets, const int32_t* values, const int64_t* order, const uint8_t* starts,
+                        int64_t n, int64_t n_vocab, vector[int64_t]& run_ends, vector[int32_t]& out_ids,
                         vector[int32_t]& out_counts) noexcept nogil:
-    """Fill the outputs; -1 when done, else the position of an id outside [0, n_vocab)."""
-    cdef vector[int64_t] stamp = vector[int64_t](n_vocab, -1)   # the last row each id was seen in
+    """Count rows order[0..n), a run (group) starting where `starts` is 1; -1 when done, else the
+    position of an id outside [0, n_vocab)."""
+    cdef vector[int64_t] stamp = vector[int64_t](n_vocab, -1)   # the last run each id was seen in
     cdef vector[int64_t] slot = vector[int64_t](n_vocab)        # ... and its place in the outputs
-    cdef int64_t r, k, row_start
+    cdef int64_t p, r, k, run = -1
     cdef int32_t i
-    out_offsets.push_back(0)
-    for r in range(rows):
-        row_start = <int64_t>out_ids.size()
+    for p in range(n):
+        if starts[p]:
+            if run >= 0:
+                run_ends.push_back(<int64_t>out_ids.size())
+            run += 1
+        r = order[p]
         for k in range(offsets[r], offsets[r + 1]):
             i = values[k]
             if i < 0 or i >= n_vocab:
                 return k
-            if stamp[i] == r:
+            if stamp[i] == run:
                 out_counts[slot[i]] += 1
             else:
-                stamp[i] = r
+                stamp[i] = run
                 slot[i] = <int64_t>out_ids.size()
                 out_ids.push_back(i)
                 out_counts.push_back(1)
-        out_offsets.push_back(<int64_t>out_ids.size())
+    if run >= 0:
+        run_ends.push_back(<int64_t>out_ids.size())
     return -1
 
 
-cdef object _lists(const vector[int64_t]& offsets, const vector[int32_t]& values, mask):
+cdef object _lists(offsets: np.ndarray, const vector[int32_t]& values, mask):
     data = (<const char*>values.data())[:values.size() * sizeof(int32_t)] if values.size() else b""
-    offs = (<const char*>offsets.data())[:offsets.size() * sizeof(int64_t)]
     child = pa.Array.from_buffers(pa.int32(), values.size(), [None, pa.py_buffer(data)])
-    return pa.LargeListArray.from_arrays(pa.Array.from_buffers(pa.int64(), offsets.size(), [None, pa.py_buffer(offs)]),
-                                         child, mask=mask)
+    return pa.LargeListArray.from_arrays(pa.array(offsets, pa.int64()), child, mask=mask)
 
 
-def id_counts_arrow(ids: "pa.LargeListArray", int64_t n_vocab) -> "tuple[pa.LargeListArray, pa.LargeListArray]":
-    """(distinct ids, how often each occurs) of every row of a large_list<int32> array, both
-    large_list<int32>, ids in the order they first occur in the row; NULL rows stay NULL.
-    ValueError for an id outside [0, n_vocab)."""
+def id_counts_arrow(ids: "pa.LargeListArray", int64_t n_vocab,
+                    groups: "pa.Array") -> "tuple[pa.LargeListArray, pa.LargeListArray]":
+    """(distinct ids, how often each occurs) over all rows of each group (`groups`, int64, one per
+    row; NULL is a group too), both large_list<int32>, on the group's first non-NULL row (ids in the order they first
+    occur), empty lists on its other rows; NULL rows stay NULL and count nothing. A sum over the
+    rows is the same whatever rows share a batch. ValueError for an id outside [0, n_vocab)."""
     if isinstance(ids, pa.ChunkedArray):
         ids = ids.combine_chunks() if ids.num_chunks else pa.array([], ids.type)
+    if len(groups) != len(ids):
+        raise ValueError("one group per row")
+    valid = np.flatnonzero(ids.is_valid().to_numpy(zero_copy_only=False))
+    _, first, inverse = np.unique(np.asarray(groups.fill_null(-1), np.int64)[valid], return_index=True, return_inverse=True)
+    rank = np.empty(len(first), np.int64)
+    rank[np.argsort(first)] = np.arange(len(first))  # groups by their first row
+    key = rank[inverse]
+    by_group = np.argsort(key, kind="stable")
+    cdef int64_t[::1] order = np.ascontiguousarray(valid[by_group], np.int64)
+    starts_np = np.ones(len(valid), np.uint8)
+    starts_np[1:] = key[by_group][1:] != key[by_group][:-1]
+    cdef uint8_t[::1] starts = starts_np
     values_array = ids.values
     cdef const int64_t* offsets = (<const int64_t*>buffer_address(ids.buffers()[1])) + <int64_t>ids.offset
     cdef const int32_t* values = (<const int32_t*>buffer_address(values_array.buffers()[1])) + <int64_t>values_array.offset
-    cdef int64_t rows = len(ids), bad
-    cdef vector[int64_t] out_offsets
+    cdef int64_t n = len(valid), bad
+    cdef vector[int64_t] run_ends
     cdef vector[int32_t] out_ids, out_counts
     with nogil:
-        bad = count_rows(offsets, values, rows, n_vocab, out_offsets, out_ids, out_counts)
+        bad = count_runs(offsets, values, &order[0] if n else NULL, &starts[0] if n else NULL, n, n_vocab,
+                         run_ends, out_ids, out_counts)
     if bad >= 0:
         raise ValueError(f"token id {values[bad]} is outside this vocabulary of {n_vocab} ids")
+    lengths = np.zeros(len(ids), np.int64)
+    lengths[valid[np.sort(first)]] = np.diff(np.asarray(<int64_t[:run_ends.size()]>run_ends.data()) if run_ends.size()
+                                             else np.zeros(0, np.int64), prepend=0)
+    list_offsets = np.concatenate([[0], np.cumsum(lengths)])
     mask = ids.is_null() if ids.null_count else None
-    return _lists(out_offsets, out_ids, mask), _lists(out_offsets, out_counts, mask)
+    return _lists(list_offsets, out_ids, mask), _lists(list_offsets, out_counts, mask)

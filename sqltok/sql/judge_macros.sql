@@ -36,9 +36,10 @@ docs AS MATERIALIZED (  -- g: the group as a number, which groups and joins fast
            length(text) AS characters, sqltok_pretoken_count(text) AS pretokens
     FROM texts
 ),
-tallied AS MATERIALIZED (  -- each text encoded once per tokenizer: its tokens, words, split words and
-                           -- distinct ids with their counts (lists several times shorter than its ids)
-    SELECT t.position, d.g, d.bytes, d.characters, d.pretokens, sqltok_tally(t.tokenizer, d.text) AS c
+tallied AS MATERIALIZED (  -- each text encoded once per tokenizer: its tokens, words, split words, and
+                           -- the distinct ids with their counts of its group's texts in its batch
+                           -- (on one of them: many times fewer rows to sum than ids)
+    SELECT t.position, d.g, d.bytes, d.characters, d.pretokens, sqltok_tally(t.tokenizer, d.text, d.g) AS c
     FROM docs AS d CROSS JOIN tokenizers AS t
 ),
 per_document AS (

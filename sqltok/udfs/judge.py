@@ -2,11 +2,14 @@
 `sqltok_vocabulary(name)` (a tokenizer's whole vocabulary as one list of
 STRUCT(id, token BLOB, text VARCHAR, special BOOLEAN) to `unnest`; call it on a constant name),
 `sqltok_vocab_size(name)` (how many ids have a token, special ones included),
-`sqltok_pretoken_count(text)` (pretokens of the GPT-4o pattern) and `sqltok_tally(name, text)` (what
-`sqltok_evaluate` needs of one text and tokenizer, from one encode: STRUCT(tokens, words, split, ids,
-counts) with the text's tokens, words, words two or more tokens overlap, and its distinct ids with
-how often each occurs)."""
+`sqltok_pretoken_count(text)` (pretokens of the GPT-4o pattern) and `sqltok_tally(name, text, grp)`
+(what `sqltok_evaluate` needs of one text and tokenizer, from one encode: STRUCT(tokens, words, split,
+ids, counts) with the text's tokens, words and words two or more tokens overlap, and the distinct ids
+of all the texts of group `grp` (BIGINT) in the same batch with how often each occurs, on the first
+such row, empty lists on the others: what a sum over all rows needs, in a few times fewer rows)."""
 from __future__ import annotations
+
+import weakref
 
 import duckdb
 import numpy as np
@@ -20,6 +23,7 @@ from sqltok.pretokenizer._pretokenize import pretokenize_arrow
 from sqltok.pretokenizer._scripts import dominant_script_arrow
 from sqltok.pretokenizer._words import distinct_words_arrow, word_splits_arrow
 from sqltok.vocabulary import ENTRY, token_lengths, vocabulary
+from sqltok.wordpiece._word_splits import WordPieceWordSplits
 from sqltok.wordpiece.tokenizer import WordPieceTokenizer
 
 from .define import define
@@ -28,36 +32,60 @@ from .by_model import by_model
 SPLITS = pa.struct([("words", pa.int64()), ("split", pa.int64())])
 TALLY = pa.struct([("tokens", pa.int64()), *SPLITS, ("ids", pa.large_list(pa.int32())),
                    ("counts", pa.large_list(pa.int32()))])
+_kernels: "weakref.WeakKeyDictionary[WordPieceTokenizer, WordPieceWordSplits]" = weakref.WeakKeyDictionary()
 
 
 def word_splits(tok: Tokenizer, texts: pa.Array, ids: pa.Array) -> pa.StructArray:
-    """Words and split words of each text (0 and 0 for NULL). Byte-level tokenizers: from the
-    document's own ids. WordPiece, whose tokens are of normalized text: each distinct word of the
-    batch encoded alone, once, its post-processor's tokens not counted."""
+    """Words and split words of each text (0 and 0 for NULL), from the document's own ids.
+    Byte-level tokenizers: the tokens overlapping each word. WordPiece, whose tokens are of
+    normalized text: the pre-tokens each word holds (see `_word_splits.pyx`), and in the rows
+    where those do not line up with the ids, each distinct word encoded alone."""
     if isinstance(texts, pa.ChunkedArray):
         texts = texts.combine_chunks()
+    if isinstance(ids, pa.ChunkedArray):
+        ids = ids.combine_chunks()
+    ids = ids.cast(pa.large_list(pa.int32()))
     if not isinstance(tok, WordPieceTokenizer):
         if tok.normalizer == "NFC":  # the ids are of the normalized text
             texts = pc.utf8_normalize(texts, form="NFC")
-        if isinstance(ids, pa.ChunkedArray):
-            ids = ids.combine_chunks()
-        words, split = word_splits_arrow(texts, ids.cast(pa.large_list(pa.int32())), token_lengths(tok))
+        words, split = word_splits_arrow(texts, ids, token_lengths(tok))
         return pa.StructArray.from_arrays([words, split], fields=list(SPLITS))
+    words, split, redo = _wordpiece_kernel(tok).splits(texts, ids)
+    rows = np.flatnonzero(redo)
+    if rows.size:
+        split[rows] = _alone_splits(tok, texts.take(pa.array(rows)))[1]
+    return pa.StructArray.from_arrays([pa.array(words), pa.array(split)], fields=list(SPLITS))
+
+
+def _wordpiece_kernel(tok: WordPieceTokenizer) -> WordPieceWordSplits:
+    """The split-word kernel of `tok`, built on first use."""
+    kernel = _kernels.get(tok)
+    if kernel is None:
+        spec = tok.spec
+        kernel = _kernels[tok] = WordPieceWordSplits(spec.normalizer, spec.prefix.encode(),
+                                                     [t.encode() for t in spec.tokens], len(spec.single[0]),
+                                                     len(spec.single[1]))
+    return kernel
+
+
+def _alone_splits(tok: WordPieceTokenizer, texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(words, split words) of each text with each distinct word of the batch encoded alone, once,
+    its post-processor's tokens not counted."""
     distinct, numbers, ends = distinct_words_arrow(texts)
     counts = pc.subtract(tok.encode_arrow(distinct, counts_only=True), tok.token_count(""))
     is_split = pc.greater_equal(counts, 2).to_numpy(zero_copy_only=False)
     ends = ends.to_numpy()
     split = np.concatenate([[0], np.cumsum(is_split[numbers.to_numpy()], dtype=np.int64)])[ends]
-    words, split = np.diff(ends, prepend=0), np.diff(split, prepend=0)
-    return pa.StructArray.from_arrays([pa.array(words), pa.array(split)], fields=list(SPLITS))
+    return np.diff(ends, prepend=0), np.diff(split, prepend=0)
 
 
-def tally(tok: Tokenizer, texts: pa.Array) -> pa.StructArray:
-    """Tokens, words, split words, distinct ids and their counts of each text (see the module), the
-    text encoded once; a NULL text has 0 tokens and words and NULL lists."""
+def tally(tok: Tokenizer, texts: pa.Array, groups: pa.Array) -> pa.StructArray:
+    """Tokens, words and split words of each text, and the distinct ids and their counts of each
+    group's texts (`groups`, int64) on its first row (see the module), the texts encoded once; a
+    NULL text has 0 tokens and words and NULL lists."""
     ids = tok.encode_arrow(texts)
     splits = word_splits(tok, texts, ids)
-    distinct, counts = id_counts_arrow(ids, tok.n_vocab)
+    distinct, counts = id_counts_arrow(ids, tok.n_vocab, groups)
     tokens = pc.list_value_length(ids).cast(pa.int64()).fill_null(0)
     return pa.StructArray.from_arrays([tokens, *splits.flatten(), distinct, counts], fields=list(TALLY))
 
@@ -78,8 +106,10 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
                  for n in names.to_pylist()]
         return pa.concat_arrays(parts)
 
-    def tallies(names: pa.Array, texts: pa.Array) -> pa.Array:
-        return by_model(names, texts, lambda n, t: tally(reg.get(n), t), TALLY)
+    def tallies(names: pa.Array, texts: pa.Array, groups: pa.Array) -> pa.Array:
+        texts, groups = (a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in (texts, groups))
+        rows = pa.StructArray.from_arrays([texts, groups], ["text", "group"])
+        return by_model(names, rows, lambda n, r: tally(reg.get(n), r.field("text"), r.field("group")), TALLY)
 
     define(con, "dominant_script", lambda texts: dominant_script_arrow(texts), [varchar], varchar)
     define(con, "sqltok_vocabulary", vocabularies, [varchar], duckdb.list_type(entry))
@@ -89,5 +119,5 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
     define(con, "sqltok_pretoken_count", lambda texts: pc.list_value_length(pretokenize_arrow(texts, False)).cast(
         pa.int64()), [varchar], bigint)
     ids = duckdb.list_type(duckdb.sqltype("INTEGER"))
-    define(con, "sqltok_tally", tallies, [varchar, varchar],
+    define(con, "sqltok_tally", tallies, [varchar, varchar, bigint],
            duckdb.struct_type({"tokens": bigint, "words": bigint, "split": bigint, "ids": ids, "counts": ids}))

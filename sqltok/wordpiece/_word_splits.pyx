@@ -1,0 +1,205 @@
+# cython: language_level=3
+"""Words and split words of each document for a WordPiece tokenizer, read off the document's own
+ids instead of encoding each word alone (what the judge's fertility and split-word share need).
+
+A word (a `str.split` word) encoded alone gives the tokens of the BERT pre-tokens in it, and in the
+whole document those same tokens follow one another: each pre-token is one word-initial token and
+the continuation tokens after it. So each word takes from the document's ids as many pre-tokens as
+its characters make after BERT's normalizer: each punctuation character and each CJK ideograph
+alone, each run of the other characters one, what the normalizer drops (control characters,
+nonspacing marks when it strips accents) no part. Where a `str.split` space is no BERT space (the
+normalizer drops \\x0b \\x0c \\x1c-\\x1f \\x85) two words can share a pre-token: then the document
+holds fewer pre-tokens than its words and the walk runs out; where one is a character of a word
+(\\x1c-\\x1f without clean_text) the row is not read either. Such rows are left to the caller
+(`redo`), as is any other row whose ids do not line up. One pass over each row's bytes and ids, GIL
+released.
+"""
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
+from libcpp.vector cimport vector
+
+import numpy as np
+import pyarrow as pa
+
+from sqltok.native.arrow_buffers cimport BinaryView, binary_view, buffer_address, view_end, view_start, view_valid
+from sqltok.normalizers.bert_normalize cimport (BERT_CJK, BERT_MN, BERT_REMOVE, BERT_SPACE, NF_POOL, BertOptions,
+                                                bert_options, nf_bert_nfd_of)
+from sqltok.normalizers.unicode_normalize cimport S_BASE, S_COUNT, PageCache, cached_flags, page_cache_init
+from sqltok.pretokenizer.matcher cimport next_char
+from sqltok.pretokenizer.str_split cimport next_word
+
+
+cdef extern from "normalization_tables.h" nogil:
+    enum:
+        BERT_SPLIT
+        BERT_PUNCT
+
+
+cdef enum:
+    RUN = 0         # joins the run of letters, digits and the like: one pre-token per run
+    ALONE = 1       # a pre-token alone (punctuation, a CJK ideograph)
+    DROP = 2        # dropped by the normalizer
+    BREAK = 3       # BERT whitespace: ends a run
+
+
+cdef struct Count:  # the pre-tokens of a word so far
+    int64_t pretokens
+    bint in_run
+
+
+cdef inline void add(Count& c, uint8_t cls) noexcept nogil:
+    if cls == RUN:
+        c.pretokens += not c.in_run
+        c.in_run = True
+    elif cls != DROP:
+        c.pretokens += cls == ALONE
+        c.in_run = False
+
+
+cdef struct Walk:   # one row's ids, and the next one to take
+    const int32_t* ids
+    int64_t k
+    int64_t end
+
+
+cdef inline bint take(Walk& w, int64_t pretokens, const uint8_t* continuation) noexcept nogil:
+    """Take `pretokens` pre-tokens' ids (one word-initial id and the continuations after it each);
+    False when the ids run out or one does not start with a word-initial id."""
+    cdef int64_t p
+    for p in range(pretokens):
+        if w.k >= w.end or continuation[w.ids[w.k]]:
+            return False
+        w.k += 1
+        while w.k < w.end and continuation[w.ids[w.k]]:
+            w.k += 1
+    return True
+
+
+cdef inline uint8_t split_class(uint32_t f) noexcept nogil:
+    """The class BERT's pre-tokenizer gives a character of normalized text (flags f)."""
+    return BREAK if f & BERT_SPLIT else ALONE if f & BERT_PUNCT else RUN
+
+
+cdef class WordPieceWordSplits:
+    """A WordPiece tokenizer's character classes and continuation ids, built once per tokenizer."""
+    cdef uint8_t ascii[128]
+    cdef BertOptions options
+    cdef bint normalize
+    cdef vector[uint8_t] continuation
+    cdef int64_t before, after
+
+    def __init__(self, normalizer, bytes prefix, list tokens, int64_t before, int64_t after):
+        """`normalizer`: None or BERT's (clean_text, handle_chinese_chars, strip_accents, lowercase);
+        `prefix`: the continuation prefix; `tokens`: every id's token (bytes); `before`/`after`: how
+        many ids the post-processor puts around a sequence. An id is a continuation when its token
+        is the prefix and more (with a prefix of punctuation, as "##", no word-initial token is;
+        with another, a word-initial token taken for one leaves the walk short and the row redone)."""
+        cdef PageCache c
+        cdef int b, m
+        cdef int64_t i
+        cdef bytes t
+        page_cache_init(c)
+        self.normalize = normalizer is not None
+        if self.normalize:
+            self.options = bert_options(normalizer[0], normalizer[1], normalizer[2], normalizer[3])
+        for b in range(128):
+            m = self.options.ascii[b] if self.normalize else b
+            self.ascii[b] = DROP if m < 0 else split_class(cached_flags(c, m))
+        self.continuation.resize(len(tokens))
+        for i, t in enumerate(tokens):
+            self.continuation[i] = t.startswith(prefix) and len(t) > len(prefix)
+        self.before, self.after = before, after
+
+    cdef void add_char(self, Count& count, uint32_t cp, PageCache& c) noexcept nogil:
+        """Count non-ASCII character cp as BERT's normalizer and pre-tokenizer see it (lowercasing
+        keeps letters letters, so it is left out)."""
+        cdef uint32_t f = cached_flags(c, cp), entry, k
+        cdef const BertOptions* o = &self.options
+        if not self.normalize:
+            add(count, split_class(f))
+        elif o.clean and f & BERT_REMOVE:
+            return
+        elif o.clean and f & BERT_SPACE:
+            add(count, BREAK)
+        elif o.chinese and f & BERT_CJK:
+            add(count, ALONE)  # spaces put on each side
+        elif not o.strip or S_BASE <= cp < S_BASE + S_COUNT:  # (Hangul decomposes to letters)
+            add(count, split_class(f))
+        else:
+            entry = nf_bert_nfd_of(cp)
+            if entry == 0:
+                add(count, DROP if f & BERT_MN else split_class(f))
+                return
+            for k in range(entry >> 8, (entry >> 8) + (entry & 0xFF)):
+                f = cached_flags(c, NF_POOL[k])
+                add(count, DROP if f & BERT_MN else split_class(f))
+
+    cdef int64_t pretokens(self, const unsigned char* s, Py_ssize_t n, PageCache& c) noexcept nogil:
+        """BERT pre-tokens of s[:n], a word."""
+        cdef Count count
+        cdef Py_ssize_t i = 0
+        cdef uint32_t cp
+        count.pretokens = 0
+        count.in_run = False
+        while i < n:
+            if s[i] < 0x80:
+                add(count, self.ascii[s[i]])
+                i += 1
+            else:
+                i = next_char(s, i, n, &cp)
+                self.add_char(count, cp, c)
+        return count.pretokens
+
+    cdef bint separates(self, const unsigned char* s, Py_ssize_t n, PageCache& c) noexcept nogil:
+        """Whether s[:n], the whitespace between two words, makes no pre-token (BERT whitespace or
+        dropped): without clean_text \\x1c-\\x1f are no BERT spaces, and a word's last pre-token
+        would take them in."""
+        return self.pretokens(s, n, c) == 0
+
+    def splits(self, texts: "pa.Array", ids: "pa.LargeListArray") -> "tuple[np.ndarray, np.ndarray, np.ndarray]":
+        """(words, split words, redo) of every row (int64, int64, bool; 0, 0, False for NULL): `ids`
+        the rows' large_list<int32> ids. A row marked `redo` has its words right and its split words
+        0: its ids do not line up with its words (see the module)."""
+        cdef list keep = []
+        cdef BinaryView v = binary_view(texts, keep)
+        if len(ids) != v.length:
+            raise ValueError("one row of ids per text")
+        id_values = ids.values
+        cdef const int64_t* offsets = (<const int64_t*>buffer_address(ids.buffers()[1])) + <int64_t>ids.offset
+        cdef const int32_t* values = (<const int32_t*>buffer_address(id_values.buffers()[1])) + <int64_t>id_values.offset
+        cdef const uint8_t* continuation = self.continuation.data()
+        words_np = np.zeros(v.length, np.int64)
+        split_np = np.zeros(v.length, np.int64)
+        redo_np = np.zeros(v.length, np.bool_)
+        cdef int64_t[::1] words = words_np, split = split_np
+        cdef uint8_t[::1] redo = redo_np.view(np.uint8)
+        cdef int64_t r, a, first
+        cdef Py_ssize_t n, i, start, end
+        cdef const unsigned char* s
+        cdef Walk w
+        cdef bint lined_up
+        cdef PageCache c
+        page_cache_init(c)
+        with nogil:
+            for r in range(v.length):
+                if not view_valid(v, r):
+                    continue
+                a = view_start(v, r)
+                s = v.values + a
+                n = view_end(v, r) - a
+                w.ids = values
+                w.k = offsets[r] + self.before
+                w.end = offsets[r + 1] - self.after
+                lined_up = w.k <= w.end
+                i = end = 0
+                while next_word(s, n, &i, &start):
+                    words[r] += 1
+                    if lined_up:
+                        first = w.k
+                        lined_up = (self.separates(s + end, start - end, c)
+                                    and take(w, self.pretokens(s + start, i - start, c), continuation))
+                        split[r] += w.k - first >= 2
+                    end = i
+                if not lined_up or w.k != w.end or not self.separates(s + end, n - end, c):
+                    redo[r] = True
+                    split[r] = 0
+        return words_np, split_np, redo_np
