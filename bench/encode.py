@@ -25,10 +25,11 @@ HF `encode(...).ids`, riptoken `encode_ordinary`), one thread, fresh process; sq
 `decode` of the same texts' ids; and bert-base-uncased `encode` beside HF's (padding and truncation
 off). Reported: microseconds per call, MB/s, the ratio peer time / sqltok time, and a verdict per
 size against the fastest conforming peer (ids hashed per library as above; decode conforms when it
-gives the texts back). Below a table, for each library that had full garbage collections during its
-timed calls: the time its process spent in Python's collector (the result lists are kept, as a
-caller keeps them; a full collection walks every object the process tracks, so it costs more
-in a process whose imports are heavy).
+gives the texts back). Python's garbage collector stays on in the timed calls (the result lists are
+kept, as a caller keeps them), but each run collects and freezes what its process held first
+(`gc.freeze`), so that a full collection walks the same result lists for every library rather than
+its import graph (sqltok's holds pyarrow, numpy and duckdb); below a table, the time each library's
+process spent in the collector and how many full collections ran.
 
 The last line printed is one JSON object with every run.
 """
@@ -265,11 +266,12 @@ def child_single(spec: dict) -> dict:
         if spec["warmup"] else None
     if spec["variant"].endswith("-decode"):
         ids = [encode(t) for t in texts]
-        c0, t0 = _cpu(), time.perf_counter()
-        out = [decode(i) for i in ids]
-        secs, cpu = time.perf_counter() - t0, _cpu() - c0
+        with _gc_watch() as gcw:
+            c0, t0 = _cpu(), time.perf_counter()
+            out = [decode(i) for i in ids]
+            secs, cpu = time.perf_counter() - t0, _cpu() - c0
         return {"seconds": secs, "cpu": cpu, "load_seconds": load_s, "warmup_seconds": warm_s, "calls": len(texts),
-                "tokens": sum(map(len, ids)), "sha256": hashlib.sha256("\0".join(out).encode()).hexdigest()}
+                "tokens": sum(map(len, ids)), "sha256": hashlib.sha256("\0".join(out).encode()).hexdigest(), **gcw}
     with _gc_watch() as gcw:
         c0, t0 = _cpu(), time.perf_counter()
         out = [encode(t) for t in texts]
@@ -281,10 +283,15 @@ def child_single(spec: dict) -> dict:
 
 @contextlib.contextmanager
 def _gc_watch():
-    """Time spent in Python's garbage collector inside the block, and how many full (generation 2)
-    collections ran: kept result lists trigger them, and each walks every tracked object of the
-    process, so their cost grows with what the library imported, not with the call."""
+    """The timed block of a single-text run, fair about Python's garbage collector: it stays on (the
+    result lists a caller keeps make it run, as in real use), but what the process held before the
+    block is collected and frozen first (`gc.freeze`, as servers do after imports), so a full
+    collection walks what the block made, the same lists for every library, and not the import
+    graph of the library (sqltok's pulls in pyarrow, numpy and duckdb; HF's or fastokens' far
+    less). Yields the time spent collecting and how many full (generation 2) collections ran."""
     seen = {"gc_seconds": 0.0, "gc_full": 0}
+    gc.collect()
+    gc.freeze()
     start = [0.0]
 
     def watch(phase: str, info: dict) -> None:
@@ -299,6 +306,7 @@ def _gc_watch():
         yield seen
     finally:
         gc.callbacks.remove(watch)
+        gc.unfreeze()
 
 
 def _flatten(kind: str, out, docs: int):
@@ -559,15 +567,14 @@ def single_tables(corpora: dict, singles: dict, sruns: dict, toks: dict, sizes: 
 
 
 def _gc_lines(sruns: dict, corpus: str, tkey: str, variants: list, labels: dict, sizes: list[int]) -> list[str]:
-    """Per library that had full garbage collections in its timed calls: ms in the collector (and how
-    many full ones) at each size, summed over rounds. A full collection walks every object the process
-    tracks, so a library whose import graph is heavy pays more for the same result lists."""
-    lines = []
+    """Per library: ms in the garbage collector during its timed calls (and how many full collections)
+    at each size, summed over rounds; every run collected and froze what it held first (`_gc_watch`)."""
+    lines = ["  garbage collector in the timed calls (on; what the process held frozen first): ms (full collections)"]
     for v in variants:
         runs = {z: [r for r in sruns.get((corpus, tkey, v, z), []) if "gc_seconds" in r] for z in sizes}
-        if not any(r["gc_full"] for rs in runs.values() for r in rs):
+        if not any(runs.values()):
             continue
-        row = f"  {'  gc ms (full ones): ' + labels[v]:44.44s}"
+        row = f"    {labels[v]:42.42s}"
         for z in sizes:
             ms = 1e3 * sum(r["gc_seconds"] for r in runs[z])
             row += f"{ms:10.1f} ({sum(r['gc_full'] for r in runs[z]):2d} full)     "

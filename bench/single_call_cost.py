@@ -12,8 +12,16 @@ round (best of `--rounds`, microseconds per call):
   token scan, normalizer, pre-tokenizer, lookups and the list of ids), the same counting only (no
   list built), and a call on the empty text (the fixed cost); HF `encode(text)` (its Encoding) and
   `encode(text).ids`.
+- o200k `encode_ordinary`: sqltok's method, the encoder's own call (`encode_str`), counting only
+  (`token_count`) and the empty text, beside tiktoken's and fastokens' `encode_ordinary` (fastokens
+  from the `.tiktoken` file; its ids as a list, `.ids`).
 - o200k `decode` of each text's ids (tiktoken's, encoded untimed): sqltok `decode` and
   `decode_bytes`, tiktoken `decode` and `decode_bytes`.
+
+Each layer runs over the texts once untimed before its timed pass in every round, so that no layer
+pays for the caches the layer before it (another library) emptied: what is left is each call's own
+cost, warm, which is what this benchmark is for (`bench/encode.py --modes single` gives the cold
+figures of a fresh process).
 
 Every output is compared with the peer's (ids, texts): a mismatch stops the run. Numbers from a
 machine with other work on it are noise; the ratios of one run are what to read.
@@ -40,6 +48,8 @@ def per_call(calls: dict, items: list, rounds: int) -> dict[str, float]:
     best = dict.fromkeys(calls, float("inf"))
     for _ in range(rounds):
         for name, fn in calls.items():
+            for x in items:  # warm: see the module's docstring
+                fn(x)
             t0 = time.perf_counter()
             for x in items:
                 fn(x)
@@ -49,7 +59,8 @@ def per_call(calls: dict, items: list, rounds: int) -> dict[str, float]:
 
 def layers(args) -> tuple[dict[str, tuple[str, dict]], tuple]:
     """Each layer: (what it is compared with, name -> callable on one item; items are texts for
-    `encode`, id lists for `decode`), and the four tokenizers."""
+    `encode` and `encode_ordinary`, id lists for `decode`), and the five tokenizers."""
+    import fastokens
     import tiktoken
     from tiktoken.load import load_tiktoken_bpe
     from tokenizers import Tokenizer as HFTokenizer
@@ -64,6 +75,7 @@ def layers(args) -> tuple[dict[str, tuple[str, dict]], tuple]:
     o200k = sqltok.Tokenizer.load(args.o200k)
     tt = tiktoken.Encoding("o200k_base", pat_str=O200K, mergeable_ranks=load_tiktoken_bpe(str(args.o200k)),
                            special_tokens={})
+    fast = fastokens.Tokenizer.from_tiktoken(str(args.o200k), pattern=O200K, special_tokens={})
     enc = bert._encoder
     return {
         "encode": ("HF encode().ids", {
@@ -74,13 +86,21 @@ def layers(args) -> tuple[dict[str, tuple[str, dict]], tuple]:
             "HF encode()": hf.encode,
             "HF encode().ids": lambda t: hf.encode(t).ids,
         }),
+        "encode_ordinary": ("fastokens encode_ordinary", {
+            "sqltok encode_ordinary": o200k.encode_ordinary,
+            "sqltok encoder call": o200k._encoder.encode_str,
+            "sqltok token_count": o200k.token_count,
+            "sqltok encode_ordinary('')": lambda t: o200k.encode_ordinary(""),
+            "tiktoken encode_ordinary": tt.encode_ordinary,
+            "fastokens encode_ordinary": lambda t: fast.encode_ordinary(t).ids,
+        }),
         "decode": ("tiktoken decode", {
             "sqltok decode": o200k.decode,
             "sqltok decode_bytes": o200k.decode_bytes,
             "tiktoken decode": tt.decode,
             "tiktoken decode_bytes": tt.decode_bytes,
         }),
-    }, (bert, hf, o200k, tt)
+    }, (bert, hf, o200k, tt, fast)
 
 
 def main() -> None:
@@ -95,7 +115,7 @@ def main() -> None:
     import sqltok
 
     docs = read_docs(args.corpus, "text")
-    table, (bert, hf, o200k, tt) = layers(args)
+    table, (bert, hf, o200k, tt, fast) = layers(args)
     print(f"# {' '.join(sys.argv)}\n# sqltok from {Path(sqltok.__file__).parent}; best of {args.rounds} rounds, "
           "microseconds per call; x = reference layer's time / this layer's")
     with tempfile.TemporaryDirectory() as tmp:
@@ -105,11 +125,14 @@ def main() -> None:
             ids = [tt.encode_ordinary(t) for t in texts]
             if [bert.encode(t, allowed_special="all") for t in texts] != [hf.encode(t).ids for t in texts]:
                 raise SystemExit(f"{size} B: sqltok's bert ids differ from HF's")
+            if [o200k.encode_ordinary(t) for t in texts] != ids or \
+                    [fast.encode_ordinary(t).ids for t in texts] != ids:
+                raise SystemExit(f"{size} B: o200k ids differ from tiktoken's")
             if [o200k.decode(i) for i in ids] != [tt.decode(i) for i in ids]:
                 raise SystemExit(f"{size} B: sqltok's o200k decode differs from tiktoken's")
             print(f"\n-- {size:,} B x {len(texts):,} texts")
             for what, (reference, calls) in table.items():
-                items = texts if what == "encode" else ids
+                items = ids if what == "decode" else texts
                 times = per_call(calls, items, args.rounds)
                 for name, us in times.items():
                     print(f"  {name:30s} {us:10.3f} us   x {times[reference] / us:6.2f}")

@@ -64,6 +64,7 @@ class Tokenizer(ABC):
         #: How pickle rebuilds this tokenizer: (callable, args) from its source, set by the family.
         self._pickle_as: tuple[Callable[..., Tokenizer], tuple] | None = None
         self._special_patterns: dict[object, regex.Pattern | None] = {}
+        self._disallowed: dict[tuple, tuple[str, ...]] = {}
         self._token_list: list[str | None] | None = None
 
     # -- loading -----------------------------------------------------------------------------------
@@ -199,19 +200,31 @@ class Tokenizer(ABC):
 
     def _check_disallowed(self, texts: list[str], allowed_special, disallowed_special) -> None:
         """tiktoken's check: ValueError when a disallowed special token's text appears."""
-        if disallowed_special == "all":
-            if allowed_special == "all":
-                return
-            disallowed = [s for s in self._special_tokens if s not in allowed_special]
-        else:
-            disallowed = set(disallowed_special)
+        disallowed = self._disallowed_texts(allowed_special, disallowed_special)
         for text in texts:
             for s in disallowed:
                 if s in text:
-                    raise ValueError(
-                        f"Encountered text corresponding to disallowed special token {s!r}.\n"
-                        f"Pass allowed_special={{{s!r}, ...}} (or 'all') to encode it as a special token, "
-                        "or disallowed_special=() to encode it as normal text.")
+                    raise _disallowed_error(s)
+
+    def _disallowed_texts(self, allowed_special, disallowed_special) -> tuple[str, ...]:
+        """The texts `_check_disallowed` looks for under a policy, kept per policy when it is
+        hashable (the defaults are: a single `encode` then costs a lookup and a few `in`)."""
+        try:
+            return self._disallowed[allowed_special, disallowed_special]
+        except KeyError:
+            pass
+        except TypeError:  # a set: not kept
+            return self._find_disallowed(allowed_special, disallowed_special)
+        found = self._disallowed[allowed_special, disallowed_special] = \
+            self._find_disallowed(allowed_special, disallowed_special)
+        return found
+
+    def _find_disallowed(self, allowed_special, disallowed_special) -> tuple[str, ...]:
+        if disallowed_special == "all":
+            if allowed_special == "all":
+                return ()
+            return tuple(s for s in self._special_tokens if s not in allowed_special)
+        return tuple(set(disallowed_special))
 
     # -- Arrow helpers -----------------------------------------------------------------------------
     def tokens_arrow(self, texts: pa.Array) -> pa.Array:
@@ -291,7 +304,9 @@ class Tokenizer(ABC):
         if not isinstance(text, str):
             raise TypeError(f"text must be str, not {type(text).__name__}")
         if disallowed_special:
-            self._check_disallowed([text], allowed_special, disallowed_special)
+            for s in self._disallowed_texts(allowed_special, disallowed_special):
+                if s in text:
+                    raise _disallowed_error(s)
         return self._encode_text(text, allowed_special)
 
     def encode_ordinary(self, text: str) -> list[int]:
@@ -519,6 +534,13 @@ def _utf8_text(text: str, fix_surrogates: bool) -> str:
         if not fix_surrogates:
             raise _not_unicode(e) from None
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _disallowed_error(special: str) -> ValueError:
+    """tiktoken's error for the text of a disallowed special token."""
+    return ValueError(f"Encountered text corresponding to disallowed special token {special!r}.\n"
+                      f"Pass allowed_special={{{special!r}, ...}} (or 'all') to encode it as a special token, "
+                      "or disallowed_special=() to encode it as normal text.")
 
 
 def _not_unicode(e: Exception) -> SqltokError:

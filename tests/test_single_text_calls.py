@@ -114,3 +114,51 @@ def outcome_decode(call):
         return call()
     except UnicodeDecodeError as e:
         return str(e)
+
+
+SPECIAL_TEXT = st.lists(st.sampled_from(["<|endoftext|>", "<|endofprompt|>", "<|endof", "|>", "hello", " ", "é",
+                                         "\ud800"]), max_size=6).map("".join)
+# tiktoken's policies, each twice: hashable ones are kept per policy, sets and lists are not
+POLICIES_TT = [(frozenset(), "all"), ("all", "all"), ({"<|endoftext|>"}, "all"), (frozenset({"<|endofprompt|>"}), "all"),
+               (set(), ()), (frozenset(), ["<|endofprompt|>"]), (frozenset(), {"<|endoftext|>"}),
+               ("all", frozenset({"<|endoftext|>"}))] * 2
+
+
+def raised(call):
+    """A call's result, or the type of what it raised (tiktoken words its messages otherwise)."""
+    try:
+        return call()
+    except ValueError as e:
+        return type(e)
+
+
+@pytest.fixture(scope="module")
+def o200k_pair(bundled):
+    pytest.importorskip("tiktoken")
+    from conftest import tiktoken_pair
+
+    return tiktoken_pair(bundled("o200k_base.tiktoken"))
+
+
+@SETTINGS
+@given(text=SPECIAL_TEXT)
+def test_bpe_encode_checks_special_text_as_tiktoken_under_every_policy(o200k_pair, text):
+    """The check of disallowed special-token text, kept per policy, raises where tiktoken raises and
+    the ids equal tiktoken's everywhere else, with the policies in turn on one tokenizer."""
+    tok, ref = o200k_pair
+    for allowed, disallowed in POLICIES_TT:
+        got = raised(lambda: tok.encode(text, allowed_special=allowed, disallowed_special=disallowed))
+        expected = raised(lambda: ref.encode(text, allowed_special=allowed, disallowed_special=disallowed))
+        assert got == expected, (allowed, disallowed)
+        assert raised(lambda: tok.encode_batch([text, "x"], allowed_special=allowed,
+                                               disallowed_special=disallowed)) == \
+            raised(lambda: ref.encode_batch([text, "x"], allowed_special=allowed, disallowed_special=disallowed))
+    assert tok.encode_ordinary(text) == ref.encode_ordinary(text)
+    assert tok.token_count(text) == len(ref.encode_ordinary(text))
+
+
+def test_bpe_single_calls_refuse_what_is_not_a_str(o200k):
+    for call in (o200k.encode_ordinary, o200k.token_count, o200k.encode):
+        for bad in (b"bytes", None, 5, ["a"]):
+            with pytest.raises(TypeError, match="text must be str"):
+                call(bad)

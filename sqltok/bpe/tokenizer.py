@@ -61,6 +61,8 @@ class BPETokenizer(Tokenizer):
         self.normalizer = normalizer
         # An unknown pattern: split in Python, merge in Cython.
         self._fallback = regex.compile(pattern) if pattern_id(pattern) is None else None
+        #: A str goes to the encoder as it is (no Python split, no normalizer): see `encode_ordinary`.
+        self._plain = self._fallback is None and normalizer is None
 
     # -- construction ------------------------------------------------------------------------------
     @classmethod
@@ -183,6 +185,25 @@ class BPETokenizer(Tokenizer):
             return self._encoder.encode_str(text, allowed, counts_only)
         except UnicodeEncodeError:
             return self._encoder.encode_str(self._utf8_texts([text])[0], allowed, counts_only)
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """`Tokenizer.encode_ordinary`, one call to the encoder when the str goes to it as it is (a
+        Python frame less: at 8 bytes the frames cost more than the encoding)."""
+        if self._plain and type(text) is str:
+            try:
+                return self._encoder.encode_str(text)
+            except UnicodeEncodeError:  # a surrogate: fixed on the way below
+                pass
+        return super().encode_ordinary(text)
+
+    def token_count(self, text: str) -> int:
+        """`Tokenizer.token_count`, one call to the encoder as `encode_ordinary`."""
+        if self._plain and type(text) is str:
+            try:
+                return self._encoder.encode_str(text, None, True)
+            except UnicodeEncodeError:
+                pass
+        return super().token_count(text)
 
     def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
         """`Tokenizer.decode` in one call to the encoder: the str straight from the joined bytes."""
