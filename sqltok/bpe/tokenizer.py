@@ -93,7 +93,8 @@ class BPETokenizer(Tokenizer):
         pid = pattern_id(spec.pattern)
         enc = Encoder(spec.tokens, spec.pairs, spec.byte_ids, spec.direct, PAT_NONE if pid is None else pid,
                       rank_guard=False, special_tokens=spec.special_tokens,
-                      always_tokens=getattr(spec, "added_tokens", None) or {})
+                      always_tokens=getattr(spec, "added_tokens", None) or {},
+                      added_flags=getattr(spec, "added_flags", None) or {}, normalizer=spec.normalizer)
         added = getattr(spec, "added_tokens", None) or {}
         shared = [i for i in (*spec.special_tokens.values(), *added.values())
                   if i < len(spec.tokens) and spec.tokens[i] is not None]
