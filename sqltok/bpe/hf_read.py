@@ -4,8 +4,9 @@ as an `EncoderSpec`.
 Supported: model BPE with the vocabulary in GPT-2 byte-to-unicode form; merges as "a b" strings or
 [a, b] lists; `ignore_merges` (Llama 3); normalizer null or NFC (Qwen); pre-tokenizer ByteLevel with
 its own GPT-2 regex, or Sequence[Split(Regex, Isolated) or Split(Regex, Removed, invert), ByteLevel
-without regex] (cl100k/o200k conversions, Llama 3, Qwen); post-processor null or ByteLevel (it only
-moves offsets); added tokens, special or not, with their flags (lstrip, rstrip, single_word,
+without regex] (cl100k/o200k conversions, Llama 3, Qwen); post-processor null, ByteLevel (it only
+moves offsets) or RobertaProcessing (RoBERTa, BART: it adds <s> and </s> with HF's
+add_special_tokens=True, which sqltok's encode is not); added tokens, special or not, with their flags (lstrip, rstrip, single_word,
 normalized: `sqltok.added_tokens`).
 
 Anything else raises `UnsupportedTokenizerError` naming each feature, rather than loading a
@@ -72,7 +73,7 @@ def spec_from_hf_json(doc: object, name: str) -> EncoderSpec:
         if doc.get(key) is not None:
             problems.append(f"{key} is set (sqltok encodes whole texts, without {key})")
     vocab = _vocab(model.get("vocab"))
-    special, added, flags = _added_tokens(doc.get("added_tokens") or [], vocab)
+    special, added, flags = _added_tokens(doc.get("added_tokens") or [], vocab, problems)
     if problems:
         raise UnsupportedTokenizerError(
             "tokenizer.json uses what sqltok's byte-level BPE encoder does not support yet: "
@@ -203,17 +204,18 @@ def _byte_level_prefix(byte_level: dict, problems: list[str]) -> None:
 def _post_processor(post: object, problems: list[str]) -> None:
     steps = post.get("processors") if isinstance(post, dict) and post.get("type") == "Sequence" else [post]
     for step in steps if isinstance(steps, list) else [steps]:
-        if step is None or (isinstance(step, dict) and step.get("type") == "ByteLevel"):
-            continue  # ByteLevel only trims offsets
+        if step is None or (isinstance(step, dict) and step.get("type") in ("ByteLevel", "RobertaProcessing")):
+            continue  # ByteLevel only trims offsets; RobertaProcessing adds <s>, </s> only with
+            # add_special_tokens=True, and sqltok's encode is HF's add_special_tokens=False
         added = ""
         if isinstance(step, dict) and isinstance(step.get("single"), list):
             ids = [piece["SpecialToken"].get("id") for piece in step["single"]
                    if isinstance(piece, dict) and isinstance(piece.get("SpecialToken"), dict)]
             added = f" adds {' '.join(map(str, ids))} around the text" if ids else ""
-        problems.append(f"post_processor {_describe(step)}{added} (only none or ByteLevel)")
+        problems.append(f"post_processor {_describe(step)}{added} (only none, ByteLevel or RobertaProcessing)")
 
 
-def _added_tokens(entries: object, vocab: dict[str, int]
+def _added_tokens(entries: object, vocab: dict[str, int], problems: list[str]
                   ) -> tuple[dict[str, int], dict[str, int], dict[str, AddedTokenFlags]]:
     """(special tokens, non-special added tokens, the flags of those that have any) by content, with
     the ids HF gives them.
@@ -235,6 +237,10 @@ def _added_tokens(entries: object, vocab: dict[str, int]
         content = entry["content"]
         if content in special or content in added:
             raise ModelFormatError(f"added_tokens[{n}]: {content!r} is listed twice")
+        if _byte_level_text(content) != content.encode():
+            problems.append(f"added token {content!r}, whose text HF's ByteLevel decoder turns into other bytes "
+                            f"({_byte_level_text(content)!r}: its characters stand for bytes in GPT-2's "
+                            "byte-to-unicode form)")
         if AddedTokenFlags.from_hf(entry) != AddedTokenFlags():
             flags[content] = AddedTokenFlags.from_hf(entry)
         if content in vocab:
@@ -250,6 +256,15 @@ def _added_tokens(entries: object, vocab: dict[str, int]
                           f"{i}; using {i}, as HF does", UserWarning, stacklevel=4)
         (special if entry.get("special", False) else added)[content] = i
     return special, added, flags
+
+
+def _byte_level_text(content: str) -> bytes:
+    """The bytes HF's ByteLevel decoder gives an added token: those its characters stand for when
+    all are in GPT-2's byte-to-unicode form, else its UTF-8."""
+    try:
+        return unicode_str_to_bytes(content)
+    except ValueError:
+        return content.encode()
 
 
 # ----------------------------------------------------------------------------- vocabulary and merges
