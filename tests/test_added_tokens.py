@@ -16,18 +16,20 @@ tokenizers = pytest.importorskip("tokenizers")
 
 #: Tokens whose flags and overlaps hit HF's rules: a special lstrip token (RoBERTa's <mask>), rstrip,
 #: single_word on a word that is also inside words, tokens that overlap ("ab" / "abc" / "bc"), a token
-#: made of white space that both strips, and one matched only on normalized text.
+#: made of white space that both strips, and normalized ones, which match only in the text the others
+#: leave ("k<" before "<mask>").
 FLAGGED = [added("<|endoftext|>", 0, True), added("<mask>", 0, True, lstrip=True),
            added("<r>", 0, False, rstrip=True), added("ab", 0, False, single_word=True, normalized=True),
            added("abc", 0, False), added("bc", 0, False, normalized=True, lstrip=True),
-           added(" x", 0, False, lstrip=True, rstrip=True), added("日", 0, False, normalized=True, single_word=True)]
+           added(" x", 0, False, lstrip=True, rstrip=True), added("日", 0, False, normalized=True, single_word=True),
+           added("k<", 0, False, normalized=True)]
 
 PIECES = ["<mask>", "<r>", "ab", "abc", "bc", " x", "<|endoftext|>", " ", "  ", "\t", "\n", "\u2000", "\u00a0",
-          "a", "b", "c", "x", "_", ".", "-", "é", "e\u0301", "\u0301", "1", "日", "本", "<", ">", "mask"]
+          "a", "b", "c", "x", "_", ".", "-", "é", "e\u0301", "\u0301", "1", "日", "本", "<", ">", "mask", "k"]
 
 FIXED = ["hello <mask> world", "a  <mask>b", "<r>  x", "ab abc xab ab_ ab. _ab", "abcab ab", "q x y  x  z",
          " \t<mask>\t<r>\u2000a", "é<mask>ab", "ab", "", " ", "<mask><mask>  <mask>", "abc bc  bc", "x  xx x",
-         "<r> x <r>\u00a0 x", "éé é e\u0301 é.", "日本 日 日. 本日", "<|endoftext|> <mask>", "a<|endoftext|>ab"]
+         "<r> x <r>\u00a0 x", "éé é e\u0301 é.", "日本 日 日. 本日", "k<mask> k<r k<<r>", "<|endoftext|> <mask>", "a<|endoftext|>ab"]
 
 
 def tiny_vocab() -> tuple[dict[str, int], list[str]]:
@@ -70,7 +72,8 @@ def test_flags_are_read(flagged):
                                 "ab": AddedTokenFlags(single_word=True, normalized=True),
                                 "bc": AddedTokenFlags(lstrip=True, normalized=True),
                                 " x": AddedTokenFlags(lstrip=True, rstrip=True),
-                                "日": AddedTokenFlags(single_word=True, normalized=True)}
+                                "日": AddedTokenFlags(single_word=True, normalized=True),
+                                "k<": AddedTokenFlags(normalized=True)}
     assert AddedTokenFlags.from_hf({"content": "x", "special": False}).normalized  # HF's default
     assert not AddedTokenFlags.from_hf({"content": "x", "special": True}).normalized
 
