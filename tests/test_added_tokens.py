@@ -111,6 +111,26 @@ def test_unicode_classes_are_rust_regexs():
     assert not any(within(space, c) for c in "a\u200b\u001c")
 
 
+@pytest.fixture(scope="module")
+def nfc(tmp_path_factory):
+    """(sqltok, HF) tokenizers under the NFC normalizer with normalized tokens whose text is not NFC."""
+    vocab, merges = tiny_vocab()
+    entries = [added("e\u0301x", len(vocab), False, normalized=True), added("<s>", len(vocab) + 1, True),
+               added("A\u030a", len(vocab) + 2, False, normalized=True, lstrip=True)]
+    path = tmp_path_factory.mktemp("nfc") / "tokenizer.json"
+    path.write_text(json.dumps(hf_json(vocab, merges, normalizer={"type": "NFC"}, added_tokens=entries),
+                               ensure_ascii=False), encoding="utf-8")
+    return sqltok.Tokenizer.load(path), tokenizers.Tokenizer.from_file(str(path))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(["e", "\u0301", "\u00e9", "x", " ", "A", "\u030a", "\u00c5", "\u212b", "<s>", "s"]),
+                max_size=12).map("".join))
+def test_normalized_tokens_match_in_nfc_like_hf(nfc, text):
+    tok, hf = nfc
+    assert tok.encode(text, allowed_special="all") == hf.encode(text, add_special_tokens=False).ids
+
+
 @pytest.mark.parametrize("converter", ["RobertaTokenizerFast", "BartTokenizerFast"])
 def test_roberta_and_bart_files_encode_like_hf(bundled, gpt2_files, tmp_path, converter):
     """RoBERTa's and BART's <mask> (lstrip true) in the files transformers writes, on GPT-2's files."""

@@ -35,6 +35,7 @@ from sqltok.bpe.encoder_spec import EncoderSpec, id_count
 from sqltok.formats.errors import ModelFormatError, UnsupportedTokenizerError
 from sqltok.formats.files import read_utf8
 from sqltok.formats.json_file import load_json
+from sqltok.normalizers import normalize
 from sqltok.pretokenizer import patterns
 
 
@@ -74,6 +75,10 @@ def spec_from_hf_json(doc: object, name: str) -> EncoderSpec:
             problems.append(f"{key} is set (sqltok encodes whole texts, without {key})")
     vocab = _vocab(model.get("vocab"))
     special, added, flags = _added_tokens(doc.get("added_tokens") or [], vocab, problems)
+    if normalizer is not None:
+        problems += [f"added token {t!r} with normalized false and a text that {normalizer} changes (HF matches "
+                     f"it in the raw text, sqltok in the {normalizer} text)" for t in [*special, *added]
+                     if not flags.get(t, AddedTokenFlags()).normalized and normalize(t, normalizer) != t]
     if problems:
         raise UnsupportedTokenizerError(
             "tokenizer.json uses what sqltok's byte-level BPE encoder does not support yet: "
