@@ -10,7 +10,9 @@ import sqltok
 from sqltok.added_tokens import SPACE, WORD, AddedTokenFlags, code_point_ranges
 from sqltok.bpe.byte_unicode import bytes_to_unicode_str
 from sqltok.bpe.hf_read import read_hf
-from test_loaders import added, hf_json  # noqa: E402
+from sqltok.bpe.tokenizer import pattern_id
+from sqltok.formats.errors import UnsupportedTokenizerError
+from test_loaders import added, hf_json, split_then_byte_level  # noqa: E402
 
 tokenizers = pytest.importorskip("tokenizers")
 
@@ -42,13 +44,23 @@ def tiny_vocab() -> tuple[dict[str, int], list[str]]:
     return vocab, merges
 
 
+#: A pattern the Cython pretokenizer does not know: pretokens from Python, added tokens from the encoder.
+OTHER_PATTERN = r"\p{L}+|\s+|[^\s\p{L}]+"
+
+
+def flagged_file(folder, **overrides):
+    vocab, merges = tiny_vocab()
+    entries = [dict(e, id=len(vocab) + n) for n, e in enumerate(FLAGGED)]
+    path = folder / "tokenizer.json"
+    path.write_text(json.dumps(hf_json(vocab, merges, added_tokens=entries, **overrides), ensure_ascii=False),
+                    encoding="utf-8")
+    return path
+
+
 @pytest.fixture(scope="module")
 def flagged(tmp_path_factory):
     """(sqltok, HF) tokenizers of a tokenizer.json with the FLAGGED added tokens, and its path."""
-    vocab, merges = tiny_vocab()
-    entries = [dict(e, id=len(vocab) + n) for n, e in enumerate(FLAGGED)]
-    path = tmp_path_factory.mktemp("added") / "tokenizer.json"
-    path.write_text(json.dumps(hf_json(vocab, merges, added_tokens=entries), ensure_ascii=False), encoding="utf-8")
+    path = flagged_file(tmp_path_factory.mktemp("added"))
     with pytest.warns(UserWarning, match="HF gives it"):  # "ab", "abc", "bc" are vocabulary tokens
         tok = sqltok.Tokenizer.load(path)
     return tok, tokenizers.Tokenizer.from_file(str(path)), path
@@ -96,6 +108,20 @@ def test_special_tokens_keep_the_tiktoken_policy(flagged):
     ids = tok.encode_ordinary(text)
     assert tok.special_tokens["<mask>"] not in ids and tok.token_to_id("<r>") in ids
     assert tok.decode(ids) == "a <mask> <r>b"  # <r> took in the white space after it
+
+
+def test_python_pretokenized_patterns_match_added_tokens_like_hf(tmp_path):
+    """A pattern sqltok splits with Python `regex` takes its added tokens from the same matcher."""
+    assert pattern_id(OTHER_PATTERN) is None
+    path = flagged_file(tmp_path, pre_tokenizer=split_then_byte_level(OTHER_PATTERN, "Isolated", False))
+    with pytest.warns(UserWarning):
+        tok = sqltok.Tokenizer.load(path)
+    check_like_hf(tok, tokenizers.Tokenizer.from_file(str(path)), FIXED)
+
+
+def test_offsets_refuse_stripping_tokens(flagged):
+    with pytest.raises(UnsupportedTokenizerError, match=r"added tokens \[' x', '<mask>', '<r>', 'bc'\] take in"):
+        flagged[0].encode_with_offsets("a <mask>")
 
 
 def test_unicode_classes_are_rust_regexs():

@@ -506,7 +506,7 @@ UNSUPPORTED = [
         "pair": [], "special_tokens": {}}}, "post_processor TemplateProcessing adds <s> around the text"),
     ({"truncation": {"max_length": 128, "strategy": "LongestFirst", "stride": 0}}, "truncation is set"),
     ({"normalizer": {"type": "NFC"}, "added_tokens": [added("e\u0301", 256, False)]},
-     "added token 'é' with normalized false and a text that NFC changes"),
+     "added token 'e\u0301' with normalized false and a text that NFC changes"),
     ({"added_tokens": [added("Ġx", 256, False)]},
      "added token 'Ġx', whose text HF's ByteLevel decoder turns into other bytes (b' x'"),
 ]

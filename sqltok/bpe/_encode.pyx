@@ -539,6 +539,16 @@ cdef class Encoder:
             IdVector().swap(ws.out)
         return ids
 
+    def split_added(self, str text not None, allowed_special=None):
+        """`text` as (segment, None) and ("", token id) pieces: its added tokens (the allowed special
+        ones too) matched as `encode_text` matches them."""
+        cdef vector[uint8_t] mask
+        cdef const uint8_t* allowed = self._allowed_mask(allowed_special, mask)
+        cdef bytes b = text.encode("utf-8")
+        cdef vector[AddedSplit] splits, scratch
+        added_splits(self.added, <const uint8_t*>b, len(b), allowed, splits, scratch)
+        return [("", s.id) if s.id >= 0 else (b[s.start:s.end].decode("utf-8"), None) for s in splits]
+
     def encode_str(self, str text not None, allowed_special=None, bint counts_only=False):
         """Ids (a list of int) of one str, or with `counts_only` their number: the direct path, with no
         Arrow on the way. `allowed_special` as for `encode_arrow`; UnicodeEncodeError for a surrogate."""
