@@ -178,3 +178,16 @@ def test_roberta_and_bart_files_encode_like_hf(bundled, gpt2_files, tmp_path, co
 @pytest.fixture(scope="module")
 def gpt2_files(bundled):
     return bundled("gpt2_vocab.json"), bundled("gpt2_merges.txt")
+
+
+@pytest.mark.parametrize("flags, named", [({"lstrip": True}, "lstrip"), ({"single_word": True, "rstrip": True},
+                                                                       "rstrip, single_word"),
+                                          ({"normalized": True}, "normalized")])
+def test_wordpiece_refuses_flagged_specials_by_name(bundled, tmp_path, flags, named):
+    doc = json.loads(bundled("bert-base-uncased_tokenizer.json").read_text(encoding="utf-8"))
+    mask = next(t for t in doc["added_tokens"] if t["content"] == "[MASK]")
+    mask.update(flags)
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(UnsupportedTokenizerError, match=rf"added token '\[MASK\]' with {named} true"):
+        sqltok.Tokenizer.load(path)
