@@ -221,8 +221,6 @@ cdef class Encoder:
                     self.always_ids.push_back(tid)
                 f = AddedTokenFlags(*flags.get(text, ()))
                 content = normalize(text, normalizer).encode() if f.normalized and normalizer else b
-                if not content:
-                    raise ValueError(f"the token {text!r} is empty in {normalizer}")
                 added_tokens_add(self.added, tid, <string>content,
                                  self.special_ids.size() - 1 if table is special else -1,
                                  f.lstrip, f.rstrip, f.single_word, f.normalized)
