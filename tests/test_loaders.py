@@ -505,9 +505,10 @@ UNSUPPORTED = [
         {"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
         "pair": [], "special_tokens": {}}}, "post_processor TemplateProcessing adds <s> around the text"),
     ({"truncation": {"max_length": 128, "strategy": "LongestFirst", "stride": 0}}, "truncation is set"),
-    ({"added_tokens": [added("<s>", 256, True, lstrip=True)]}, "added token '<s>' with lstrip true"),
-    ({"normalizer": {"type": "NFC"}, "added_tokens": [added("<s>", 256, False, normalized=True)]},
-     "added token '<s>' with normalized true under the NFC normalizer"),
+    ({"normalizer": {"type": "NFC"}, "added_tokens": [added("e\u0301", 256, False)]},
+     "added token 'e\u0301' with normalized false and a text that NFC changes"),
+    ({"added_tokens": [added("Ġx", 256, False)]},
+     "added token 'Ġx', whose text HF's ByteLevel decoder turns into other bytes (b' x'"),
 ]
 
 

@@ -9,6 +9,7 @@ from sqltok.bpe.merge_scan cimport ByteMerges
 from sqltok.bpe.merge_table cimport MergeTable
 from sqltok.bpe.pretoken_cache cimport CacheSlot, PieceKey
 from sqltok.bpe.workspace cimport Workspace
+from sqltok.native.added_match cimport AddedTokens
 from sqltok.native.arrow_buffers cimport BinaryView
 from sqltok.native.bytes_table cimport BytesTable
 from sqltok.native.decode_arrow cimport TokenPieces
@@ -42,7 +43,7 @@ cdef class Encoder:
     cdef BytesTable direct
     cdef vector[int32_t] special_ids
     cdef vector[int32_t] always_ids
-    cdef uint8_t special_first[256]
+    cdef AddedTokens added            # the special and always-matched tokens, with HF's flags
     cdef readonly int pattern
     cdef bint rank_guard
     cdef readonly int32_t n_vocab
@@ -54,7 +55,7 @@ cdef class Encoder:
     cdef void _give_back(self, Workspace* ws, bint failed)
     cdef void _keep_final_pairs(self)
     cdef void _build_byte_pairs(self)
-    cdef void _add_specials(self, dict special, dict always)
+    cdef void _add_specials(self, dict special, dict always, dict flags, str normalizer)
     cdef void _build_direct(self, bint direct_all)
     cdef int _merge(self, const uint8_t* p, int64_t n, IdVector& out, Workspace& ws) noexcept nogil
     cdef int _encode_piece(self, const uint8_t* p, int64_t n, const PieceKey* key, IdVector& out,
@@ -67,7 +68,6 @@ cdef class Encoder:
     cdef int encode_ordinary(self, const uint8_t* p, int64_t n, IdVector& out, Workspace& ws) noexcept nogil
     cdef int _encode_pieces(self, const uint8_t* p, int64_t n, IdVector& out, Workspace& ws) noexcept nogil
     cdef PieceKey* _piece_key(self, const uint8_t* p, int64_t n, const uint8_t* limit, Workspace& ws) noexcept nogil
-    cdef int32_t _special_at(self, const uint8_t* p, int64_t n, const uint8_t* allowed, int64_t* length) noexcept nogil
     cdef int encode_text(self, const uint8_t* p, int64_t n, const uint8_t* allowed, IdVector& out,
                          Workspace& ws) noexcept nogil
     cdef void _encode_rows(self, const BinaryView& v, int64_t first, int64_t last, const uint8_t* allowed,

@@ -28,7 +28,6 @@ decoding (`decode_arrow`). This module holds the Encoder: its tables, and a text
 """
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
-from libc.string cimport memcmp
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
@@ -41,6 +40,7 @@ from sqltok.bpe.merge_table cimport MergeSlot, merge_table_add, merge_table_init
 from sqltok.bpe.pretoken_cache cimport (CacheSlot, PieceKey, PretokenCache, cache_get, cache_put,
                                         cache_put_merged, cache_put_pending, cache_slot)
 from sqltok.bpe.workspace cimport Workspace, workspace_init
+from sqltok.native.added_match cimport AddedSplit, added_splits, added_tokens_add, added_tokens_init
 from sqltok.native.arrow_buffers cimport BinaryView, view_bytes, view_end, view_start, view_valid
 from sqltok.native.bytes_table cimport (KEY_WORDS_MAX, SLOT_KEY_MAX, BytesTable, bytes_hash, bytes_table_build,
                                         bytes_table_get, bytes_table_get_hashed, bytes_table_get_words, key_words)
@@ -54,7 +54,9 @@ from sqltok.pretokenizer.matcher cimport pretokenize_pattern
 
 import pyarrow as pa
 
+from sqltok.added_tokens import SPACE, WORD, AddedTokenFlags, code_point_ranges
 from sqltok.errors import SqltokError, UnknownTokenError
+from sqltok.normalizers import normalize
 
 cdef enum:
     PREFETCH = 24             # pieces ahead whose table slots are requested early
@@ -75,13 +77,16 @@ cdef class Encoder:
     """Merge tables and vocabulary of one tokenizer, shared read-only by the encoding threads."""
 
     def __cinit__(self, tokens, pairs, byte_ids, bint direct_all, int pattern, bint rank_guard=False,
-                  special_tokens=None, always_tokens=None, supermerges=None, int64_t backtrack_from=BACKTRACK_FROM):
+                  special_tokens=None, always_tokens=None, supermerges=None, int64_t backtrack_from=BACKTRACK_FROM,
+                  added_flags=None, str normalizer=None):
         """`tokens`: bytes (or None) by id; `pairs`: (left, right, rank, result) tuples; `byte_ids`: 256
         ids (-1 where missing); `special_tokens` are matched only when allowed, `always_tokens` (HF's
         non-special added tokens) always; `supermerges`: (left, right, rank, result) tuples of a
         two-phase model, applied over runs of pretokens that became one token each; pretokens of at
         least `backtrack_from` bytes (-1: none) that need merging backtrack instead (`backtrack.pxd`)
-        when that is exact for this vocabulary."""
+        when that is exact for this vocabulary. `added_flags`: HF's flags (`sqltok.added_tokens.
+        AddedTokenFlags`) of the special and always tokens that have any, by text; the content of a
+        `normalized` one is matched in the `normalizer`'s form (the caller normalizes the texts)."""
         cdef int64_t i
         self.pool = id_pool_new()
         merge_table_init(&self.merges, len(pairs))
@@ -111,7 +116,7 @@ cdef class Encoder:
         if not rank_guard:
             self._keep_final_pairs()
         self.backtrack_from = backtrack_from if self.backtrack.usable else -1
-        self._add_specials(special_tokens or {}, always_tokens or {})
+        self._add_specials(special_tokens or {}, always_tokens or {}, added_flags or {}, normalizer)
         self.vocab.append(VOCAB_PADDING, 0)
         self.n_vocab = <int32_t>self.starts.size()
         self.in_super.resize(self.n_vocab, 0)
@@ -193,11 +198,10 @@ cdef class Encoder:
                     slot.rank = merge_table_rank(&self.merges, ids[a], ids[b], &result, NO_RANK)
                     slot.result = result
 
-    cdef void _add_specials(self, dict special, dict always):
-        """Specials get their own entries after the vocabulary's bytes (at their ids)."""
-        cdef vector[int32_t] keys
-        for i in range(256):
-            self.special_first[i] = 0
+    cdef void _add_specials(self, dict special, dict always, dict flags, str normalizer):
+        """Specials and always tokens get their own entries after the vocabulary's bytes (at their ids),
+        and their place in the added-token matcher with their flags."""
+        added_tokens_init(self.added)
         for table in (special, always):
             for text, tid in table.items():
                 b = text.encode("utf-8")
@@ -215,9 +219,15 @@ cdef class Encoder:
                     self.special_ids.push_back(tid)
                 else:
                     self.always_ids.push_back(tid)
-                keys.push_back(tid)
-                self.special_first[b[0]] = 1
-
+                f = AddedTokenFlags(*flags.get(text, ()))
+                content = normalize(text, normalizer).encode() if f.normalized and normalizer else b
+                added_tokens_add(self.added, tid, <string>content,
+                                 self.special_ids.size() - 1 if table is special else -1,
+                                 f.lstrip, f.rstrip, f.single_word, f.normalized)
+                if f.lstrip or f.rstrip:
+                    self.added.space = code_point_ranges(SPACE)
+                if f.single_word:
+                    self.added.word = code_point_ranges(WORD)
 
     cdef void _build_direct(self, bint direct_all):
         """Tokens a pretoken may map to directly: all of them, or those that merging reaches."""
@@ -439,45 +449,31 @@ cdef class Encoder:
         ws.keys[0].hash = key_words(p, n, limit, ws.keys[0].w)
         return &ws.keys[0]
 
-    cdef int32_t _special_at(self, const uint8_t* p, int64_t n, const uint8_t* allowed, int64_t* length) noexcept nogil:
-        """The longest allowed special (or always-matched added) token starting at p, or -1."""
-        cdef int32_t best = -1
-        cdef int64_t best_len = 0, ln
-        cdef size_t k, na = self.always_ids.size()
-        cdef int32_t t
-        cdef const uint8_t* v = <const uint8_t*>self.vocab.data()
-        for k in range(na + (self.special_ids.size() if allowed != NULL else 0)):
-            if k >= na and not allowed[k - na]:
-                continue
-            t = self.always_ids[k] if k < na else self.special_ids[k - na]
-            ln = self.ends[t] - self.starts[t]
-            if best_len < ln <= n and memcmp(v + self.starts[t], p, ln) == 0:
-                best, best_len = t, ln
-        length[0] = best_len
-        return best
-
     cdef int encode_text(self, const uint8_t* p, int64_t n, const uint8_t* allowed, IdVector& out,
                          Workspace& ws) noexcept nogil:
         """Token ids of the UTF-8 text p[:n] appended to `out`; `allowed` (NULL: none) flags the special
-        tokens, in `special_tokens` order, that are matched as such."""
-        cdef int64_t i = 0, start = 0, ln = 0
-        cdef int32_t t
+        tokens, in `special_tokens` order, that are matched as such; the always tokens are matched
+        too, as HF matches added tokens (`added_match.pxd`), and the text between encoded."""
+        cdef int64_t i
+        cdef size_t k
         cdef int rc
+        cdef vector[AddedSplit] splits, scratch
         if self.always_ids.size() == 0 and (allowed == NULL or self.special_ids.size() == 0):
             return self.encode_ordinary(p, n, out, ws)
-        while i < n:
-            if self.special_first[p[i]]:
-                t = self._special_at(p + i, n - i, allowed, &ln)
-                if t >= 0:
-                    rc = self.encode_ordinary(p + start, i - start, out, ws)
-                    if rc:
-                        return rc
-                    out.push_back(t)
-                    i += ln
-                    start = i
-                    continue
+        i = 0
+        while i < n and not (self.added.first[0][p[i]] or self.added.first[1][p[i]]):
             i += 1
-        return self.encode_ordinary(p + start, n - start, out, ws)
+        if i == n:  # (most texts: no token starts anywhere)
+            return self.encode_ordinary(p, n, out, ws)
+        added_splits(self.added, p, n, allowed, splits, scratch)
+        for k in range(splits.size()):
+            if splits[k].id >= 0:
+                out.push_back(splits[k].id)
+            else:
+                rc = self.encode_ordinary(p + splits[k].start, splits[k].end - splits[k].start, out, ws)
+                if rc:
+                    return rc
+        return 0
 
     # -- rows --------------------------------------------------------------------------------------
     cdef void _encode_rows(self, const BinaryView& v, int64_t first, int64_t last, const uint8_t* allowed,
@@ -540,6 +536,16 @@ cdef class Encoder:
         if ws.out.capacity() > KEEP_IDS:
             IdVector().swap(ws.out)
         return ids
+
+    def split_added(self, str text not None, allowed_special=None):
+        """`text` as (segment, None) and ("", token id) pieces: its added tokens (the allowed special
+        ones too) matched as `encode_text` matches them."""
+        cdef vector[uint8_t] mask
+        cdef const uint8_t* allowed = self._allowed_mask(allowed_special, mask)
+        cdef bytes b = text.encode("utf-8")
+        cdef vector[AddedSplit] splits, scratch
+        added_splits(self.added, <const uint8_t*>b, len(b), allowed, splits, scratch)
+        return [("", s.id) if s.id >= 0 else (b[s.start:s.end].decode("utf-8"), None) for s in splits]
 
     def encode_str(self, str text not None, allowed_special=None, bint counts_only=False):
         """Ids (a list of int) of one str, or with `counts_only` their number: the direct path, with no

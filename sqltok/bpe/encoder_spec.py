@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
+from sqltok.added_tokens import AddedTokenFlags
 from sqltok.formats.errors import ModelFormatError
 from sqltok.normalizers import normalize
 
@@ -37,14 +38,16 @@ class EncoderSpec:
 
     Encoding a text, in order:
 
-    1. Added tokens. HF matches every string of `special_tokens` and of `added_tokens` wherever it
-       occurs in the text (leftmost match, the longest one where several start at the same place),
-       before anything else, with or without `add_special_tokens`; those parts become their ids and
-       the rest of the text is cut into segments between them. tiktoken's `encode_ordinary` matches
-       none of them (its `encode` only those the caller allows, and raises on the others).
-    2. Normalization: with `normalizer == "NFC"` (Qwen), each segment is put in NFC. The HF loader
-       accepts only added tokens that HF matches in the raw text (`normalized: false`) when a
-       normalizer is set, so this order is HF's.
+    1. Added tokens. HF matches the strings of `special_tokens` and of `added_tokens` in the text
+       (leftmost match, the longest one where several start at the same place; with their
+       `added_flags`: the tokens matched in the raw text first, then the `normalized` ones in the
+       text between, `single_word`, `lstrip`, `rstrip`: see `sqltok/native/added_match.pxd`), before
+       anything else, with or without `add_special_tokens`; those parts become their ids and the rest
+       of the text is cut into segments between them. tiktoken's `encode_ordinary` matches none of
+       them (its `encode` only those the caller allows, and raises on the others).
+    2. Normalization: with `normalizer == "NFC"` (Qwen), each segment is put in NFC. sqltok puts the
+       whole text in NFC before step 1 and matches the content of `normalized` tokens in NFC: the
+       same unless NFC changes the text across a token's edge (a combining mark right after it).
     3. Pre-tokenization: the pretokens of a segment are the matches of `pattern` (`regex.finditer`
        semantics, leftmost-first alternation; tiktoken uses fancy-regex, HF Oniguruma, which agree
        on these patterns up to the Unicode version of the \\p{..} tables). With `keep_unmatched`
@@ -92,6 +95,9 @@ class EncoderSpec:
         added_tokens: HF's non-special added tokens (`special: false`, e.g. Qwen's "<think>"): matched
             in the text exactly like special tokens (step 1); they only differ when decoding.
         keep_unmatched: see step 3.
+        added_flags: HF's flags of the special and added tokens that have any (`lstrip`, `rstrip`,
+            `single_word`, `normalized`: see `sqltok.added_tokens` and `sqltok/native/added_match.pxd`);
+            a token missing here has none.
     """
 
     name: str
@@ -105,6 +111,7 @@ class EncoderSpec:
     source: str
     added_tokens: dict[str, int] = field(default_factory=dict)
     keep_unmatched: bool = False
+    added_flags: dict[str, AddedTokenFlags] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES:
@@ -173,3 +180,6 @@ class EncoderSpec:
         both = self.special_tokens.keys() & self.added_tokens.keys()
         if both:
             raise ValueError(f"{sorted(both)} are in both special_tokens and added_tokens")
+        stray = self.added_flags.keys() - self.special_tokens.keys() - self.added_tokens.keys()
+        if stray:
+            raise ValueError(f"added_flags of {sorted(stray)}, which are neither special nor added tokens")

@@ -4,8 +4,10 @@ as an `EncoderSpec`.
 Supported: model BPE with the vocabulary in GPT-2 byte-to-unicode form; merges as "a b" strings or
 [a, b] lists; `ignore_merges` (Llama 3); normalizer null or NFC (Qwen); pre-tokenizer ByteLevel with
 its own GPT-2 regex, or Sequence[Split(Regex, Isolated) or Split(Regex, Removed, invert), ByteLevel
-without regex] (cl100k/o200k conversions, Llama 3, Qwen); post-processor null or ByteLevel (it only
-moves offsets); added tokens, special or not, without lstrip/rstrip/single_word.
+without regex] (cl100k/o200k conversions, Llama 3, Qwen); post-processor null, ByteLevel (it only
+moves offsets) or RobertaProcessing (RoBERTa, BART: it adds <s> and </s> with HF's
+add_special_tokens=True, which sqltok's encode is not); added tokens, special or not, with their flags (lstrip, rstrip, single_word,
+normalized: `sqltok.added_tokens`).
 
 Anything else raises `UnsupportedTokenizerError` naming each feature, rather than loading a
 tokenizer that would encode differently from HF. HF's own rules that the spec follows:
@@ -26,12 +28,14 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
+from sqltok.added_tokens import AddedTokenFlags
 from sqltok.errors import SqltokError
 from sqltok.bpe.byte_unicode import bytes_to_unicode_str, unicode_str_to_bytes
 from sqltok.bpe.encoder_spec import EncoderSpec, id_count
 from sqltok.formats.errors import ModelFormatError, UnsupportedTokenizerError
 from sqltok.formats.files import read_utf8
 from sqltok.formats.json_file import load_json
+from sqltok.normalizers import normalize
 from sqltok.pretokenizer import patterns
 
 
@@ -70,7 +74,11 @@ def spec_from_hf_json(doc: object, name: str) -> EncoderSpec:
         if doc.get(key) is not None:
             problems.append(f"{key} is set (sqltok encodes whole texts, without {key})")
     vocab = _vocab(model.get("vocab"))
-    special, added = _added_tokens(doc.get("added_tokens") or [], vocab, normalizer, problems)
+    special, added, flags = _added_tokens(doc.get("added_tokens") or [], vocab, problems)
+    if normalizer is not None:
+        problems += [f"added token {t!r} with normalized false and a text that {normalizer} changes (HF matches "
+                     f"it in the raw text, sqltok in the {normalizer} text)" for t in [*special, *added]
+                     if not flags.get(t, AddedTokenFlags()).normalized and normalize(t, normalizer) != t]
     if problems:
         raise UnsupportedTokenizerError(
             "tokenizer.json uses what sqltok's byte-level BPE encoder does not support yet: "
@@ -78,7 +86,7 @@ def spec_from_hf_json(doc: object, name: str) -> EncoderSpec:
 
     pairs = _pairs(model.get("merges"), vocab)
     spec = _spec(name, vocab, pairs, special, added, direct=bool(model.get("ignore_merges", False)),
-                 pattern=pattern, keep_unmatched=keep_unmatched, normalizer=normalizer)
+                 pattern=pattern, keep_unmatched=keep_unmatched, normalizer=normalizer, flags=flags)
     if -1 in spec.byte_ids and model.get("unk_token") is not None:
         missing = ", ".join(f"0x{b:02X}" for b, i in enumerate(spec.byte_ids) if i == -1)
         raise UnsupportedTokenizerError(
@@ -201,19 +209,21 @@ def _byte_level_prefix(byte_level: dict, problems: list[str]) -> None:
 def _post_processor(post: object, problems: list[str]) -> None:
     steps = post.get("processors") if isinstance(post, dict) and post.get("type") == "Sequence" else [post]
     for step in steps if isinstance(steps, list) else [steps]:
-        if step is None or (isinstance(step, dict) and step.get("type") == "ByteLevel"):
-            continue  # ByteLevel only trims offsets
+        if step is None or (isinstance(step, dict) and step.get("type") in ("ByteLevel", "RobertaProcessing")):
+            continue  # ByteLevel only trims offsets; RobertaProcessing adds <s>, </s> only with
+            # add_special_tokens=True, and sqltok's encode is HF's add_special_tokens=False
         added = ""
         if isinstance(step, dict) and isinstance(step.get("single"), list):
             ids = [piece["SpecialToken"].get("id") for piece in step["single"]
                    if isinstance(piece, dict) and isinstance(piece.get("SpecialToken"), dict)]
             added = f" adds {' '.join(map(str, ids))} around the text" if ids else ""
-        problems.append(f"post_processor {_describe(step)}{added} (only none or ByteLevel)")
+        problems.append(f"post_processor {_describe(step)}{added} (only none, ByteLevel or RobertaProcessing)")
 
 
-def _added_tokens(entries: object, vocab: dict[str, int], normalizer: str | None,
-                  problems: list[str]) -> tuple[dict[str, int], dict[str, int]]:
-    """(special tokens, non-special added tokens) by content, with the ids HF gives them.
+def _added_tokens(entries: object, vocab: dict[str, int], problems: list[str]
+                  ) -> tuple[dict[str, int], dict[str, int], dict[str, AddedTokenFlags]]:
+    """(special tokens, non-special added tokens, the flags of those that have any) by content, with
+    the ids HF gives them.
 
     HF does not take the "id" of an added token from the file: a token in the vocabulary gets its
     vocabulary id, any other the next id from len(vocab) on, in file order (`AddedVocabulary::
@@ -223,6 +233,7 @@ def _added_tokens(entries: object, vocab: dict[str, int], normalizer: str | None
         raise ModelFormatError("added_tokens must be a list")
     special: dict[str, int] = {}
     added: dict[str, int] = {}
+    flags: dict[str, AddedTokenFlags] = {}
     owner = {i: token for token, i in vocab.items()}
     for n, entry in enumerate(entries):
         if not (isinstance(entry, dict) and isinstance(entry.get("content"), str) and entry["content"]):
@@ -231,12 +242,12 @@ def _added_tokens(entries: object, vocab: dict[str, int], normalizer: str | None
         content = entry["content"]
         if content in special or content in added:
             raise ModelFormatError(f"added_tokens[{n}]: {content!r} is listed twice")
-        flags = [f for f in ("single_word", "lstrip", "rstrip") if entry.get(f)]
-        if flags:
-            problems.append(f"added token {content!r} with {', '.join(flags)} true")
-        if normalizer is not None and entry.get("normalized", not entry.get("special", False)):
-            problems.append(f"added token {content!r} with normalized true under the {normalizer} "
-                            "normalizer (HF matches it in the normalized text)")
+        if _byte_level_text(content) != content.encode():
+            problems.append(f"added token {content!r}, whose text HF's ByteLevel decoder turns into other bytes "
+                            f"({_byte_level_text(content)!r}: its characters stand for bytes in GPT-2's "
+                            "byte-to-unicode form)")
+        if AddedTokenFlags.from_hf(entry) != AddedTokenFlags():
+            flags[content] = AddedTokenFlags.from_hf(entry)
         if content in vocab:
             i = vocab[content]
         else:
@@ -249,7 +260,16 @@ def _added_tokens(entries: object, vocab: dict[str, int], normalizer: str | None
             warnings.warn(f"added token {content!r} has id {entry.get('id')!r} in the file but HF gives it "
                           f"{i}; using {i}, as HF does", UserWarning, stacklevel=4)
         (special if entry.get("special", False) else added)[content] = i
-    return special, added
+    return special, added, flags
+
+
+def _byte_level_text(content: str) -> bytes:
+    """The bytes HF's ByteLevel decoder gives an added token: those its characters stand for when
+    all are in GPT-2's byte-to-unicode form, else its UTF-8."""
+    try:
+        return unicode_str_to_bytes(content)
+    except ValueError:
+        return content.encode()
 
 
 # ----------------------------------------------------------------------------- vocabulary and merges
@@ -297,7 +317,8 @@ def _pairs(merges: object, vocab: dict[str, int],
 
 def _spec(name: str, vocab: dict[str, int], pairs: list[tuple[int, int, int, int]],
           special: dict[str, int], added: dict[str, int], *, direct: bool, pattern: str,
-          keep_unmatched: bool, normalizer: str | None) -> EncoderSpec:
+          keep_unmatched: bool, normalizer: str | None,
+          flags: dict[str, AddedTokenFlags] | None = None) -> EncoderSpec:
     n = id_count({*vocab.values(), *special.values(), *added.values()})
     tokens: list[bytes | None] = [None] * n
     for token, i in vocab.items():
@@ -310,7 +331,7 @@ def _spec(name: str, vocab: dict[str, int], pairs: list[tuple[int, int, int, int
     byte_ids = [vocab.get(bytes_to_unicode_str(bytes([b])), -1) for b in range(256)]
     return EncoderSpec(name=name, tokens=tokens, pairs=pairs, byte_ids=byte_ids, direct=direct,
                        pattern=pattern, special_tokens=special, normalizer=normalizer, source="hf",
-                       added_tokens=added, keep_unmatched=keep_unmatched)
+                       added_tokens=added, keep_unmatched=keep_unmatched, added_flags=flags or {})
 
 
 def _describe(value: object) -> str:

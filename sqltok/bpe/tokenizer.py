@@ -24,6 +24,7 @@ from sqltok.bpe.tekken_file import read_tekken
 from sqltok.bpe.tiktoken_file import read_encoding_document, read_tiktoken
 from sqltok.bpe.unstable import unstable_completions
 from sqltok.errors import SqltokError
+from sqltok.formats.errors import UnsupportedTokenizerError
 from sqltok.formats.files import read_bytes
 from sqltok.formats.kind import TokenizerFile, sniff
 from sqltok.normalizers import normalize
@@ -56,6 +57,7 @@ class BPETokenizer(Tokenizer):
         self._encoder = encoder
         self._added_tokens = dict(added_tokens or {})
         self._in_vocabulary = frozenset(in_vocabulary)
+        self._stripping: list[str] = []  # added tokens that take in white space (HF's lstrip, rstrip)
         self.has_supermerges = False  # a two-phase model (BoundlessBPE, SuperBPE); see from_model
         self.pattern = pattern
         self.normalizer = normalizer
@@ -95,11 +97,13 @@ class BPETokenizer(Tokenizer):
         pid = pattern_id(spec.pattern)
         enc = Encoder(spec.tokens, spec.pairs, spec.byte_ids, spec.direct, PAT_NONE if pid is None else pid,
                       rank_guard=False, special_tokens=spec.special_tokens,
-                      always_tokens=getattr(spec, "added_tokens", None) or {})
+                      always_tokens=getattr(spec, "added_tokens", None) or {},
+                      added_flags=getattr(spec, "added_flags", None) or {}, normalizer=spec.normalizer)
         added = getattr(spec, "added_tokens", None) or {}
         shared = [i for i in (*spec.special_tokens.values(), *added.values())
                   if i < len(spec.tokens) and spec.tokens[i] is not None]
         tok = cls(name or spec.name, enc, spec.special_tokens, spec.pattern, spec.normalizer, added, shared)
+        tok._stripping = sorted(t for t, f in getattr(spec, "added_flags", {}).items() if f.lstrip or f.rstrip)
         tok._pickle_as = (cls.from_spec, (spec, name))
         return tok
 
@@ -268,6 +272,9 @@ class BPETokenizer(Tokenizer):
                 text.encode("utf-8")
             except UnicodeEncodeError:
                 raise SqltokError("offsets are into valid Unicode text; this text holds a surrogate") from None
+        if self._stripping:
+            raise UnsupportedTokenizerError(f"offsets of {self.name!r}: its added tokens {self._stripping} take in "
+                                            "white space (lstrip/rstrip), which sqltok's offsets do not follow yet")
         ids = self.encode_ordinary(text)
         normalized = normalize(text, self.normalizer) if self.normalizer else text
         origin = nfc_origin(text) if self.normalizer else None
@@ -293,6 +300,10 @@ class BPETokenizer(Tokenizer):
         last_piece = len(self.encode_ordinary(pieces[-1])) if pieces else 0
         return unstable_completions(tokens, last_piece, self.decode_single_token_bytes, self.sorted_tokens(),
                                     self.encode_ordinary_batch, self._encoder.merge_bytes)
+
+    def _split_specials(self, text: str, allowed) -> list[tuple[str, int | None]]:
+        """`Tokenizer._split_specials` as the encoder matches added tokens (HF's flags)."""
+        return self._encoder.split_added(text, allowed)
 
     def _pretokens(self, text: str) -> list[str]:
         """The pretokens of `text` under the tokenizer's pattern."""

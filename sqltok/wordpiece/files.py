@@ -4,7 +4,8 @@
 Supported, as HF `tokenizers` runs them: model WordPiece; normalizer null or BertNormalizer (every
 switch; strip_accents null follows lowercase); pre-tokenizer BertPreTokenizer; post-processor null,
 TemplateProcessing or BertProcessing; decoder null or WordPiece (prefix, cleanup); added tokens that
-are vocabulary entries and special. `truncation` and `padding` are ignored: sqltok encodes whole
+are vocabulary entries and special, without HF's flags (lstrip, rstrip, single_word, and normalized under a
+normalizer). `truncation` and `padding` are ignored: sqltok encodes whole
 texts. Anything else raises `UnsupportedTokenizerError` naming the feature.
 """
 from __future__ import annotations
@@ -13,6 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from sqltok.added_tokens import AddedTokenFlags
 from sqltok.formats.errors import ModelFormatError, UnsupportedTokenizerError
 from sqltok.formats.files import exists, read_utf8
 from sqltok.formats.json_file import load_json, strings_by_id
@@ -107,8 +109,10 @@ def _spec_from_json(doc: object, name: str) -> WordPieceSpec:
     for t in doc.get("added_tokens") or []:
         if t.get("content") not in vocab or vocab[t["content"]] != t.get("id") or not t.get("special"):
             problems.append(f"added token {t.get('content')!r} that is not a special vocabulary entry")
-        elif any(t.get(k) for k in ("lstrip", "rstrip", "single_word")):
-            problems.append(f"added token {t['content']!r} with lstrip/rstrip/single_word")
+        elif flags := [f for f in AddedTokenFlags.from_hf(t).names() if f != "normalized" or normalizer is not None]:
+            problems.append(f"added token {t['content']!r} with {', '.join(flags)} "
+                            "true (HF's added-token flags; the WordPiece encoder matches special tokens as "
+                            "they are written)")
         else:
             specials[t["content"]] = t["id"]
     single, pair = _post_processor(doc.get("post_processor"), problems)
