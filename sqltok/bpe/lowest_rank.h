@@ -2,7 +2,8 @@
    its leftmost position. Each merge scans every pair once, so that a pretoken of n bytes makes about
    n scans of up to n ranks: SSE2 takes four ranks per step (a compare and a blend for the minimum,
    then a compare and a mask for its first position), plain C elsewhere, with the same results.
-   Merging first-seen pretokens of 12-48 bytes spent most of its instructions in this scan. */
+   On 3 MB of the multilingual mix (o200k), the batched merges took 205 M instructions with a scalar
+   scan, 168 M with this one (callgrind). */
 #ifndef SQLTOK_LOWEST_RANK_H
 #define SQLTOK_LOWEST_RANK_H
 
