@@ -16,6 +16,8 @@ from libc.string cimport memcmp
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
+from sqltok.pretokenizer.matcher cimport next_char
+
 
 cdef struct AddedToken:
     int32_t id
@@ -79,18 +81,6 @@ cdef inline bint in_ranges(const vector[uint32_t]& ranges, uint32_t cp) noexcept
     return False
 
 
-cdef inline uint32_t char_at(const uint8_t* p, int64_t n, int64_t i, int64_t* size) noexcept nogil:
-    """The code point of the UTF-8 character starting at p[i] (i < n), its byte count in size[0]."""
-    cdef uint8_t b = p[i]
-    cdef int64_t k, m = 1 if b < 0x80 else 2 if b < 0xE0 else 3 if b < 0xF0 else 4
-    cdef uint32_t cp = b if m == 1 else b & (0x3F >> (m - 1))
-    m = min(m, n - i)
-    for k in range(1, m):
-        cp = (cp << 6) | (p[i + k] & 0x3F)
-    size[0] = m
-    return cp
-
-
 cdef inline int64_t char_before(const uint8_t* p, int64_t i) noexcept nogil:
     """Where the UTF-8 character that ends at p[i] (i > 0) starts."""
     i -= 1
@@ -101,14 +91,16 @@ cdef inline int64_t char_before(const uint8_t* p, int64_t i) noexcept nogil:
 
 cdef inline bint word_before(const AddedTokens& a, const uint8_t* p, int64_t i) noexcept nogil:
     """Whether the character before p[i] (i > 0) is a word character."""
-    cdef int64_t size, j = char_before(p, i)
-    return in_ranges(a.word, char_at(p, i, j, &size))
+    cdef uint32_t cp
+    next_char(p, char_before(p, i), i, &cp)
+    return in_ranges(a.word, cp)
 
 
 cdef inline bint word_at(const AddedTokens& a, const uint8_t* p, int64_t n, int64_t i) noexcept nogil:
     """Whether the character at p[i] (i < n) is a word character."""
-    cdef int64_t size
-    return in_ranges(a.word, char_at(p, n, i, &size))
+    cdef uint32_t cp
+    next_char(p, i, n, &cp)
+    return in_ranges(a.word, cp)
 
 
 cdef inline int32_t longest_at(const AddedTokens& a, int pass_, const uint8_t* p, int64_t n,
@@ -133,8 +125,9 @@ cdef inline void find_matches(const AddedTokens& a, int pass_, const uint8_t* p,
     """The splits of the stretch p[base:base + n] by the tokens of one pass, appended to `out` (offsets
     into p); an empty stretch gives none (HF drops empty splits)."""
     cdef const uint8_t* s = p + base
-    cdef int64_t i = 0, at = 0, start, stop, size, j
+    cdef int64_t i = 0, at = 0, start, stop, j
     cdef int32_t k
+    cdef uint32_t cp
     cdef AddedSplit split
     while i < n:
         k = -1
@@ -154,13 +147,17 @@ cdef inline void find_matches(const AddedTokens& a, int pass_, const uint8_t* p,
         if a.tokens[k].lstrip:  # the white space run before it, but none of the previous token's
             while start > at:
                 j = char_before(s, start)
-                if not in_ranges(a.space, char_at(s, start, j, &size)):
+                next_char(s, j, start, &cp)
+                if not in_ranges(a.space, cp):
                     break
                 start = j
             start = max(start, at)
         if a.tokens[k].rstrip:
-            while stop < n and in_ranges(a.space, char_at(s, n, stop, &size)):
-                stop += size
+            while stop < n:
+                j = next_char(s, stop, n, &cp)
+                if not in_ranges(a.space, cp):
+                    break
+                stop = j
         if at < start:
             split.start, split.end, split.id = base + at, base + start, -1
             out.push_back(split)
