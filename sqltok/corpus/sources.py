@@ -60,9 +60,7 @@ class Source:
             q = f"SELECT {quote_ident(self.text_key)} AS text FROM {self.table}"
         else:
             q = self._file_query()
-        if self.max_documents is not None:
-            q = f"SELECT text FROM ({q}) LIMIT {int(self.max_documents)}"
-        return q
+        return self._limited(q)
 
     def unchecked_query(self) -> str:
         """`query()`'s rows without its type check, read the cheapest way: the same rows wherever
@@ -74,9 +72,11 @@ class Source:
         cols = "{" + quote_literal(self.text_key) + ": 'VARCHAR'}"
         q = (f"SELECT {quote_ident(self.text_key)} AS text FROM read_json({quote_literal(self.path)}, "
              f"format = 'newline_delimited', records = true, columns = {cols}, maximum_object_size = 268435456)")
-        if self.max_documents is not None:
-            q = f"SELECT text FROM ({q}) LIMIT {int(self.max_documents)}"
-        return q
+        return self._limited(q)
+
+    def _limited(self, q: str) -> str:
+        """Query `q` cut to `max_documents` rows when that is set."""
+        return q if self.max_documents is None else f"SELECT text FROM ({q}) LIMIT {int(self.max_documents)}"
 
     def rows_query(self) -> str:
         """A SQL query with every column of the source (plain text: `text` only), in order."""

@@ -73,6 +73,7 @@ def read_sentences(con, query: str, spec: UnigramSpec, work: WorkTables) -> Sent
     work.release(distinct)
     if raw.num_rows == 0:
         raise SqltokError("the corpus has no lines spm_train would read (all empty, too long or holding U+2585)")
+    distinct_lines = raw.num_rows
     rid_of_line = _scatter(column(raw, 3), column(raw, 0).to_numpy(), int(pc.sum(column(raw, 2)).as_py()))
     normalized = replace_meta_pieces(normalize(column(raw, 1), spec), [p for p, _ in spec.meta_pieces().values()])
     view = work.view("unigram_normalized", pa.table({"rid": column(raw, 0), "sentence": normalized,
@@ -86,7 +87,7 @@ def read_sentences(con, query: str, spec: UnigramSpec, work: WorkTables) -> Sent
     if table.num_rows == 0:
         raise SqltokError("the corpus has no sentences left after normalization")
     text, counts = column(table, 0), column(table, 1)
-    sid_of_rid = _scatter(column(table, 2), np.arange(table.num_rows, dtype=np.int64), int(rid_of_line.max()) + 1)
+    sid_of_rid = _scatter(column(table, 2), np.arange(table.num_rows, dtype=np.int64), distinct_lines)
     del table
     alphabet = required_characters(character_counts(text, counts), spec)
     if len(alphabet) + len(spec.meta_pieces()) > spec.vocab_size:
