@@ -2,14 +2,19 @@
 
 Oracles: tiktoken on the exported `.tiktoken` file (with the report's special tokens) must give the
 ids sqltok gives on the stored model, on the corpus and on hypothesis text; HF tokenizers on the
-`--format hf` export too; every old rank is where it was.
+`--format hf` export too; every old rank is where it was. Bases with other patterns (cl100k, GPT-2's
+r50k) count the new corpus's pretokens with their own pattern: Python `regex` on the pattern is the
+oracle of the counts.
 """
 from __future__ import annotations
 
 import base64
+import json
+from collections import Counter
 
 import duckdb
 import pytest
+import regex
 import tiktoken
 import tiktoken.load
 from hypothesis import given, settings, strategies as st
@@ -25,7 +30,7 @@ from sqltok.pretokenizer import patterns
 from sqltok.register import register
 from sqltok.store import model_names
 
-from conftest import TRAIN_DIR
+from conftest import SHARED_TOKENIZERS, TRAIN_DIR
 
 ADD = 150
 
@@ -108,9 +113,68 @@ def test_the_command_extends_and_exports_with_special_ids_kept(bundled, sample, 
             "<|endoftext|><|endofprompt|>"
 
 
+OTHER_PATTERNS = {"cl100k_base.tiktoken": patterns.CL100K, "r50k_base.tiktoken": patterns.R50K}
+
+
+@pytest.fixture(scope="module", params=sorted(OTHER_PATTERNS))
+def other(request, bundled, sample, tmp_path_factory):
+    """A base of another pattern extended by 60 merges on the sample, with tiktoken on its export."""
+    folder = tmp_path_factory.mktemp("other_ext")
+    con = duckdb.connect()
+    report = extend_model(con, str(bundled(request.param)), sample[0], 60, "ext")
+    export_model(con, "ext", folder / "ext.tiktoken", format="tiktoken")
+    specials = {s: now for s, (_, now) in report.special_tokens.items()}
+    ref = tiktoken.Encoding("ext", pat_str=OTHER_PATTERNS[request.param], special_tokens=specials,
+                            mergeable_ranks=tiktoken.load.load_tiktoken_bpe(str(folder / "ext.tiktoken")))
+    old = parse_tiktoken(bundled(request.param).read_bytes())
+    yield con, report, ref, old, OTHER_PATTERNS[request.param]
+    con.close()
+
+
+def test_other_patterns_count_with_their_own_pretokens(other, sample):
+    con, report, _, _, pattern = other
+    counts = dict(con.execute("SELECT pretoken, n FROM sqltok_pretoken_counts('ext')").fetchall())
+    assert counts == Counter(p for text in sample[1] for p in regex.findall(pattern, text))
+    assert report.regression.old_ids_changed == 0 and report.new_tokens == 60
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(st.sampled_from("ab éд中1!\n'") | st.characters(codec="utf-8"), max_size=40), min_size=1,
+                max_size=6))
+def test_other_patterns_extend_into_ranks_tiktoken_reads_alike(other, sample, texts):
+    con, _, ref, old, _ = other
+    new = ref._mergeable_ranks
+    assert all(new[t] == r for t, r in old.items())
+    texts = texts + sample[1][:20]
+    got = [r[0] for r in con.execute("SELECT encode('ext', t) FROM (SELECT unnest(?::VARCHAR[]) AS t)",
+                                     [texts]).fetchall()]
+    assert got == ref.encode_ordinary_batch(texts)
+
+
+CL100K_JSON = SHARED_TOKENIZERS / "cl100k_base" / "tokenizer.json"
+
+
+@pytest.mark.skipif(not CL100K_JSON.exists(), reason="../shared/fixtures/tokenizers not present")
+def test_a_tokenizer_json_of_the_llama3_pattern_extends_into_one_hf_reads_alike(sample, con, tmp_path):
+    report = extend_model(con, str(CL100K_JSON), sample[0], 40, "cl_ext")
+    export_model(con, "cl_ext", tmp_path / "tokenizer.json", format="hf")
+    hf = HFTokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    got = [r[0] for r in con.execute("SELECT encode('cl_ext', t) FROM (SELECT unnest(?::VARCHAR[]) AS t)",
+                                     [sample[1]]).fetchall()]
+    assert got == [e.ids for e in hf.encode_batch(sample[1], add_special_tokens=False)]
+    counts = dict(con.execute("SELECT pretoken, n FROM sqltok_pretoken_counts('cl_ext')").fetchall())
+    assert counts == Counter(p for text in sample[1] for p in regex.findall(patterns.LLAMA3, text))
+    assert report.regression.old_ids_changed == 0 and report.regression.texts_changed > 0
+
+
+@pytest.mark.skipif(not CL100K_JSON.exists(), reason="../shared/fixtures/tokenizers not present")
 def test_what_cannot_be_extended_is_named(bundled, sample, con, tmp_path):
-    with pytest.raises(SqltokError, match="GPT-4o .o200k. pattern only"):
-        extend_model(con, str(bundled("cl100k_base.tiktoken")), sample[0], 5, "x")
+    doc = json.loads(CL100K_JSON.read_text())
+    doc["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = r"\w+|\s+|[^\w\s]+"
+    odd_json = tmp_path / "odd.json"
+    odd_json.write_text(json.dumps(doc))
+    with pytest.raises(SqltokError, match="patterns of GPT-4o, cl100k, Llama 3, Qwen 2 and GPT-2 only"):
+        extend_model(con, str(odd_json), sample[0], 5, "x")
     odd = tmp_path / "odd.tiktoken"
     odd.write_text("".join(f"{base64.b64encode(bytes([b])).decode()} {b}\n" for b in range(256)))
     with pytest.raises(SqltokError, match="pre-tokenization pattern is not known"):

@@ -7,8 +7,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import sqltok
-from sqltok.pretokenizer._pieces import pieces_arrow
-from sqltok.pretokenizer._pretokenize import pretokenize_arrow
+from sqltok.pretokenizer._pieces import PRETOKEN_CUTS, pieces_arrow
+from sqltok.pretokenizer._pretokenize import PATTERN_IDS, pretokenize_arrow
 
 FRAGMENTS = st.sampled_from([
     " ", "  ", "\n", "\n\n", "\r\n", "\t", " \n", "a", "b", "Ab", "xyz", " the", "it's", "'S", "123", "4567",
@@ -31,6 +31,22 @@ def test_pieces_pretokenize_as_the_whole(text, script_aware, size):
     assert "".join(pieces) == text
     whole = pretokenize_arrow(pa.array([text]), script_aware).to_pylist()[0]
     assert [p for piece in pieces for p in pretokenize_arrow(pa.array([piece]), script_aware).to_pylist()[0]] == whole
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=TEXTS, pattern=st.sampled_from(sorted(PRETOKEN_CUTS)), size=st.integers(1, 12))
+@example(text="a\n\nb", pattern="gpt2", size=1)      # GPT-2 leaves the last line feed on its own
+@example(text="a \n\nb", pattern="cl100k", size=1)   # cl100k's "\s++$" would take a piece's trailing run
+def test_pieces_pretokenize_as_the_whole_in_every_pattern_counting_knows(text, pattern, size):
+    script_aware, newline_cuts = PRETOKEN_CUTS[pattern]
+    pieces = pieces_arrow(pa.array([text], pa.large_string()), "pretokens", script_aware, size, -1,
+                          newline_cuts).to_pylist()[0]
+    assert "".join(pieces) == text
+
+    def split(t):
+        return pretokenize_arrow(pa.array([t]), pattern=PATTERN_IDS[pattern]).to_pylist()[0]
+
+    assert [p for piece in pieces for p in split(piece)] == split(text)
 
 
 @settings(max_examples=200, deadline=None)

@@ -32,7 +32,7 @@ from sqltok.corpus.sources import Source
 from sqltok.duck import column
 from sqltok.errors import SqltokError
 from sqltok.extend._merge import extend_merges
-from sqltok.extend.hf_base import check_countable, document_bytes, extended_document
+from sqltok.extend.hf_base import count_pattern, document_bytes, extended_document
 from sqltok.extend.tiktoken_base import extended_ranks
 from sqltok.extend.regression import Regression, regression
 from sqltok.formats.kind import sniff
@@ -66,8 +66,8 @@ class ExtendReport:
 @dataclass(frozen=True)
 class Base:
     """The model an extension starts from: a sqltok model (`model`), an HF tokenizer.json
-    (`document`) or tiktoken ranks (`ranks`), its token bytes by id (None: no mergeable token), and
-    its tokenizer."""
+    (`document`) or tiktoken ranks (`ranks`), its token bytes by id (None: no mergeable token), its
+    tokenizer, and the pattern its pretokens are counted with (see `count_pattern`)."""
 
     name: str
     tokens: list[bytes | None]
@@ -77,26 +77,28 @@ class Base:
     model: Model | None = None
     document: dict | None = None
     ranks: EncoderSpec | None = None
+    pattern: str | None = None
 
 
 def load_base(con: duckdb.DuckDBPyConnection, base: str) -> Base:
     """The base named `base`: a model stored in the database, a reference `.model` file, an HF
-    byte-level BPE tokenizer.json or a standard `.tiktoken` file (its pattern known)."""
+    byte-level BPE tokenizer.json or a standard `.tiktoken` file (its pattern known; see `count_pattern`)."""
     if model_exists(con, base):
         model = load_model(con, base)
     elif os.path.exists(base):
         file = sniff(base)
         if file.kind == "hf-bpe":
             spec = spec_from_hf_json(file.document, base)
-            check_countable(spec, base)
+            pattern = count_pattern(spec, base)
             added = {*spec.special_tokens.values(), *spec.added_tokens.values()}   # never merged into
             tokens = [None if i in added else t for i, t in enumerate(spec.tokens)]
             return Base(base, tokens, False, spec.special_tokens, BPETokenizer.from_spec(spec, base),
-                        document=file.document)
+                        document=file.document, pattern=pattern)
         if file.kind == "tiktoken":
             spec = read_tiktoken(base)
-            check_countable(spec, base)
-            return Base(base, spec.tokens, False, spec.special_tokens, BPETokenizer.from_spec(spec, base), ranks=spec)
+            pattern = count_pattern(spec, base)
+            return Base(base, spec.tokens, False, spec.special_tokens, BPETokenizer.from_spec(spec, base), ranks=spec,
+                        pattern=pattern)
         if file.kind != "reference":
             raise SqltokError(f"{base} is {file.describe()}: sqltok extends byte-level BPE models it trained "
                               "(by name, or as a reference .model file), HF tokenizer.json and .tiktoken files")
@@ -149,7 +151,7 @@ def extend_model(con: duckdb.DuckDBPyConnection, base: str, source: Source | str
         old = load_base(con, base)
     with WorkTables(con) as work:
         with watch("pretokenize_and_count"):
-            counts = count_corpus(con, source, old.script_aware, work)
+            counts = count_corpus(con, source, old.script_aware, work, old.pattern)
         with watch("encode_pretokens"):
             table = counts.pretokens.arrow(con)
             sequences = old.tokenizer.encode_arrow(column(table, 0), threads=default_threads())

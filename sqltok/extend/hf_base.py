@@ -12,17 +12,25 @@ from sqltok.bpe.byte_unicode import bytes_to_unicode_str
 from sqltok.bpe.encoder_spec import EncoderSpec
 from sqltok.errors import SqltokError
 from sqltok.pretokenizer import patterns
+from sqltok.pretokenizer._pieces import PRETOKEN_CUTS
+from sqltok.pretokenizer._pretokenize import PATTERN_IDS, pattern_id
 
 
-def check_countable(spec: EncoderSpec, name: str) -> None:
-    """The tokenizer.json and tiktoken bases sqltok can count a corpus for: the GPT-4o pattern, no
-    normalizer."""
-    if spec.pattern != patterns.O200K:
-        raise SqltokError(f"{name}: extending needs the base's pretokens of the new corpus, and sqltok counts "
-                          "them with the GPT-4o (o200k) pattern only; this model splits with "
-                          f"{spec.pattern!r}")
+def count_pattern(spec: EncoderSpec, name: str) -> str | None:
+    """The pattern that counting splits a corpus with for the tokenizer.json or tiktoken base `spec`
+    (a `PRETOKEN_CUTS` name; None: the GPT-4o pattern, as sqltok's own simple mode): the base's own,
+    which must be one that sqltok's pretokenizer and counting know, with no normalizer."""
     if spec.normalizer is not None:
         raise SqltokError(f"{name}: a tokenizer.json with a normalizer ({spec.normalizer}) cannot be extended yet")
+    if spec.pattern == patterns.O200K:
+        return None
+    pid = pattern_id(spec.pattern)
+    family = next((f for f, i in PATTERN_IDS.items() if i == pid and f in PRETOKEN_CUTS), None)
+    if family is None:
+        raise SqltokError(f"{name}: extending needs the base's pretokens of the new corpus, and sqltok counts "
+                          f"them with the patterns of GPT-4o, cl100k, Llama 3, Qwen 2 and GPT-2 only; this model "
+                          f"splits with {spec.pattern!r}")
+    return family
 
 
 def first_new_id(doc: dict, tokens: list[bytes | None], specials: str) -> int:

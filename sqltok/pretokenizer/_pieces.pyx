@@ -7,11 +7,14 @@ A piece ends at the first cut point at or after every `max_bytes` bytes. Cut poi
 - "pretokens": a single ASCII space between two ASCII letters ("x|y" below is text[b-1]|text[b]):
   "a| b" — a word ends before it, " b..." starts one, and both sides are in the same Latin run;
   or an ASCII letter right after a line feed ("\\n|a"): the pretoken holding the line feed ends
-  there in every pattern; in script-aware mode only when the ASCII non-letters that end with the
-  line feed follow an ASCII letter (or start the text), so that they are in the Latin run of the
-  letter after them (after another script's run they would move into the next run, whereas a piece
-  ending there keeps them: "中 \\u0301\\n|a" pretokenizes " \\u0301\\n" as one); in script-aware mode also between two Han letters ("中|文"),
-  each its own pretoken there.
+  there in the patterns whose whitespace rule takes a run up to its last line feed (GPT-4o's,
+  cl100k's, Llama 3's, Qwen 2's; not GPT-2's, whose "\\s+(?!\\S)" leaves the last line feed of
+  "\\n\\n|a" a pretoken of its own: `newline_cuts` is off for it); in script-aware mode only when
+  the ASCII non-letters that end with the line feed follow an ASCII letter (or start the text), so
+  that they are in the Latin run of the letter after them (after another script's run they would
+  move into the next run, whereas a piece ending there keeps them: "中 \\u0301\\n|a" pretokenizes
+  " \\u0301\\n" as one); in script-aware mode also between two Han letters ("中|文"), each its own
+  pretoken there.
 - "candidates": only after a line feed followed by an ASCII letter: the pretoken holding the line
   feed holds no letter, so no supermerge candidate (a run of letter tokens) crosses it.
 - "lines": right after a line feed; SQL then splits each piece into lines.
@@ -35,6 +38,11 @@ cdef enum:
 
 
 MODES = {"pretokens": CUT_PRETOKENS, "candidates": CUT_CANDIDATES, "lines": CUT_LINES}
+
+#: The pretokenizers counting can cut for ("pretokens" mode), by their `PATTERN_IDS` name: whether
+#: the script-aware cuts apply, and whether cuts after a line feed do (see the module).
+PRETOKEN_CUTS = {"script_aware": (True, True), "o200k": (False, True), "cl100k": (False, True),
+                 "llama3": (False, True), "qwen2": (False, True), "gpt2": (False, False)}
 
 
 cdef inline bint _alpha(uint8_t c) noexcept nogil:
@@ -60,14 +68,15 @@ cdef inline bint _latin_before(const uint8_t* s, int64_t b) noexcept nogil:
     return k < 0 or (b - k < 64 and _alpha(s[k]))
 
 
-cdef inline bint _cut_at(const uint8_t* s, int64_t b, int64_t n, int mode, bint script_aware) noexcept nogil:
+cdef inline bint _cut_at(const uint8_t* s, int64_t b, int64_t n, int mode, bint script_aware,
+                         bint newline_cuts) noexcept nogil:
     """Whether the text s[:n] may be cut before byte b (0 < b < n)."""
     cdef uint8_t c = s[b], before = s[b - 1]
     cdef int64_t k
     if mode == CUT_LINES:
         return before == 10
     if before == 10:  # script-aware: the line feed must not trail another script's run (see above)
-        return _alpha(c) and (not script_aware or _latin_before(s, b - 1))
+        return newline_cuts and _alpha(c) and (not script_aware or _latin_before(s, b - 1))
     if mode == CUT_CANDIDATES:
         return False
     if c == 32:
@@ -80,11 +89,12 @@ cdef inline bint _cut_at(const uint8_t* s, int64_t b, int64_t n, int mode, bint 
     return False
 
 
-cdef int64_t _cut_after(const uint8_t* s, int64_t start, int64_t n, int mode, bint script_aware) noexcept nogil:
+cdef int64_t _cut_after(const uint8_t* s, int64_t start, int64_t n, int mode, bint script_aware,
+                        bint newline_cuts) noexcept nogil:
     """The first cut point at or after `start`, or n."""
     cdef int64_t b = start if start > 0 else 1
     while b < n:
-        if _cut_at(s, b, n, mode, script_aware):
+        if _cut_at(s, b, n, mode, script_aware, newline_cuts):
             return b
         b += 1
     return n
@@ -101,9 +111,10 @@ cdef int64_t _longest_line(const uint8_t* s, int64_t n) noexcept nogil:
 
 
 def pieces_arrow(texts, str mode="pretokens", bint script_aware=True, int64_t max_bytes=1 << 16,
-                 int64_t max_piece_bytes=-1):
+                 int64_t max_piece_bytes=-1, bint newline_cuts=True):
     """Each text as a list of pieces (large_list<large_string>; NULL stays NULL) that share the
-    input's bytes. `mode`: "pretokens", "candidates" or "lines" (see the module). With
+    input's bytes. `mode`: "pretokens", "candidates" or "lines" (see the module); `newline_cuts`
+    False: no cut after a line feed (pretokens of the GPT-2 pattern). With
     `max_piece_bytes` >= 0, a piece longer than that (in "lines" mode: one line) is a ValueError
     naming the row."""
     if mode not in MODES:
@@ -131,7 +142,8 @@ def pieces_arrow(texts, str mode="pretokens", bint script_aware=True, int64_t ma
             n = view_end(v, r) - start
             at = 0
             while True:
-                cut = n if n - at <= max_bytes else _cut_after(v.values + start, at + max_bytes, n, m, script_aware)
+                cut = n if n - at <= max_bytes else \
+                    _cut_after(v.values + start, at + max_bytes, n, m, script_aware, newline_cuts)
                 if max_piece_bytes >= 0 and cut - at > max_piece_bytes and too_long < 0 and \
                         (m != CUT_LINES or _longest_line(v.values + start + at, cut - at) > max_piece_bytes):
                     too_long = r

@@ -31,8 +31,11 @@ class Units:
     pieces: str
 
 
-def pretoken_units(script_aware: bool) -> Units:
-    """Pretokens of the GPT-4o pattern, in runs of one script first unless not `script_aware`."""
+def pretoken_units(script_aware: bool, pattern: str | None = None) -> Units:
+    """Pretokens of the GPT-4o pattern, in runs of one script first unless not `script_aware`; or,
+    given a `pattern` name of `PRETOKEN_CUTS` ('cl100k', ...), of that pattern."""
+    if pattern is not None:
+        return Units("pretoken", f"sqltok_pretokenize_with(text, '{pattern}')", f"pretokens_{pattern}")
     fn, mode = ("sqltok_pretokenize_script", "pretokens_script") if script_aware else \
         ("sqltok_pretokenize_simple", "pretokens_simple")
     return Units("pretoken", f"{fn}(text)", mode)
@@ -79,10 +82,11 @@ class CorpusCounts:
 
 
 def count_corpus(con: duckdb.DuckDBPyConnection, source: Source | str, script_aware: bool,
-                 work: WorkTables) -> CorpusCounts:
-    """Prepare `source` and count its pretokens into the run's work table `pretoken_counts` (whole-file
-    documents are first read into the work table `documents` in pieces, see `whole_files`)."""
+                 work: WorkTables, pattern: str | None = None) -> CorpusCounts:
+    """Prepare `source` and count its pretokens (see `pretoken_units`) into the run's work table
+    `pretoken_counts` (whole-file documents are first read into the work table `documents` in
+    pieces, see `whole_files`)."""
     src = as_source(source)
     corpus = stage_whole_files(con, src, work.table("documents")) if is_staged(src) else prepare_corpus(con, src)
-    pretokens = count_units(con, corpus.query, pretoken_units(script_aware), work.table("pretoken_counts"))
+    pretokens = count_units(con, corpus.query, pretoken_units(script_aware, pattern), work.table("pretoken_counts"))
     return CorpusCounts(corpus.stats, script_aware, pretokens, corpus.reread)

@@ -1,5 +1,6 @@
 """`sqltok_pieces(text, mode)` in SQL: a long document as pieces that counting can unnest in linear
-time (see `sqltok.pretokenizer._pieces`). Modes: 'pretokens_script', 'pretokens_simple',
+time (see `sqltok.pretokenizer._pieces`). Modes: 'pretokens_script', 'pretokens_simple' (GPT-4o's
+pattern), 'pretokens_<name>' for the other patterns of `PRETOKEN_CUTS` ('pretokens_cl100k', ...),
 'candidates', 'lines'."""
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sqltok.pretokenizer._pieces import pieces_arrow
+from sqltok.pretokenizer._pieces import PRETOKEN_CUTS, pieces_arrow
 
 from .define import define
 
@@ -17,18 +18,20 @@ PIECE_BYTES = 1 << 14
 #: The longest line `--lines` reads (as the longest JSONL line).
 MAX_LINE_BYTES = 1 << 28
 
-_MODES = {"pretokens_script": ("pretokens", True), "pretokens_simple": ("pretokens", False),
-          "candidates": ("candidates", True), "lines": ("lines", True)}
+_MODES = {"pretokens_script": ("pretokens", True, True), "pretokens_simple": ("pretokens", False, True),
+          **{f"pretokens_{name}": ("pretokens", *cuts) for name, cuts in PRETOKEN_CUTS.items()
+             if name not in ("script_aware", "o200k")},
+          "candidates": ("candidates", True, True), "lines": ("lines", True, True)}
 
 
 def _pieces(texts: pa.Array, modes: pa.Array) -> pa.Array:
     mode = pc.unique(modes).to_pylist()
     if len(mode) != 1 or mode[0] not in _MODES:
         raise ValueError(f"sqltok_pieces: the mode must be one constant of {sorted(_MODES)}")
-    kind, script_aware = _MODES[mode[0]]
+    kind, script_aware, newline_cuts = _MODES[mode[0]]
     try:
         return pieces_arrow(texts, kind, script_aware, PIECE_BYTES,
-                            MAX_LINE_BYTES if kind == "lines" else -1)
+                            MAX_LINE_BYTES if kind == "lines" else -1, newline_cuts)
     except ValueError as e:
         raise ValueError(f"{e} (at most {MAX_LINE_BYTES:,} bytes a line)" if kind == "lines" else str(e)) from None
 
