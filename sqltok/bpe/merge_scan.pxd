@@ -13,6 +13,31 @@ from sqltok.bpe.merge_table cimport MergeSlot, MergeTable, merge_table_rank
 cdef extern from "lowest_rank.h" nogil:
     size_t lowest_rank "sqltok_lowest_rank"(const int32_t* ranks, size_t n, int32_t* best) noexcept
 
+cdef extern from *:
+    """
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    #endif
+    /* s[1:k+1] = s[2:k+2], r[0:k] = r[1:k+1], q[0:k] = q[1:k+1]: four of each per step where SSE2
+       is there (each step loads before it stores, so the shift stays exact), then one at a time. */
+    static inline void sqltok_shift_pairs(int32_t* s, int32_t* r, int32_t* q, size_t k) {
+        size_t i = 0;
+    #if defined(__SSE2__)
+        for (; i + 4 <= k; i += 4) {
+            _mm_storeu_si128((__m128i*)(s + i + 1), _mm_loadu_si128((const __m128i*)(s + i + 2)));
+            _mm_storeu_si128((__m128i*)(r + i), _mm_loadu_si128((const __m128i*)(r + i + 1)));
+            _mm_storeu_si128((__m128i*)(q + i), _mm_loadu_si128((const __m128i*)(q + i + 1)));
+        }
+    #endif
+        for (; i < k; i++) {
+            s[i + 1] = s[i + 2];
+            r[i] = r[i + 1];
+            q[i] = q[i + 1];
+        }
+    }
+    """
+    void shift_pairs "sqltok_shift_pairs"(int32_t* s, int32_t* r, int32_t* q, size_t k) noexcept nogil
+
 
 cdef enum:
     SHORT_PIECE = 48          # pretokens up to this many bytes merge by a plain scan
@@ -62,10 +87,7 @@ cdef inline bint merge_step(bint guard, int32_t* sym, int32_t* ranks, int32_t* r
         return False
     last[0] = best
     sym[best_i] = results[best_i]
-    for i in range(best_i + 1, m - 1):  # short: a loop beats three calls to memmove (setup.py)
-        sym[i] = sym[i + 1]
-        ranks[i - 1] = ranks[i]
-        results[i - 1] = results[i]
+    shift_pairs(sym + best_i, ranks + best_i, results + best_i, m - 2 - best_i)  # (not memmove: short, setup.py)
     n[0] = m - 1
     look[0] = <int64_t>best_i - 1
     look[1] = <int64_t>best_i if best_i + 1 < m - 1 else -1
