@@ -494,6 +494,25 @@ cdef class WordPieceEncoder:
         return self.vocab.substr(self.starts[token_id], self.ends[token_id] - self.starts[token_id])
 
 
+def tokenizer_encode(tokenizer, text, *, allowed_special=frozenset(), disallowed_special="all"):
+    """`Tokenizer.encode` of a WordPieceTokenizer (its `encode` method; Python str in, list of int out):
+    one call to the encoder when the text holds no special token's text and the policy is one that
+    the text is all it depends on (every special token allowed, or every one disallowed, or none of
+    either); otherwise, and for a text that is not a str or holds a surrogate, the base class's
+    `encode`, with its errors. A C function rather than a Python method: for a short text the
+    interpreter's frame and keyword binding cost more than the encoding."""
+    cdef WordPieceEncoder enc = tokenizer._encoder
+    if type(text) is str and (not allowed_special or allowed_special == "all") and \
+            (not disallowed_special or disallowed_special == "all"):
+        try:
+            ids = enc._encode_one(text, True, False, bool(allowed_special) or bool(disallowed_special))
+        except UnicodeEncodeError:  # (a surrogate: the base class gives the error that says so)
+            ids = None
+        if ids is not None:
+            return ids
+    return tokenizer._generic_encode(text, allowed_special, disallowed_special)
+
+
 cdef struct WordPieceCall:      # what the threads of one encode_arrow call share
     void* encoder               # the WordPieceEncoder (borrowed: the call holds it)
     const BinaryView* second    # pairs' second texts, or NULL

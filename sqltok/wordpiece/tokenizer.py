@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sqltok.wordpiece._encode import WordPieceEncoder
+from sqltok.wordpiece._encode import WordPieceEncoder, tokenizer_encode
 from sqltok.errors import SqltokError
 from sqltok.wordpiece.files import WordPieceSpec, read_vocab_txt, read_wordpiece_json
 from sqltok.formats.kind import TokenizerFile
@@ -135,19 +135,11 @@ class WordPieceTokenizer(Tokenizer):
         except UnicodeEncodeError:  # (a surrogate: the error that says so)
             return self._encoder.encode_str(self._utf8_texts([text])[0], True, counts_only)
 
-    def encode(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
-               disallowed_special: AllowedSpecial = "all") -> list[int]:
-        """`Tokenizer.encode`, in one call to the encoder when the text holds no special token's text
-        and the policy is one that text is all it depends on (every special token allowed, or
-        every one disallowed, or none of either)."""
-        if type(text) is str and (not allowed_special or allowed_special == "all") and \
-                (not disallowed_special or disallowed_special == "all"):
-            try:
-                ids = self._encoder.encode_str(text, True, False, bool(allowed_special or disallowed_special))
-            except UnicodeEncodeError:  # (a surrogate: the base class gives the error that says so)
-                ids = None
-            if ids is not None:
-                return ids
+    encode = tokenizer_encode  # `Tokenizer.encode`, one call to the encoder for the usual policies
+
+    def _generic_encode(self, text: str, allowed_special: AllowedSpecial,
+                        disallowed_special: AllowedSpecial) -> list[int]:
+        """The base class's `encode`, for what `tokenizer_encode` leaves to it."""
         return super().encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
 
     def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
