@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
+import numpy as np
 import pyarrow as pa
 
 from sqltok.added_tokens import AddedTokenFlags
@@ -43,17 +44,29 @@ class AddedRows:
 
     def encode(self, texts: pa.Array, allowed, encode: Encode, normalize: Encode | None = None,
                encode_normalized: Encode | None = None, before: Sequence[int] = (),
-               after: Sequence[int] = ()) -> pa.Array:
+               after: Sequence[int] = (), mark_first: bool = False) -> pa.Array:
         """Ids (large_list<int32>) of a string array, `before` and `after` around each row, NULL
-        staying NULL. `encode`: the family's encoder of texts (normalizing them itself); with a
-        normalizer and `normalized` tokens, `normalize` (texts -> normalized texts) and
-        `encode_normalized` (the encoder of texts normalized already). `allowed`: None, "all" or
-        a set of special token ids."""
+        staying NULL. `encode`: the family's encoder of texts (normalizing them itself); with
+        `mark_first` it is given, after the texts, which of them is the text a row starts with (a
+        boolean array: false after a token). With a normalizer and `normalized` tokens,
+        `normalize` (texts -> normalized texts) and `encode_normalized` (the encoder of texts
+        normalized already). `allowed`: None, "all" or a set of special token ids."""
         split = self.splitter
         if not self.normalizes or not split.has("normalized"):
             segments, ids, rows = split.split_arrow(texts, "raw" if self.normalizes else "both", allowed)
-            return split.join(encode(segments), ids, rows, texts.is_valid(), list(before), list(after))
+            encoded = encode(segments, _row_starts(ids, rows)) if mark_first else encode(segments)
+            return split.join(encoded, ids, rows, texts.is_valid(), list(before), list(after))
+        if mark_first:
+            raise ValueError("mark_first is for tokenizers whose normalized tokens are matched in the raw text")
         segments, ids, rows = split.split_arrow(texts, "raw", allowed)
         parts, part_ids, part_rows = split.split_arrow(normalize(segments), "normalized", allowed)
         inner = split.join(encode_normalized(parts), part_ids, part_rows)
         return split.join(inner, ids, rows, texts.is_valid(), list(before), list(after))
+
+
+def _row_starts(ids: np.ndarray, rows: np.ndarray) -> pa.Array:
+    """Which segments are the text a row starts with."""
+    first = np.zeros(len(ids), bool)
+    starts = rows[:-1][rows[:-1] < rows[1:]]
+    first[starts] = ids[starts] < 0
+    return pa.array(first)
