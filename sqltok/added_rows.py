@@ -53,8 +53,8 @@ class AddedRows:
         normalized already). `allowed`: None, "all" or a set of special token ids."""
         split = self.splitter
         if not self.normalizes or not split.has("normalized"):
-            segments, ids, rows = split.split_arrow(texts, "raw" if self.normalizes else "both", allowed)
-            encoded = encode(segments, _row_starts(ids, rows)) if mark_first else encode(segments)
+            segments, ids, rows = split.split_arrow(texts, "both", allowed)  # (under a normalizer: no normalized pass)
+            encoded = encode(segments, _row_starts(len(ids), rows)) if mark_first else encode(segments)
             return split.join(encoded, ids, rows, texts.is_valid(), list(before), list(after))
         if mark_first:
             raise ValueError("mark_first is for tokenizers whose normalized tokens are matched in the raw text")
@@ -64,9 +64,8 @@ class AddedRows:
         return split.join(inner, ids, rows, texts.is_valid(), list(before), list(after))
 
 
-def _row_starts(ids: np.ndarray, rows: np.ndarray) -> pa.Array:
-    """Which segments are the text a row starts with."""
-    first = np.zeros(len(ids), bool)
-    starts = rows[:-1][rows[:-1] < rows[1:]]
-    first[starts] = ids[starts] < 0
+def _row_starts(n_segments: int, rows: np.ndarray) -> pa.Array:
+    """Which segments a row starts with (a token's segment is empty: what follows it starts none)."""
+    first = np.zeros(n_segments, bool)
+    first[rows[:-1][rows[:-1] < rows[1:]]] = True
     return pa.array(first)
