@@ -9,11 +9,14 @@ space on its left / right), `single_word` (it matches only where no word charact
 """
 from __future__ import annotations
 
+import warnings
 from functools import cache
 from typing import NamedTuple
 
 import numpy as np
 import regex
+
+from sqltok.formats.errors import ModelFormatError
 
 #: Rust regex's Unicode `\w` and `\s` (UTS #18 Annex C), which HF's added-token matching uses.
 WORD = r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]"
@@ -48,3 +51,44 @@ def code_point_ranges(pattern: str) -> tuple[int, ...]:
         for m in regex.finditer(pattern + "+", chars):
             out += [lo + m.start(), lo + m.end() - 1]
     return tuple(out)
+
+
+class HfAddedTokens(NamedTuple):
+    """A tokenizer.json's added tokens by content, with the ids HF gives them."""
+    special: dict[str, int]
+    added: dict[str, int]                   # the tokens that are not special
+    flags: dict[str, AddedTokenFlags]       # of the tokens that have any flag set
+
+
+def read_added_tokens(entries: object, vocab: dict[str, int]) -> HfAddedTokens:
+    """The `added_tokens` of a tokenizer.json over the model's `vocab`.
+
+    HF does not take the "id" of an added token from the file: a token in the vocabulary gets its
+    vocabulary id, any other the next id from len(vocab) on, in file order (`AddedVocabulary::
+    add_tokens`); it only warns when that differs from the file. So does this.
+    """
+    if not isinstance(entries, list):
+        raise ModelFormatError("added_tokens must be a list")
+    out = HfAddedTokens({}, {}, {})
+    owner = {i: token for token, i in vocab.items()}
+    for n, entry in enumerate(entries):
+        if not (isinstance(entry, dict) and isinstance(entry.get("content"), str) and entry["content"]):
+            raise ModelFormatError(f"added_tokens[{n}]: expected an object with a non-empty content string")
+        content = entry["content"]
+        if content in out.special or content in out.added:
+            raise ModelFormatError(f"added_tokens[{n}]: {content!r} is listed twice")
+        if AddedTokenFlags.from_hf(entry) != AddedTokenFlags():
+            out.flags[content] = AddedTokenFlags.from_hf(entry)
+        if content in vocab:
+            i = vocab[content]
+        else:
+            last = max([*out.special.values(), *out.added.values()], default=None)
+            i = last + 1 if last is not None and (last >= len(vocab) or not vocab) else len(vocab)
+            if i in owner:
+                raise ModelFormatError(f"added_tokens[{n}]: HF gives {content!r} the id {i}, which is the "
+                                       f"id of the vocabulary token {owner[i]!r}")
+        if entry.get("id") != i:
+            warnings.warn(f"added token {content!r} has id {entry.get('id')!r} in the file but HF gives it "
+                          f"{i}; using {i}, as HF does", UserWarning, stacklevel=5)
+        (out.special if entry.get("special", False) else out.added)[content] = i
+    return out

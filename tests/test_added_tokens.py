@@ -180,14 +180,15 @@ def gpt2_files(bundled):
     return bundled("gpt2_vocab.json"), bundled("gpt2_merges.txt")
 
 
-@pytest.mark.parametrize("flags, named", [({"lstrip": True}, "lstrip"), ({"single_word": True, "rstrip": True},
-                                                                       "rstrip, single_word"),
-                                          ({"normalized": True}, "normalized")])
-def test_wordpiece_refuses_flagged_specials_by_name(bundled, tmp_path, flags, named):
+@pytest.mark.parametrize("flags", [{"lstrip": True}, {"single_word": True, "rstrip": True}, {"normalized": True}])
+def test_wordpiece_flagged_specials_like_hf(bundled, tmp_path, flags):
+    """(Once refused by name: tests/test_wordpiece_added_tokens.py has the rest.)"""
     doc = json.loads(bundled("bert-base-uncased_tokenizer.json").read_text(encoding="utf-8"))
+    doc["padding"] = doc["truncation"] = None
     mask = next(t for t in doc["added_tokens"] if t["content"] == "[MASK]")
     mask.update(flags)
     path = tmp_path / "tokenizer.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
-    with pytest.raises(UnsupportedTokenizerError, match=rf"added token '\[MASK\]' with {named} true"):
-        sqltok.Tokenizer.load(path)
+    tok, hf = sqltok.Tokenizer.load(path), tokenizers.Tokenizer.from_file(str(path))
+    texts = ["a [MASK] b", "a[MASK]b", "x  [MASK]  y [mask]", "[MASK][MASK]"]
+    assert [tok.encode(t, allowed_special="all") for t in texts] == [e.ids for e in hf.encode_batch(texts)]

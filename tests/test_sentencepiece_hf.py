@@ -221,15 +221,17 @@ def test_unigram_ties_follow_hf():
     assert spm.encode_batch([texts[k] for k in ties], disallowed_special=()) == [sp.encode(texts[k]) for k in ties]
 
 
-def test_non_special_added_tokens_refused(tmp_path):
+def test_non_special_added_tokens_like_hf():
     """transformers adds user-defined pieces (Mistral v3's [REFERENCE_DOC_n]) as non-special added
     tokens, which HF splits out before the normalizer ("hello[REFERENCE_DOC_0]world" -> ..., '▁world'
-    where sentencepiece gives 'world'): refused, named, rather than encoded as sentencepiece does."""
+    where sentencepiece gives 'world'); so does sqltok (more in test_sentencepiece_added_tokens.py)."""
     path = MISTRAL_V1.parent / "mistral_instruct_tokenizer_240323.model.v3"
     m = _proto(path)
     tok = convert_slow.SpmConverter.build_tokenizer_from_spm_proto(m, {p.piece: i for i, p in enumerate(m.pieces)})
     tok.add_tokens([tokenizers.AddedToken(p.piece, normalized=False, special=False) for p in m.pieces if p.type == 4])
     doc = json.loads(tok.to_str())
     doc["model"]["ignore_merges"] = False
-    with pytest.raises(UnsupportedTokenizerError, match=r"'\[REFERENCE_DOC_19\]' that is not special"):
-        HfSentencePieceTokenizer.from_json(json.dumps(doc), "v3")
+    hf = tokenizers.Tokenizer.from_str(json.dumps(doc))
+    text = "hello[REFERENCE_DOC_0]world [REFERENCE_DOC_19]"
+    assert HfSentencePieceTokenizer.from_json(json.dumps(doc), "v3").encode(text) == \
+        hf.encode(text, add_special_tokens=False).ids

@@ -24,11 +24,10 @@ tokenizer that would encode differently from HF. HF's own rules that the spec fo
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 
-from sqltok.added_tokens import AddedTokenFlags
+from sqltok.added_tokens import AddedTokenFlags, read_added_tokens
 from sqltok.errors import SqltokError
 from sqltok.bpe.byte_unicode import bytes_to_unicode_str, unicode_str_to_bytes
 from sqltok.bpe.encoder_spec import EncoderSpec, id_count
@@ -223,43 +222,14 @@ def _post_processor(post: object, problems: list[str]) -> None:
 def _added_tokens(entries: object, vocab: dict[str, int], problems: list[str]
                   ) -> tuple[dict[str, int], dict[str, int], dict[str, AddedTokenFlags]]:
     """(special tokens, non-special added tokens, the flags of those that have any) by content, with
-    the ids HF gives them.
-
-    HF does not take the "id" of an added token from the file: a token in the vocabulary gets its
-    vocabulary id, any other the next id from len(vocab) on, in file order (`AddedVocabulary::
-    add_tokens`); it only warns when that differs from the file. So does this.
-    """
-    if not isinstance(entries, list):
-        raise ModelFormatError("added_tokens must be a list")
-    special: dict[str, int] = {}
-    added: dict[str, int] = {}
-    flags: dict[str, AddedTokenFlags] = {}
-    owner = {i: token for token, i in vocab.items()}
-    for n, entry in enumerate(entries):
-        if not (isinstance(entry, dict) and isinstance(entry.get("content"), str) and entry["content"]):
-            raise ModelFormatError(
-                f"added_tokens[{n}]: expected an object with a non-empty content string")
-        content = entry["content"]
-        if content in special or content in added:
-            raise ModelFormatError(f"added_tokens[{n}]: {content!r} is listed twice")
+    the ids HF gives them (`read_added_tokens`); a token whose text HF's ByteLevel decoder changes
+    is a problem."""
+    special, added, flags = read_added_tokens(entries, vocab)
+    for content in [*special, *added]:
         if _byte_level_text(content) != content.encode():
             problems.append(f"added token {content!r}, whose text HF's ByteLevel decoder turns into other bytes "
                             f"({_byte_level_text(content)!r}: its characters stand for bytes in GPT-2's "
                             "byte-to-unicode form)")
-        if AddedTokenFlags.from_hf(entry) != AddedTokenFlags():
-            flags[content] = AddedTokenFlags.from_hf(entry)
-        if content in vocab:
-            i = vocab[content]
-        else:
-            last = max([*special.values(), *added.values()], default=None)
-            i = last + 1 if last is not None and (last >= len(vocab) or not vocab) else len(vocab)
-            if i in owner:
-                raise ModelFormatError(f"added_tokens[{n}]: HF gives {content!r} the id {i}, which is the "
-                                       f"id of the vocabulary token {owner[i]!r}")
-        if entry.get("id") != i:
-            warnings.warn(f"added token {content!r} has id {entry.get('id')!r} in the file but HF gives it "
-                          f"{i}; using {i}, as HF does", UserWarning, stacklevel=4)
-        (special if entry.get("special", False) else added)[content] = i
     return special, added, flags
 
 

@@ -29,6 +29,7 @@ import binascii
 import re
 from dataclasses import dataclass, field
 
+from sqltok.added_tokens import AddedTokenFlags, HfAddedTokens, read_added_tokens
 from sqltok.formats.errors import ModelFormatError, UnsupportedTokenizerError
 from sqltok.formats.json_file import strings_by_id
 from sqltok.sentencepiece.hf_text_steps import TextStep, text_step_of
@@ -69,6 +70,8 @@ class HfSentencePiece:
     decoder: HfDecoder
     text_steps: tuple[TextStep, ...] = ()
     whitespace: tuple[bool, bool, bool, bool] | None = None
+    added_tokens: dict[str, int] = field(default_factory=dict)   # not special: matched always
+    added_flags: dict[str, AddedTokenFlags] = field(default_factory=dict)  # of the added tokens with any set
 
 
 def _describe(value: object) -> str:
@@ -243,28 +246,18 @@ def _decoder(dec: object, problems: list[str]) -> HfDecoder:
     return HfDecoder("replace" in kinds, "bytes" in kinds, "strip" in kinds)
 
 
-def _added(entries: object, vocab: dict[str, int], problems: list[str]) -> dict[str, int]:
-    """The special tokens (each must be a vocabulary piece: the converters' control pieces)."""
-    if not isinstance(entries, list):
-        raise ModelFormatError("added_tokens must be a list")
-    special: dict[str, int] = {}
-    for n, entry in enumerate(entries):
-        if not (isinstance(entry, dict) and isinstance(entry.get("content"), str) and entry["content"]):
-            raise ModelFormatError(f"added_tokens[{n}]: expected an object with a non-empty content string")
-        content = entry["content"]
-        flags = [f for f in ("single_word", "lstrip", "rstrip", "normalized") if entry.get(f)]
-        if flags:
-            problems.append(f"added token {content!r} with {', '.join(flags)} true")
-        if not entry.get("special", False):
-            # HF splits the text at it before the normalizer: the text after it gets its own
-            # dummy prefix, which sentencepiece's user-defined pieces do not
-            problems.append(f"added token {content!r} that is not special (HF splits it out before the "
-                            "normalizer; sqltok does not follow that)")
+def _added(entries: object, vocab: dict[str, int], normalizes: bool, problems: list[str]) -> HfAddedTokens:
+    """The added tokens with the ids HF gives them (`read_added_tokens`); each must be a vocabulary
+    piece (the converters' control and user-defined pieces), and a `normalized` one is matched in
+    the raw text only when the tokenizer has no normalizer (`normalizes` false)."""
+    added = read_added_tokens(entries, vocab)
+    for content in [*added.special, *added.added]:
         if content not in vocab:
             problems.append(f"added token {content!r} that is not a vocabulary piece")
-        elif entry.get("special", False):
-            special[content] = vocab[content]
-    return special
+        if normalizes and added.flags.get(content, AddedTokenFlags()).normalized:
+            problems.append(f"added token {content!r} with normalized true under a normalizer (HF matches it in "
+                            "the normalized text; sqltok matches SentencePiece added tokens in the raw text)")
+    return added
 
 
 def _piece_types(pieces: list[str], unk: int | None, special: dict[str, int], user_defined: tuple[str, ...],
@@ -369,7 +362,8 @@ def read_hf_sentencepiece(doc: dict) -> HfSentencePiece:
     missing = [p for p in o.user_defined if p not in vocab]
     if missing:
         problems.append(f"pre_tokenizer Split isolates {missing[:3]}, which are not vocabulary pieces")
-    special = _added(doc.get("added_tokens") or [], vocab, problems)
+    added = _added(doc.get("added_tokens") or [], vocab, bool(_steps(doc.get("normalizer"), "normalizers")), problems)
+    special = added.special
     words = o.split or o.split_words
     if words and (any(SPACE in p.lstrip(SPACE) for p in pieces) or SPACE not in vocab):
         problems.append("pre_tokenizer Metaspace split true or WhitespaceSplit with a piece that holds '▁' after "
@@ -403,7 +397,8 @@ def read_hf_sentencepiece(doc: dict) -> HfSentencePiece:
                        escape_whitespaces=o.escape_whitespaces and not o.hf_whitespace))
     check_model(sp, "tokenizer.json")
     whitespace = (o.strip_right, o.collapse, o.split_words, o.scheme == "always") if o.hf_whitespace else None
-    return HfSentencePiece(sp, o.scheme == "first", special, decoder, tuple(o.text_steps), whitespace)
+    return HfSentencePiece(sp, o.scheme == "first", special, decoder, tuple(o.text_steps), whitespace,
+                           added.added, added.flags)
 
 
 def _template(post: object) -> bool:

@@ -4,6 +4,8 @@ HF `tokenizers`' `encode(text, add_special_tokens=False)` and `decode(ids)`. A U
 encoded on HF's lattice (float64 scores, where sentencepiece's float32 can break a tie the other way).
 A text holding a grapheme of several characters goes through HF's own Precompiled normalizer
 (`hf_precompiled.pxd`, picked out by `hf_graphemes`); the others through sentencepiece's, equal there.
+Added tokens (the allowed special ones, and always the others, with HF's flags) are matched before
+the normalizer, and each text between them is encoded on its own, as HF does.
 
 Decoding follows HF's decoder chain: special tokens are skipped (HF's `skip_special_tokens`
 default), every other id is its piece ("<unk>" as spelled), "▁" a space (the Metaspace decoder:
@@ -17,6 +19,7 @@ import json
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sqltok.added_rows import AddedRows
 from sqltok.errors import SqltokError
 from sqltok.formats.errors import ModelFormatError
 from sqltok.formats.files import read_bytes
@@ -27,6 +30,7 @@ from sqltok.sentencepiece.hf_read import SPACE, HfSentencePiece, read_hf_sentenc
 from sqltok.sentencepiece.hf_text_steps import apply_text_steps
 from sqltok.sentencepiece.model_proto import BYTE_PIECE, PieceType
 from sqltok.sentencepiece.tokenizer import SentencePieceTokenizer, sentencepiece_encoder
+from sqltok.threads import default_threads
 from sqltok.token_offsets import EncodedText
 from sqltok.tokenizer import AllowedSpecial
 
@@ -59,6 +63,7 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
         self._decoded_first = pa.array([b"" if i in self._special_by_id else piece.replace(SPACE, "").encode()
                                         for i, piece in enumerate(hf.model.pieces)], pa.large_binary())
         self._special_mask = pa.array([i in self._special_by_id for i in range(len(parts))])
+        self._added = AddedRows(hf.special_tokens, hf.added_tokens, hf.added_flags)
 
     @classmethod
     def from_file(cls, file: TokenizerFile, name: str | None = None, **options) -> "HfSentencePieceTokenizer":
@@ -108,17 +113,37 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
 
     def encode_arrow(self, texts: pa.Array, allowed_special: AllowedSpecial = (), threads: int | None = None,
                      counts_only: bool = False) -> pa.Array:
-        if not self.hf.prefix_first:
-            return super().encode_arrow(texts, allowed_special, threads, counts_only)
+        """Ids (large_list<int32>) or token counts (int64) as HF's `encode(text, add_special_tokens=False)`
+        gives them: the added tokens (the allowed special ones, and always the others) matched
+        first, each text between them encoded on its own (`sqltok.added_rows`)."""
         if isinstance(texts, pa.ChunkedArray):
             texts = texts.combine_chunks()
         texts = texts.cast(pa.large_string())
-        # Metaspace "first": "▁" before the text unless it starts with one (or a space that becomes
-        # one); the segments after a special token get none, so the prefix goes on before matching
+        threads = threads or default_threads()
+        allowed = self._allowed_ids(allowed_special)
+        if allowed is None and not self.hf.added_tokens:
+            if self.hf.prefix_first:
+                texts = self._prefixed(texts)
+            return self._encode_segments(texts, threads, counts_only)
+
+        def encode(segments: pa.Array, first: pa.Array) -> pa.Array:
+            return self._encode_segments(self._prefixed(segments, first) if self.hf.prefix_first else segments,
+                                         threads, False)
+
+        ids = self._added.encode(texts, allowed, encode, mark_first=True)
+        return pc.list_value_length(ids).cast(pa.int64()) if counts_only else ids
+
+    @staticmethod
+    def _prefixed(texts: pa.Array, where: pa.Array | None = None) -> pa.Array:
+        """Metaspace "first": "▁" before each text (of those `where` marks) that is not empty and
+        does not start with " " or "▁" (a space becomes one); HF gives it to the text a row starts
+        with, none after an added token."""
         bare = pc.invert(pc.or_(pc.starts_with(texts, " "), pc.starts_with(texts, SPACE)))
         bare = pc.and_(bare, pc.greater(pc.utf8_length(texts), 0))
-        prefixed = pc.if_else(bare, pc.binary_join_element_wise(pa.scalar(SPACE, pa.large_string()), texts, pa.scalar("", pa.large_string())), texts)
-        return super().encode_arrow(prefixed, allowed_special, threads, counts_only)
+        if where is not None:
+            bare = pc.and_(bare, where)
+        return pc.if_else(bare, pc.binary_join_element_wise(pa.scalar(SPACE, pa.large_string()), texts,
+                                                            pa.scalar("", pa.large_string())), texts)
 
     def encode_with_offsets(self, text: str) -> EncodedText:
         """Not available: HF's offsets of a SentencePiece-style tokenizer.json are not followed."""

@@ -119,12 +119,14 @@ cdef class WordPieceEncoder:
 
     def __init__(self, list tokens, bytes prefix, int32_t unk_id, int64_t max_input_chars_per_word,
                  normalizer, list single, list pair, list first_pieces, list later_pieces, skip_ids,
-                 list special_texts):
+                 list special_texts, int64_t n_model=-1):
         """`tokens`: token bytes by id; `normalizer`: None or (clean_text, handle_chinese_chars,
         strip_accents, lowercase); `single`: post-processor ids before and after a sequence, `pair`:
         before, between and after two; `first_pieces`/`later_pieces`: decoded text of each id at the
         start of a sequence / after it (bytes); `skip_ids`: ids that decoding leaves out (special
-        tokens); `special_texts`: the special tokens' text (bytes), which `encode_str` can look for."""
+        tokens); `special_texts`: the special tokens' text (bytes), which `encode_str` can look for;
+        `n_model`: how many of `tokens` are the model's (-1: all), the others (HF's added tokens) only
+        decoded, never matched by WordPiece."""
         cdef vector[int32_t] initial_keys
         cdef list cont_keys = []
         cdef int32_t i
@@ -142,6 +144,8 @@ cdef class WordPieceEncoder:
             self.starts.push_back(self.vocab.size())
             self.vocab.append(<const char*>t, len(t))
             self.ends.push_back(self.vocab.size())
+            if 0 <= n_model <= i:
+                continue
             if self._reachable(<const uint8_t*>t, len(t), True, c):
                 initial_keys.push_back(i)
             if t.startswith(prefix) and self._reachable(<const uint8_t*>t + len(prefix), len(t) - len(prefix), False, c):
@@ -496,13 +500,14 @@ cdef class WordPieceEncoder:
 
 def tokenizer_encode(tokenizer, text, *, allowed_special=frozenset(), disallowed_special="all"):
     """`Tokenizer.encode` of a WordPieceTokenizer (its `encode` method; Python str in, list of int out):
-    one call to the encoder when the text holds no special token's text and the policy is one that
-    the text is all it depends on (every special token allowed, or every one disallowed, or none of
-    either); otherwise, and for a text that is not a str or holds a surrogate, the base class's
+    one call to the encoder when the tokenizer has no added tokens to split at, the text holds no
+    special token's text and the policy is one that the text is all it depends on (every special
+    token allowed, or every one disallowed, or none of either); otherwise, and for a text that is
+    not a str or holds a surrogate, the base class's
     `encode`, with its errors. A C function rather than a Python method: for a short text the
     interpreter's frame and keyword binding cost more than the encoding."""
     cdef WordPieceEncoder enc = tokenizer._encoder
-    if type(text) is str and (not allowed_special or allowed_special == "all") and \
+    if type(text) is str and tokenizer._added is None and (not allowed_special or allowed_special == "all") and \
             (not disallowed_special or disallowed_special == "all"):
         try:
             ids = enc._encode_one(text, True, False, bool(allowed_special) or bool(disallowed_special))

@@ -3,21 +3,22 @@
 
 Supported, as HF `tokenizers` runs them: model WordPiece; normalizer null or BertNormalizer (every
 switch; strip_accents null follows lowercase); pre-tokenizer BertPreTokenizer; post-processor null,
-TemplateProcessing or BertProcessing; decoder null or WordPiece (prefix, cleanup); added tokens that
-are vocabulary entries and special, without HF's flags (lstrip, rstrip, single_word, and normalized under a
-normalizer). `truncation` and `padding` are ignored: sqltok encodes whole
+TemplateProcessing or BertProcessing; decoder null or WordPiece (prefix, cleanup); added tokens,
+special or not, in the vocabulary or after it, with HF's flags (lstrip, rstrip, single_word,
+normalized: `sqltok.added_tokens`). `truncation` and `padding` are ignored: sqltok encodes whole
 texts. Anything else raises `UnsupportedTokenizerError` naming the feature.
 """
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from sqltok.added_tokens import AddedTokenFlags
+from sqltok.added_tokens import AddedTokenFlags, read_added_tokens
 from sqltok.formats.errors import ModelFormatError, UnsupportedTokenizerError
 from sqltok.formats.files import exists, read_utf8
 from sqltok.formats.json_file import load_json, strings_by_id
+from sqltok.normalizers import bert_normalize
 from sqltok.normalizers.bert import bert_switches
 
 #: HF `BertNormalizer` defaults: clean_text, handle_chinese_chars, strip_accents, lowercase.
@@ -28,7 +29,7 @@ BERT_DEFAULTS = {"clean_text": True, "handle_chinese_chars": True, "strip_accent
 class WordPieceSpec:
     """A WordPiece tokenizer as `WordPieceEncoder` consumes it."""
     name: str
-    tokens: list[str]                       # by id
+    tokens: list[str]                       # by id: the model's, then the added tokens' after it
     unk_token: str
     prefix: str                             # continuation prefix ("##")
     max_input_chars_per_word: int
@@ -37,6 +38,9 @@ class WordPieceSpec:
     pair: tuple[list[int], list[int], list[int]]       # before A, between A and B, after B
     special_tokens: dict[str, int]
     decoder: tuple[str, bool] | None        # WordPiece decoder (prefix, cleanup), None: join with " "
+    n_model: int | None = None              # tokens of the model (None: all); the others are added tokens
+    added_tokens: dict[str, int] = field(default_factory=dict)   # not special, matched always
+    added_flags: dict[str, AddedTokenFlags] = field(default_factory=dict)  # HF's flags that are not the defaults
 
 
 def read_wordpiece_json(path: str | os.PathLike, name: str | None = None, document: object = None) -> WordPieceSpec:
@@ -105,16 +109,12 @@ def _spec_from_json(doc: object, name: str) -> WordPieceSpec:
     pre = doc.get("pre_tokenizer")
     if not (isinstance(pre, dict) and pre.get("type") == "BertPreTokenizer"):
         problems.append(f"pre_tokenizer {pre.get('type') if isinstance(pre, dict) else pre} (BertPreTokenizer only)")
-    specials = {}
-    for t in doc.get("added_tokens") or []:
-        if t.get("content") not in vocab or vocab[t["content"]] != t.get("id") or not t.get("special"):
-            problems.append(f"added token {t.get('content')!r} that is not a special vocabulary entry")
-        elif flags := [f for f in AddedTokenFlags.from_hf(t).names() if f != "normalized" or normalizer is not None]:
-            problems.append(f"added token {t['content']!r} with {', '.join(flags)} "
-                            "true (HF's added-token flags; the WordPiece encoder matches special tokens as "
-                            "they are written)")
-        else:
-            specials[t["content"]] = t["id"]
+    added = read_added_tokens(doc.get("added_tokens") or [], vocab)
+    n_model = len(tokens)
+    for content, i in sorted({**added.special, **added.added}.items(), key=lambda item: item[1]):
+        if i >= n_model:  # (HF numbers them on from the vocabulary's size, and spells a normalized one normalized)
+            normalized = normalizer is not None and added.flags.get(content, AddedTokenFlags()).normalized
+            tokens.append(bert_normalize(content, **dict(zip(BERT_DEFAULTS, normalizer))) if normalized else content)
     single, pair = _post_processor(doc.get("post_processor"), problems)
     decoder = doc.get("decoder")
     if decoder is not None and decoder.get("type") != "WordPiece":
@@ -125,8 +125,9 @@ def _spec_from_json(doc: object, name: str) -> WordPieceSpec:
     return WordPieceSpec(
         name=name, tokens=tokens, unk_token=unk, prefix=model.get("continuing_subword_prefix", "##"),
         max_input_chars_per_word=int(model.get("max_input_chars_per_word", 100)), normalizer=normalizer,
-        single=single, pair=pair, special_tokens=specials,
-        decoder=None if decoder is None else (decoder.get("prefix", "##"), bool(decoder.get("cleanup", True))))
+        single=single, pair=pair, special_tokens=added.special,
+        decoder=None if decoder is None else (decoder.get("prefix", "##"), bool(decoder.get("cleanup", True))),
+        n_model=n_model, added_tokens=added.added, added_flags=added.flags)
 
 
 def _normalizer(spec, problems: list[str]) -> tuple[bool, bool, bool, bool] | None:

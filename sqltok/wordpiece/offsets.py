@@ -17,6 +17,7 @@ import pyarrow as pa
 import regex
 import unicodedata2
 
+from sqltok.formats.errors import UnsupportedTokenizerError
 from sqltok.normalizers import bert_normalize
 from sqltok.normalizers.alignment import nfd_origin
 from sqltok.white_space import WHITE_SPACE
@@ -26,7 +27,11 @@ _PUNCTUATION = regex.compile(r"[\p{P}\x21-\x2f\x3a-\x40\x5b-\x60\x7b-\x7e]")
 
 
 def wordpiece_offsets(spec: WordPieceSpec, text: str, ids: list[int]) -> list[tuple[int, int]]:
-    """The offsets of `ids`, the encoding of `text` with the post-processor's template around it."""
+    """The offsets of `ids`, the encoding of `text` with the post-processor's template around it
+    (a tokenizer with non-special added tokens is refused: they are not laid over the text here)."""
+    if spec.added_tokens:
+        raise UnsupportedTokenizerError(f"offsets of {spec.name!r}: its non-special added tokens "
+                                        f"{sorted(spec.added_tokens)[:3]} are not followed by sqltok's offsets")
     before, after = spec.single
     body = ids[len(before):len(ids) - len(after)]
     normalized, origin = _normalized(spec, text)

@@ -3,7 +3,8 @@ same API as `Tokenizer`, ids identical to HF `tokenizers`.
 
 Encoding is HF's pipeline: BertNormalizer, BertPreTokenizer, WordPiece, then the post-processor's
 template ([CLS] ... [SEP]); `encode` treats special-token text as text, `encode_special` (SQL) and
-`allowed_special` match it as HF does. Decoding is HF's `decode` (WordPiece decoder, special tokens
+`allowed_special` match it as HF does; HF's non-special added tokens are always matched, and added
+tokens with HF's flags matched as HF does (`sqltok.added_rows`). Decoding is HF's `decode` (WordPiece decoder, special tokens
 skipped).
 """
 from __future__ import annotations
@@ -13,8 +14,11 @@ from collections.abc import Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sqltok.added_rows import AddedRows
+from sqltok.normalizers._normalize import bert_normalize_arrow
 from sqltok.wordpiece._encode import WordPieceEncoder, tokenizer_encode
 from sqltok.errors import SqltokError
+from sqltok.formats.errors import UnsupportedTokenizerError
 from sqltok.wordpiece.files import WordPieceSpec, read_vocab_txt, read_wordpiece_json
 from sqltok.formats.kind import TokenizerFile
 from sqltok.threads import default_threads
@@ -59,11 +63,33 @@ class WordPieceTokenizer(Tokenizer):
             [t.encode() for t in spec.tokens], spec.prefix.encode(), vocab[spec.unk_token],
             spec.max_input_chars_per_word, spec.normalizer, list(spec.single), list(spec.pair),
             [t.encode() for t in first], [t.encode() for t in later], list(self._special_by_id),
-            [s.encode() for s in self._special_tokens])
+            [s.encode() for s in self._special_tokens], -1 if spec.n_model is None else spec.n_model)
+        self._added = self._added_rows(spec)
         self._token_strings = pa.array(spec.tokens, pa.large_string())  # tokens() shows them as HF does
         self._token_bytes = self._token_strings.cast(pa.large_binary())
         self._decoded_pieces = (first, later)  # what each id adds to decoded text, first or after another
         self._pickle_as = (type(self), (spec,))
+
+    def _added_rows(self, spec: WordPieceSpec) -> AddedRows | None:
+        """The added-token path, for a tokenizer with non-special added tokens or HF's flags."""
+        if not spec.added_tokens and not spec.added_flags:
+            return None
+        switches = spec.normalizer
+        normalize = None if switches is None else lambda texts: bert_normalize_arrow(texts, *switches)
+        self._normalize_segments = normalize
+        self._plain_encoder = None  # the segments' encoder after `normalize`: built when first needed
+        return AddedRows(spec.special_tokens, spec.added_tokens, spec.added_flags,
+                         None if normalize is None else lambda text: normalize(pa.array([text]))[0].as_py())
+
+    def _encode_normalized(self, texts: pa.Array) -> pa.Array:
+        """Texts normalized already, encoded by this vocabulary without the normalizer."""
+        if self._plain_encoder is None:
+            spec = self.spec
+            self._plain_encoder = WordPieceEncoder(
+                [t.encode() for t in spec.tokens], spec.prefix.encode(), spec.tokens.index(spec.unk_token),
+                spec.max_input_chars_per_word, None, [[], []], [[], [], []], [], [], [], [],
+                -1 if spec.n_model is None else spec.n_model)
+        return self._plain_encoder.encode_arrow(texts, default_threads(), False, False)
 
     @classmethod
     def from_file(cls, file: TokenizerFile, name: str | None = None, **options) -> "WordPieceTokenizer":
@@ -90,9 +116,13 @@ class WordPieceTokenizer(Tokenizer):
             texts = texts.combine_chunks()
         threads = threads or default_threads()
         allowed = self._allowed_ids(allowed_special)
-        if allowed is None:
+        if self._added is not None:
+            ids = self._added.encode(texts, allowed, lambda segments: self._encoder.encode_arrow(
+                segments, threads, False, False), self._normalize_segments, self._encode_normalized, *self.spec.single)
+        elif allowed is None:
             return self._encoder.encode_arrow(texts, threads, counts_only)
-        ids = self._encode_specials(texts, allowed, threads)
+        else:
+            ids = self._encode_specials(texts, allowed, threads)
         return pc.list_value_length(ids).cast(pa.int64()) if counts_only else ids
 
     def _encode_specials(self, texts: pa.Array, allowed, threads: int) -> pa.Array:
@@ -113,6 +143,8 @@ class WordPieceTokenizer(Tokenizer):
 
     # -- the direct path (Python str in, Python objects out) ---------------------------------------
     def _encode_texts(self, texts: list[str], allowed_special: AllowedSpecial, counts_only: bool = False) -> list:
+        if self._added is not None:
+            return super()._encode_texts(texts, allowed_special, counts_only)
         allowed = self._allowed_ids(allowed_special)
         if allowed is None:
             try:
@@ -128,7 +160,7 @@ class WordPieceTokenizer(Tokenizer):
         return [len(x) for x in ids] if counts_only else ids
 
     def _encode_text(self, text: str, allowed_special: AllowedSpecial, counts_only: bool = False) -> list[int] | int:
-        if allowed_special:
+        if allowed_special or self._added is not None:
             return self._encode_texts([text], allowed_special, counts_only)[0]
         try:
             return self._encoder.encode_str(text, True, counts_only)
@@ -156,6 +188,8 @@ class WordPieceTokenizer(Tokenizer):
         """Ids (list<int32>) or counts of sequence pairs, as the post-processor's pair template puts
         them ([CLS] a [SEP] b [SEP]: cross-encoders, rerankers); NULL when either side is NULL;
         special-token text is text."""
+        if self._added is not None and self._added.always:
+            raise UnsupportedTokenizerError(f"{self.name}: pairs with the non-special added tokens of a tokenizer.json")
         if isinstance(texts, pa.ChunkedArray):
             texts = texts.combine_chunks()
         if isinstance(pairs, pa.ChunkedArray):
@@ -174,7 +208,8 @@ class WordPieceTokenizer(Tokenizer):
     def vocabularies(self) -> tuple[dict[str, int], dict[str, int]]:
         """(model vocabulary, added tokens) as HF holds them: every token as written ("##ing"), and
         the special tokens."""
-        return {t: i for i, t in enumerate(self.spec.tokens)}, dict(self._special_tokens)
+        return ({t: i for i, t in enumerate(self.spec.tokens[:self.spec.n_model])},
+                {**self._special_tokens, **self.spec.added_tokens})
 
     def encode_with_offsets(self, text: str) -> EncodedText:
         """`encode(text)` (special-token text as text) with HF's character offsets of each token into
