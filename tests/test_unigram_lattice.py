@@ -41,9 +41,11 @@ def test_kept_lattices_equal_fresh_ones_on_any_threads(data):
         fresh = WordLattices(pieces, scores, words, counts)
         assert lattices.nodes == fresh.nodes
         expected = fresh.e_step(scores, 1)
+        best = fresh.viterbi_counts(scores, 1)
         for threads in (1, 2):
-            assert lattices.e_step(scores, threads).tobytes() == expected.tobytes()
-            assert lattices.viterbi_counts(scores, threads).tobytes() == fresh.viterbi_counts(scores, 1).tobytes()
+            for block_nodes in (1 << 21, data.draw(st.integers(1, 200))):  # one block, or several
+                assert lattices.e_step(scores, threads, block_nodes).tobytes() == expected.tobytes()
+                assert lattices.viterbi_counts(scores, threads, block_nodes).tobytes() == best.tobytes()
 
 
 def _textbook_expected(pieces: list[str], scores: np.ndarray, word: str, count: int) -> np.ndarray:
@@ -135,5 +137,5 @@ def test_e_step_is_sentencepieces_float32_arithmetic(data):
     pieces, scores, words, counts = _words_and_pieces(data, 130)
     expected = _sentencepiece_expected(pieces.to_pylist(), scores, words.to_pylist(), counts.to_pylist())
     lattices = WordLattices(pieces, scores, words, counts)
-    for threads in (1, 2):
-        assert lattices.e_step(scores, threads).tobytes() == expected.tobytes()
+    for threads, block_nodes in ((1, 1 << 21), (2, 1 << 21), (2, 97)):
+        assert lattices.e_step(scores, threads, block_nodes).tobytes() == expected.tobytes()

@@ -27,6 +27,7 @@ from sqltok.native.arrow_buffers cimport BinaryView, binary_view, int64_values, 
 from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
 
 cdef float UNK_PENALTY = 10.0
+DEF SWEEP_BLOCK_NODES = 1 << 21  # a sweep's block: what its threads keep for later follows it
 
 
 cdef struct Lattice:
@@ -69,6 +70,7 @@ cdef struct Sweep:              # one E step or Viterbi pass over the words
     Part* parts                 # per part of the row driver
     Lattice* lats               # per thread
     int* nan                    # per thread: a likelihood was NaN
+    int64_t offset              # the first word of the block being swept
 
 
 cdef inline int64_t _char_len(uint8_t b) noexcept nogil:
@@ -424,10 +426,11 @@ cdef class WordLattices:
                     _add(out, 0, p.values[j])
                     j += 1
 
-    cdef object _sweep(self, scores_arr, int threads, bint expect):
-        """Both passes' driver: the words shared among threads by the row driver; thread 0's own run
-        (the first words) adds to the float32 totals as it goes, every other part after it, in word
-        order, so that every sum rounds as in one thread."""
+    cdef object _sweep(self, scores_arr, int threads, bint expect, int64_t block_nodes):
+        """Both passes' driver: block after block of about `block_nodes` nodes, the words of a
+        block shared among threads by the row driver; thread 0's own run (the block's first words)
+        adds to the float32 totals as it goes, every other part after it, in word order, so that
+        every sum rounds as in one thread, and what the parts keep follows one block, not all words."""
         cdef const float[:] sc = np.ascontiguousarray(scores_arr, dtype=np.float32)
         if sc.shape[0] != self.n_pieces:
             raise ValueError(f"{sc.shape[0]} scores for {self.n_pieces} pieces")
@@ -435,46 +438,58 @@ cdef class WordLattices:
         cdef float[:] out = out_arr
         cdef Sweep s
         cdef RowRun run
-        cdef list keep = []
-        cdef int64_t i
+        cdef list keep
+        cdef int64_t i, start, end, n_words = <int64_t>self.counts.size()
         cdef size_t k
         cdef float low = 3.4028234663852886e38
         for i in range(sc.shape[0]):
             low = sc[i] if sc[i] < low else low
-        rows_open(run, self.words, keep, threads, True)
-        cdef vector[Part] parts = vector[Part](run.parts)
-        cdef vector[Lattice] lats = vector[Lattice](run.threads)
-        cdef vector[int] nan = vector[int](run.threads, 0)
+        cdef vector[Part] parts
+        cdef vector[Lattice] lats = vector[Lattice](max(threads, 1))
+        cdef vector[int] nan = vector[int](max(threads, 1), 0)
         s.lattices = <void*>self
         s.scores = &sc[0] if sc.shape[0] else NULL
         s.unk_score = low - UNK_PENALTY
         s.expect = expect
         s.out = &out[0] if out.shape[0] else NULL
-        s.parts = parts.data()
         s.lats = lats.data()
         s.nan = nan.data()
-        rows_run(run, _sweep_rows, NULL, &s)
-        with nogil:
-            for k in range(1, run.order.size()):
-                self._add_part(parts[run.order[k]], s.out, expect)
+        start = 0
+        while start < n_words:
+            end = start + 1
+            while end < n_words and (self.first[self.word_pos[end]] - self.first[self.word_pos[start]]
+                                     < block_nodes):
+                end += 1
+            keep = []
+            rows_open(run, self.words[start:end], keep, threads, True)
+            parts.clear()
+            parts.resize(run.parts)
+            s.parts = parts.data()
+            s.offset = start
+            rows_run(run, _sweep_rows, NULL, &s)
+            with nogil:
+                for k in range(1, run.order.size()):
+                    self._add_part(parts[run.order[k]], s.out, expect)
+            start = end
         if any(nan):
             raise ValueError("likelihood is NaN: a text may be too long")
         return out_arr
 
-    def e_step(self, scores, int threads=1):
-        """The expected count of each piece (float32): forward-backward over every word."""
-        return self._sweep(scores, threads, True)
+    def e_step(self, scores, int threads=1, int64_t block_nodes=SWEEP_BLOCK_NODES):
+        """The expected count of each piece (float32): forward-backward over every word, in blocks
+        of about `block_nodes` nodes (the memory the threads keep follows it, the result does not)."""
+        return self._sweep(scores, threads, True, block_nodes)
 
-    def viterbi_counts(self, scores, int threads=1):
-        """The count of each piece on the words' best paths (float32)."""
-        return self._sweep(scores, threads, False)
+    def viterbi_counts(self, scores, int threads=1, int64_t block_nodes=SWEEP_BLOCK_NODES):
+        """The count of each piece on the words' best paths (float32), in blocks as `e_step`."""
+        return self._sweep(scores, threads, False, block_nodes)
 
 
 cdef int64_t _sweep_rows(void* task, const RowRun& run, int thread, int part, int64_t first,
                          int64_t last) noexcept nogil:
     """Words [first, last) into part `part` (nothing fails: -1)."""
     cdef Sweep* s = <Sweep*>task
-    (<WordLattices>s.lattices)._rows(s[0], thread, part, first, last)
+    (<WordLattices>s.lattices)._rows(s[0], thread, part, s.offset + first, s.offset + last)
     return -1
 
 
