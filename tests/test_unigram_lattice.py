@@ -1,6 +1,7 @@
 """The Unigram trainer's word lattices: found once and renumbered as pieces go (`keep`), they give the
 E step and the Viterbi counts that lattices found afresh for the remaining pieces give, bit for bit,
-on one thread or several; the per-position forward-backward equals the textbook per-node one."""
+on one thread or several; the per-position forward-backward equals the textbook per-node one, and
+SentencePiece's own float32 recurrence over every node, bit for bit."""
 import math
 
 import numpy as np
@@ -40,9 +41,11 @@ def test_kept_lattices_equal_fresh_ones_on_any_threads(data):
         fresh = WordLattices(pieces, scores, words, counts)
         assert lattices.nodes == fresh.nodes
         expected = fresh.e_step(scores, 1)
+        best = fresh.viterbi_counts(scores, 1)
         for threads in (1, 2):
-            assert lattices.e_step(scores, threads).tobytes() == expected.tobytes()
-            assert lattices.viterbi_counts(scores, threads).tobytes() == fresh.viterbi_counts(scores, 1).tobytes()
+            for block_nodes in (1 << 21, data.draw(st.integers(1, 200))):  # one block, or several
+                assert lattices.e_step(scores, threads, block_nodes).tobytes() == expected.tobytes()
+                assert lattices.viterbi_counts(scores, threads, block_nodes).tobytes() == best.tobytes()
 
 
 def _textbook_expected(pieces: list[str], scores: np.ndarray, word: str, count: int) -> np.ndarray:
@@ -80,3 +83,59 @@ def test_e_step_is_forward_backward(data):
     textbook = sum(_textbook_expected(pieces.to_pylist(), scores, w, c)
                    for w, c in zip(words.to_pylist(), counts.to_pylist()))
     assert np.allclose(ours, textbook, rtol=1e-4, atol=1e-3)
+
+
+def _log_sum_exp(x: np.float32, y: np.float32, init: bool) -> np.float32:
+    """SentencePiece's LogSumExp: float32 operands, the correction in double, rounded to float32."""
+    if init:
+        return y
+    vmin, vmax = min(x, y), max(x, y)
+    if vmax > vmin + np.float32(50):
+        return vmax
+    return np.float32(float(vmax) + math.log1p(math.exp(float(vmin - vmax))))
+
+
+def _sentencepiece_expected(pieces: list[str], scores: np.ndarray, words: list[str], counts: list[int]) -> np.ndarray:
+    """SentencePiece's E step as lattice.cc runs it: per word, nodes in insertion order (at each
+    position its pieces by length, then an unknown node where no one-character piece is), alpha of
+    each node over the nodes ending where it starts and beta of each node over the nodes starting
+    where it ends, both in list order; float32 totals, each addition done in double."""
+    out = np.zeros(len(pieces), dtype=np.float32)
+    unk = np.float32(scores.min() - np.float32(10))
+    for word, count in zip(words, counts):
+        n = len(word)
+        nodes = []  # (start, end, piece, score)
+        for i in range(n):
+            found = sorted((len(p), k) for k, p in enumerate(pieces) if word.startswith(p, i))
+            nodes += [(i, i + length, k, scores[k]) for length, k in found]
+            if not any(length == 1 for length, _ in found):
+                nodes.append((i, i + 1, 0, unk))
+        nodes = [(0, 0, -1, np.float32(0))] + nodes + [(n, n, -1, np.float32(0))]  # BOS, ..., EOS
+        ending = {pos: [j for j, node in enumerate(nodes) if node[1] == pos and j != len(nodes) - 1]
+                  for pos in range(n + 1)}
+        starting = {pos: [j for j, node in enumerate(nodes) if node[0] == pos and j != 0] for pos in range(n + 1)}
+        alpha = [np.float32(0)] * len(nodes)
+        beta = [np.float32(0)] * len(nodes)
+        for pos in range(n + 1):
+            for r in starting[pos]:
+                for l in ending[pos]:
+                    alpha[r] = _log_sum_exp(alpha[r], nodes[l][3] + alpha[l], l == ending[pos][0])
+        for pos in range(n, -1, -1):
+            for l in ending[pos]:
+                for r in starting[pos]:
+                    beta[l] = _log_sum_exp(beta[l], nodes[r][3] + beta[r], r == starting[pos][0])
+        z = alpha[-1]
+        freq = np.float32(count)
+        for j, (_, _, k, score) in enumerate(nodes[1:-1], 1):
+            out[k] = np.float32(float(out[k]) + float(freq) * math.exp(float(alpha[j] + score + beta[j] - z)))
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_e_step_is_sentencepieces_float32_arithmetic(data):
+    pieces, scores, words, counts = _words_and_pieces(data, 130)
+    expected = _sentencepiece_expected(pieces.to_pylist(), scores, words.to_pylist(), counts.to_pylist())
+    lattices = WordLattices(pieces, scores, words, counts)
+    for threads, block_nodes in ((1, 1 << 21), (2, 1 << 21), (2, 97)):
+        assert lattices.e_step(scores, threads, block_nodes).tobytes() == expected.tobytes()

@@ -27,6 +27,7 @@ from sqltok.native.arrow_buffers cimport BinaryView, binary_view, int64_values, 
 from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
 
 cdef float UNK_PENALTY = 10.0
+DEF SWEEP_BLOCK_NODES = 1 << 21  # a sweep's block: what its threads keep for later follows it
 
 
 cdef struct Lattice:
@@ -42,6 +43,7 @@ cdef struct Lattice:
     vector[int32_t] end_nodes
     vector[float] alpha
     vector[float] beta
+    vector[uint8_t] reached
     int32_t length               # characters
 
 
@@ -68,6 +70,7 @@ cdef struct Sweep:              # one E step or Viterbi pass over the words
     Part* parts                 # per part of the row driver
     Lattice* lats               # per thread
     int* nan                    # per thread: a likelihood was NaN
+    int64_t offset              # the first word of the block being swept
 
 
 cdef inline int64_t _char_len(uint8_t b) noexcept nogil:
@@ -182,44 +185,6 @@ cdef inline float _log_sum_exp(float x, float y, bint init) noexcept nogil:
 cdef inline void _add(float* out, int32_t piece, double value) noexcept nogil:
     """SentencePiece's `expected[id] += freq * exp(...)`: a float32 total plus a double, rounded."""
     out[piece] = <float>(<double>out[piece] + value)
-
-
-cdef float _marginals(Lattice& lat, float freq, float* out, vector[double]& values) noexcept nogil:
-    """Forward-backward: freq x marginal of each node, in node order, added to its piece's total in
-    `out`, or (out NULL) appended to `values`; returns freq x log Z.
-
-    SentencePiece computes alpha of each node starting at a position from the nodes ending there,
-    and beta of each node ending at a position from the nodes starting there: the same sum in the
-    same order for every such node, so here it is computed once per position (`alpha[pos]`,
-    `beta[pos]`), with the same result."""
-    cdef int32_t length = lat.length, pos, r, l, j, k, n_nodes = <int32_t>lat.node_pos.size()
-    cdef float z, v, a
-    cdef double value
-    lat.alpha.assign(length + 1, 0)   # per position: alpha of the nodes starting there (EOS at the end)
-    lat.beta.assign(length + 1, 0)    # per position: beta of the nodes ending there (BOS at 0)
-    for pos in range(1, length + 1):  # BOS (alpha 0) is all that ends at 0
-        a = 0
-        for j in range(lat.end_start[pos], lat.end_start[pos + 1]):
-            l = lat.end_nodes[j]
-            a = _log_sum_exp(a, lat.node_score[l] + lat.alpha[lat.node_pos[l]], j == lat.end_start[pos])
-        lat.alpha[pos] = a
-    pos = length - 1                  # EOS (beta 0) is all that starts at the end
-    while pos >= 0:
-        a = 0
-        for r in range(_begin_first(lat, pos), _begin_last(lat, pos)):
-            a = _log_sum_exp(a, lat.node_score[r] + lat.beta[lat.node_pos[r] + lat.node_len[r]],
-                             r == _begin_first(lat, pos))
-        lat.beta[pos] = a
-        pos -= 1
-    z = lat.alpha[length]
-    for k in range(2, n_nodes):
-        v = lat.alpha[lat.node_pos[k]] + lat.node_score[k] + lat.beta[lat.node_pos[k] + lat.node_len[k]] - z
-        value = <double>freq * exp(<double>v)
-        if out != NULL:
-            _add(out, lat.node_id[k], value)
-        else:
-            values.push_back(value)
-    return freq * z
 
 
 cdef void _viterbi(Lattice& lat) noexcept nogil:
@@ -354,6 +319,66 @@ cdef class WordLattices:
         lat.begin_start[length] = <int32_t>lat.node_pos.size()
         _index_ends(lat)
 
+    cdef float _expect(self, Lattice& lat, const float* scores, float unk_score, int64_t word, float* out,
+                       vector[double]& values) noexcept nogil:
+        """Forward-backward over word `word`, read straight from its stored nodes (no lattice built):
+        freq x marginal of each node, in node order, added to its piece's total in `out`, or (out
+        NULL) appended to `values`; returns freq x log Z.
+
+        SentencePiece computes alpha of each node starting at a position from the nodes ending there,
+        and beta of each node ending at a position from the nodes starting there: the same sum in the
+        same order for every such node, so here it is computed once per position. The nodes ending
+        at a position are added to its alpha in the order of their starts, which is the order of
+        SentencePiece's list of them, so every sum rounds as there."""
+        cdef int64_t base = self.word_pos[word], m, m0, m1
+        cdef int32_t length = <int32_t>(self.word_pos[word + 1] - base), pos, e
+        cdef float a, z, v, freq = <float>self.counts[word]
+        cdef double value
+        cdef bint init
+        lat.alpha.assign(length + 1, 0)    # per position: alpha of the nodes starting there
+        lat.beta.assign(length + 1, 0)     # per position: beta of the nodes ending there
+        lat.reached.assign(length + 1, 0)  # per position: some node ending there was added to alpha
+        for pos in range(length):
+            a = lat.alpha[pos]
+            m0, m1 = self.first[base + pos], self.first[base + pos + 1]
+            for m in range(m0, m1):
+                e = pos + self.chars[m]
+                lat.alpha[e] = _log_sum_exp(lat.alpha[e], scores[self.ids[m]] + a, not lat.reached[e])
+                lat.reached[e] = 1
+            if m0 == m1 or self.chars[m0] != 1:
+                lat.alpha[pos + 1] = _log_sum_exp(lat.alpha[pos + 1], unk_score + a, not lat.reached[pos + 1])
+                lat.reached[pos + 1] = 1
+        pos = length - 1
+        while pos >= 0:
+            m0, m1 = self.first[base + pos], self.first[base + pos + 1]
+            a = 0
+            init = True
+            for m in range(m0, m1):
+                a = _log_sum_exp(a, scores[self.ids[m]] + lat.beta[pos + self.chars[m]], init)
+                init = False
+            if m0 == m1 or self.chars[m0] != 1:
+                a = _log_sum_exp(a, unk_score + lat.beta[pos + 1], init)
+            lat.beta[pos] = a
+            pos -= 1
+        z = lat.alpha[length]
+        for pos in range(length):
+            m0, m1 = self.first[base + pos], self.first[base + pos + 1]
+            for m in range(m0, m1):
+                v = lat.alpha[pos] + scores[self.ids[m]] + lat.beta[pos + self.chars[m]] - z
+                value = <double>freq * exp(<double>v)
+                if out != NULL:
+                    _add(out, self.ids[m], value)
+                else:
+                    values.push_back(value)
+            if m0 == m1 or self.chars[m0] != 1:
+                v = lat.alpha[pos] + unk_score + lat.beta[pos + 1] - z
+                value = <double>freq * exp(<double>v)
+                if out != NULL:
+                    _add(out, 0, value)
+                else:
+                    values.push_back(value)
+        return freq * z
+
     cdef void _rows(self, Sweep& s, int thread, int part, int64_t first, int64_t last) noexcept nogil:
         """Words first..last-1 for part `part`: the first part (the first words, thread 0's) adds to
         the totals at once, the others keep what they find for `_add_part`."""
@@ -367,12 +392,12 @@ cdef class WordLattices:
             p.first = first
         p.last = last
         for i in range(first, last):
-            self._lattice(lat[0], s.scores, s.unk_score, i)
             if s.expect:
-                z = _marginals(lat[0], <float>self.counts[i], out, p.values)
+                z = self._expect(lat[0], s.scores, s.unk_score, i, out, p.values)
                 if z != z:
                     s.nan[thread] = 1
             else:
+                self._lattice(lat[0], s.scores, s.unk_score, i)
                 _viterbi(lat[0])
                 node = lat.prev[1]
                 while lat.prev[node] >= 0:
@@ -401,10 +426,11 @@ cdef class WordLattices:
                     _add(out, 0, p.values[j])
                     j += 1
 
-    cdef object _sweep(self, scores_arr, int threads, bint expect):
-        """Both passes' driver: the words shared among threads by the row driver; thread 0's own run
-        (the first words) adds to the float32 totals as it goes, every other part after it, in word
-        order, so that every sum rounds as in one thread."""
+    cdef object _sweep(self, scores_arr, int threads, bint expect, int64_t block_nodes):
+        """Both passes' driver: block after block of about `block_nodes` nodes, the words of a
+        block shared among threads by the row driver; thread 0's own run (the block's first words)
+        adds to the float32 totals as it goes, every other part after it, in word order, so that
+        every sum rounds as in one thread, and what the parts keep follows one block, not all words."""
         cdef const float[:] sc = np.ascontiguousarray(scores_arr, dtype=np.float32)
         if sc.shape[0] != self.n_pieces:
             raise ValueError(f"{sc.shape[0]} scores for {self.n_pieces} pieces")
@@ -412,46 +438,58 @@ cdef class WordLattices:
         cdef float[:] out = out_arr
         cdef Sweep s
         cdef RowRun run
-        cdef list keep = []
-        cdef int64_t i
+        cdef list keep
+        cdef int64_t i, start, end, n_words = <int64_t>self.counts.size()
         cdef size_t k
         cdef float low = 3.4028234663852886e38
         for i in range(sc.shape[0]):
             low = sc[i] if sc[i] < low else low
-        rows_open(run, self.words, keep, threads, True)
-        cdef vector[Part] parts = vector[Part](run.parts)
-        cdef vector[Lattice] lats = vector[Lattice](run.threads)
-        cdef vector[int] nan = vector[int](run.threads, 0)
+        cdef vector[Part] parts
+        cdef vector[Lattice] lats = vector[Lattice](max(threads, 1))
+        cdef vector[int] nan = vector[int](max(threads, 1), 0)
         s.lattices = <void*>self
         s.scores = &sc[0] if sc.shape[0] else NULL
         s.unk_score = low - UNK_PENALTY
         s.expect = expect
         s.out = &out[0] if out.shape[0] else NULL
-        s.parts = parts.data()
         s.lats = lats.data()
         s.nan = nan.data()
-        rows_run(run, _sweep_rows, NULL, &s)
-        with nogil:
-            for k in range(1, run.order.size()):
-                self._add_part(parts[run.order[k]], s.out, expect)
+        start = 0
+        while start < n_words:
+            end = start + 1
+            while end < n_words and (self.first[self.word_pos[end]] - self.first[self.word_pos[start]]
+                                     < block_nodes):
+                end += 1
+            keep = []
+            rows_open(run, self.words[start:end], keep, threads, True)
+            parts.clear()
+            parts.resize(run.parts)
+            s.parts = parts.data()
+            s.offset = start
+            rows_run(run, _sweep_rows, NULL, &s)
+            with nogil:
+                for k in range(1, run.order.size()):
+                    self._add_part(parts[run.order[k]], s.out, expect)
+            start = end
         if any(nan):
             raise ValueError("likelihood is NaN: a text may be too long")
         return out_arr
 
-    def e_step(self, scores, int threads=1):
-        """The expected count of each piece (float32): forward-backward over every word."""
-        return self._sweep(scores, threads, True)
+    def e_step(self, scores, int threads=1, int64_t block_nodes=SWEEP_BLOCK_NODES):
+        """The expected count of each piece (float32): forward-backward over every word, in blocks
+        of about `block_nodes` nodes (the memory the threads keep follows it, the result does not)."""
+        return self._sweep(scores, threads, True, block_nodes)
 
-    def viterbi_counts(self, scores, int threads=1):
-        """The count of each piece on the words' best paths (float32)."""
-        return self._sweep(scores, threads, False)
+    def viterbi_counts(self, scores, int threads=1, int64_t block_nodes=SWEEP_BLOCK_NODES):
+        """The count of each piece on the words' best paths (float32), in blocks as `e_step`."""
+        return self._sweep(scores, threads, False, block_nodes)
 
 
 cdef int64_t _sweep_rows(void* task, const RowRun& run, int thread, int part, int64_t first,
                          int64_t last) noexcept nogil:
     """Words [first, last) into part `part` (nothing fails: -1)."""
     cdef Sweep* s = <Sweep*>task
-    (<WordLattices>s.lattices)._rows(s[0], thread, part, first, last)
+    (<WordLattices>s.lattices)._rows(s[0], thread, part, s.offset + first, s.offset + last)
     return -1
 
 
