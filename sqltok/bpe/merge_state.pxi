@@ -183,10 +183,37 @@ cdef class MergeState:
         h[i] = e
 
     cdef void _pop(self) noexcept nogil:
+        """Drop the root: its hole goes down along the best children to a leaf, where the last entry
+        comes in and rises (it mostly belongs near the leaves: a comparison a level fewer than
+        sifting it down from the root)."""
         cdef HeapEntry last = self.heap.back()
         self.heap.pop_back()
-        if self.heap.size() > 0:
-            self._sift_down(last)
+        cdef size_t n = self.heap.size()
+        if n == 0:
+            return
+        cdef HeapEntry* h = self.heap.data()
+        cdef size_t i = 0
+        cdef size_t child, best, end, parent
+        while True:
+            child = 4 * i + 1
+            if child >= n:
+                break
+            best = child
+            end = child + 4 if child + 4 < n else n
+            child += 1
+            while child < end:
+                if self._before(h[child], h[best]):
+                    best = child
+                child += 1
+            h[i] = h[best]
+            i = best
+        while i > 0:
+            parent = (i - 1) >> 2
+            if not self._before(last, h[parent]):
+                break
+            h[i] = h[parent]
+            i = parent
+        h[i] = last
 
     # -- pairs -------------------------------------------------------------------------------------
     cdef int32_t _pair_index(self, int32_t left, int32_t right) except -2 nogil:
@@ -302,6 +329,7 @@ cdef class MergeState:
         if self.pair_more[pair] < 0:
             self.pair_more[pair] = <int32_t>self.more_seqs.size()
             self.more_seqs.push_back(vector[int32_t]())
+            self.more_seqs.back().reserve(4)  # no reallocation until the fifth sequence
         self.more_seqs[self.pair_more[pair]].push_back(w)
 
     cdef void _take_seqs(self, int32_t pair, vector[int32_t]& out) noexcept nogil:

@@ -15,6 +15,7 @@ from sqltok.bpe.settings import MIN_VOCAB_SIZE
 from sqltok.duck import arrow_batches
 from sqltok.errors import SqltokError
 from sqltok.progress import Progress
+from sqltok.training.collector import collector_paused
 from sqltok.training.counting import Counts
 
 BATCH_ROWS = 1 << 17  # candidates per batch read from DuckDB
@@ -83,9 +84,10 @@ def train_units(loaded: Phase2Units, p1: Model, vocab_size: int, method: str, su
         bar.close()
     if out is None:
         return None
-    supers = [Merge(*m) for m in zip(*(out[k].to_pylist() for k in ("left", "right", "count", "flag", "new_id")))]
-    return Phase2Result(out["tokens"].to_pylist(), [bool(x) for x in out["is_super"].to_pylist()],
-                        out["token_counts"].to_pylist(), out["regular"], supers)
+    with collector_paused():
+        supers = [Merge(*m) for m in zip(*(out[k].to_pylist() for k in ("left", "right", "count", "flag", "new_id")))]
+        return Phase2Result(out["tokens"].to_pylist(), [bool(x) for x in out["is_super"].to_pylist()],
+                            out["token_counts"].to_pylist(), out["regular"], supers)
 
 
 def run_phase2(con: duckdb.DuckDBPyConnection, units: Counts, p1: Model, vocab_size: int, method: str,
@@ -100,9 +102,10 @@ def run_phase2(con: duckdb.DuckDBPyConnection, units: Counts, p1: Model, vocab_s
 
 def assemble(p1: Model, out: Phase2Result, method: str, special_tokens) -> Model:
     """The two-phase model: phase-1 merges kept (in final ids), supermerges, settings as the reference."""
-    final = {t: i for i, t in enumerate(out.tokens)}
-    regular = [Merge(final[p1.tokens[m.left]], final[p1.tokens[m.right]], m.count, m.flag)
-               for m in p1.merges[:out.regular]]
+    with collector_paused():
+        final = {t: i for i, t in enumerate(out.tokens)}
+        regular = [Merge(final[p1.tokens[m.left]], final[p1.tokens[m.right]], m.count, m.flag)
+                   for m in p1.merges[:out.regular]]
     return Model(
         method=method, tokens=out.tokens, token_counts=out.token_counts, is_super=out.is_super, merges=regular,
         settings=p1.settings, special_tokens={s: len(out.tokens) + i for i, s in enumerate(special_tokens)},

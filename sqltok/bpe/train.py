@@ -19,6 +19,7 @@ from sqltok.duck import column
 from sqltok.progress import Progress
 from sqltok.register import register
 from sqltok.store import check_new_name, delete_rows, ensure_schema, save_model, save_pretoken_counts, transaction
+from sqltok.training.collector import collector_paused
 from sqltok.training.counting import count_corpus
 from sqltok.training.stopwatch import Stopwatch
 from sqltok.training.work_tables import WorkTables
@@ -48,16 +49,17 @@ def learn_merges(counts: pa.Table, vocab_size: int, script_aware: bool, special_
                       progress=None if bar is None else (lambda done, size: bar.update(done)))
     if bar is not None:
         bar.close()
-    tokens = out["tokens"].to_pylist()
-    return Model(
-        method="word",
-        tokens=tokens,
-        token_counts=out["token_counts"].to_pylist(),
-        is_super=[False] * len(tokens),
-        merges=[Merge(*m) for m in zip(*(out[k].to_pylist() for k in ("left", "right", "count", "flag", "new_id")))],
-        settings=reference_settings(script_aware=script_aware),
-        special_tokens={s: len(tokens) + i for i, s in enumerate(special_tokens)},
-    )
+    with collector_paused():
+        tokens = out["tokens"].to_pylist()
+        return Model(
+            method="word",
+            tokens=tokens,
+            token_counts=out["token_counts"].to_pylist(),
+            is_super=[False] * len(tokens),
+            merges=[Merge(*m) for m in zip(*(out[k].to_pylist() for k in ("left", "right", "count", "flag", "new_id")))],
+            settings=reference_settings(script_aware=script_aware),
+            special_tokens={s: len(tokens) + i for i, s in enumerate(special_tokens)},
+        )
 
 
 def train_bpe(con: duckdb.DuckDBPyConnection, source: Source | str, vocab_size: int, model: str, *,
