@@ -42,8 +42,8 @@ tallied AS MATERIALIZED (  -- each text encoded once per tokenizer: its tokens, 
     SELECT t.position, d.g, d.bytes, d.characters, d.pretokens, sqltok_tally(t.tokenizer, d.text, d.g) AS c
     FROM docs AS d CROSS JOIN tokenizers AS t
 ),
-per_document AS (
-    SELECT position, g, grouping(g) = 1 AS overall,
+per_document AS MATERIALIZED (  -- g 0: all groups
+    SELECT position, coalesce(g, 0) AS g, grouping(g) = 1 AS overall,
            count(*) AS documents, sum(bytes)::BIGINT AS bytes, sum(characters)::BIGINT AS characters,
            sum(pretokens)::BIGINT AS pretokens, sum(c.tokens)::BIGINT AS tokens,
            sum(c.words)::BIGINT AS words, sum(c.split)::BIGINT AS split_words,
@@ -58,17 +58,17 @@ group_frequencies AS MATERIALIZED (
     GROUP BY position, g, id
 ),
 frequencies AS (
-    SELECT position, g, false AS overall, id, n FROM group_frequencies
+    SELECT position, g, id, n FROM group_frequencies
     UNION ALL
-    SELECT position, NULL, true, id, sum(n) FROM group_frequencies GROUP BY position, id
+    SELECT position, 0, id, sum(n) FROM group_frequencies GROUP BY position, id
 ),
-distribution AS (
-    SELECT position, g, overall, count(*) AS distinct_tokens,
+distribution AS (  -- each id's share of its group's tokens (the same total a window would sum)
+    SELECT position, g, count(*) AS distinct_tokens,
            -sum(p * log2(p)) AS shannon_entropy,
            CASE WHEN alpha = 1 THEN -sum(p * log2(p)) ELSE log2(sum(pow(p, alpha))) / (1 - alpha) END
                AS renyi_entropy
-    FROM (SELECT *, n / sum(n) OVER (PARTITION BY position, g, overall) AS p FROM frequencies)
-    GROUP BY position, g, overall
+    FROM (SELECT f.position, f.g, f.n / c.tokens AS p FROM frequencies AS f JOIN per_document AS c USING (position, g))
+    GROUP BY position, g
 ),
 metrics AS (
     SELECT t.tokenizer, CASE WHEN c.overall THEN NULL ELSE n.grp END AS "group", c.overall,
@@ -86,8 +86,7 @@ metrics AS (
     FROM per_document AS c
     JOIN tokenizers AS t USING (position)
     LEFT JOIN (SELECT DISTINCT g, grp FROM docs) AS n ON n.g = c.g
-    LEFT JOIN distribution AS f ON f.position = c.position AND f.overall = c.overall
-        AND (c.overall OR f.g = c.g)
+    LEFT JOIN distribution AS f ON f.position = c.position AND f.g = c.g
 )
 SELECT m.* EXCLUDE (overall, position, tokens_per_byte),
        m.tokens_per_byte / nullif(r.tokens_per_byte, 0) AS premium
