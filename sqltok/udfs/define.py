@@ -7,9 +7,12 @@ for the life of the process instead, so the functions serve all connections to t
 """
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Callable
 
 import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
 
 _alive: list[Callable] = []
 
@@ -24,6 +27,15 @@ def define(con: duckdb.DuckDBPyConnection, name: str, fn: Callable, params: list
     except duckdb.CatalogException as e:
         if "already exists" not in str(e):  # an earlier register() that stopped half-way defined it
             raise
+
+
+def one_constant(values: pa.Array, choices: Collection[str], function: str, what: str) -> str:
+    """The one value of a UDF's constant argument column, which must be one of `choices` (else a
+    ValueError naming `function` and `what` the argument is)."""
+    distinct = pc.unique(values).to_pylist()
+    if len(distinct) != 1 or distinct[0] not in choices:
+        raise ValueError(f"{function}: the {what} must be one constant of {sorted(choices)}")
+    return distinct[0]
 
 
 def define_instance_key(con: duckdb.DuckDBPyConnection, key: str) -> None:

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import duckdb
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from sqltok.pretokenizer._pieces import PRETOKEN_CUTS, pieces_arrow
 
-from .define import define
+from .define import define, one_constant
 
 #: Bytes a piece holds at least before it is cut: its list of pretokens stays short, and one call of a
 #: UDF on a vector of 2,048 pieces (or of documents shorter than this) sees at most about 32 MB.
@@ -25,10 +24,7 @@ _MODES = {"pretokens_script": ("pretokens", True, True), "pretokens_simple": ("p
 
 
 def _pieces(texts: pa.Array, modes: pa.Array) -> pa.Array:
-    mode = pc.unique(modes).to_pylist()
-    if len(mode) != 1 or mode[0] not in _MODES:
-        raise ValueError(f"sqltok_pieces: the mode must be one constant of {sorted(_MODES)}")
-    kind, script_aware, newline_cuts = _MODES[mode[0]]
+    kind, script_aware, newline_cuts = _MODES[one_constant(modes, _MODES, "sqltok_pieces", "mode")]
     try:
         return pieces_arrow(texts, kind, script_aware, PIECE_BYTES,
                             MAX_LINE_BYTES if kind == "lines" else -1, newline_cuts)

@@ -3,11 +3,10 @@ from __future__ import annotations
 
 import duckdb
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from sqltok.pretokenizer._pretokenize import PATTERN_IDS, pretokenize_arrow
 
-from .define import define
+from .define import define, one_constant
 
 
 def _script_aware(texts):
@@ -19,10 +18,8 @@ def _simple(texts):
 
 
 def _with_pattern(texts: pa.Array, names: pa.Array) -> pa.Array:
-    name = pc.unique(names).to_pylist()
-    if len(name) != 1 or name[0] not in PATTERN_IDS:
-        raise ValueError(f"sqltok_pretokenize_with: the pattern must be one constant of {sorted(PATTERN_IDS)}")
-    return pretokenize_arrow(texts, pattern=PATTERN_IDS[name[0]])
+    return pretokenize_arrow(texts, pattern=PATTERN_IDS[one_constant(names, PATTERN_IDS, "sqltok_pretokenize_with",
+                                                                      "pattern")])
 
 
 def register(con: duckdb.DuckDBPyConnection) -> None:
