@@ -81,7 +81,7 @@ class WordPieceTokenizer(Tokenizer):
         return AddedRows(spec.special_tokens, spec.added_tokens, spec.added_flags,
                          None if normalize is None else lambda text: normalize(pa.array([text]))[0].as_py())
 
-    def _encode_normalized(self, texts: pa.Array) -> pa.Array:
+    def _encode_normalized(self, texts: pa.Array, threads: int) -> pa.Array:
         """Texts normalized already, encoded by this vocabulary without the normalizer."""
         if self._plain_encoder is None:
             spec = self.spec
@@ -89,7 +89,7 @@ class WordPieceTokenizer(Tokenizer):
                 [t.encode() for t in spec.tokens], spec.prefix.encode(), spec.tokens.index(spec.unk_token),
                 spec.max_input_chars_per_word, None, [[], []], [[], [], []], [], [], [], [],
                 -1 if spec.n_model is None else spec.n_model)
-        return self._plain_encoder.encode_arrow(texts, default_threads(), False, False)
+        return self._plain_encoder.encode_arrow(texts, threads, False, False)
 
     @classmethod
     def from_file(cls, file: TokenizerFile, name: str | None = None, **options) -> "WordPieceTokenizer":
@@ -118,7 +118,8 @@ class WordPieceTokenizer(Tokenizer):
         allowed = self._allowed_ids(allowed_special)
         if self._added is not None:
             ids = self._added.encode(texts, allowed, lambda segments: self._encoder.encode_arrow(
-                segments, threads, False, False), self._normalize_segments, self._encode_normalized, *self.spec.single)
+                segments, threads, False, False), self._normalize_segments,
+                lambda parts: self._encode_normalized(parts, threads), *self.spec.single)
         elif allowed is None:
             return self._encoder.encode_arrow(texts, threads, counts_only)
         else:
