@@ -143,3 +143,45 @@ def test_wordpiece_split_words_with_a_prefix_that_is_no_punctuation(tmp_path):
     got = word_splits(tok, texts, tok.encode_arrow(texts))
     assert got.field("split").to_pylist() == [1, 1, 2] == [
         sum(len(tok.encode_ordinary(w)) - 2 >= 2 for w in r.split()) for r in rows]
+
+
+
+def _spm_splits(sp, text: str) -> tuple[int, int]:
+    """(words, words of two or more pieces) of a text of words and single spaces, from
+    sentencepiece's own pieces in context: a word's pieces are those over its bytes and those of
+    the space (or the empty dummy prefix) before it."""
+    pieces = [(p.begin, p.end) for p in sp.encode(text, return_type="proto").pieces]
+    spans, at = [], 0
+    for word in text.split(" "):
+        size = len(word.encode())
+        if size:
+            spans.append((at - 1 if at else 0, at, at + size))
+        at += size + 1
+    return len(spans), sum(sum(lead <= a and b <= start or a < end and b > start for a, b in pieces) >= 2
+                           for lead, start, end in spans)
+
+
+@pytest.fixture(scope="module")
+def sentencepieces(bundled, tmp_path_factory):
+    """(sqltok's tokenizer, sentencepiece's processor) of a Unigram and a BPE model with a dummy
+    prefix, and of the Unigram model without one, spaces kept (so a word stands after its space)."""
+    spm = pytest.importorskip("sentencepiece")
+    from tests.test_sentencepiece import _variant
+    folder = tmp_path_factory.mktemp("spm")
+    paths = [bundled("botchan_en_unigram_1000.model"), bundled("mistral_tokenizer.model.v1")]
+    variant = folder / "no_prefix.model"
+    variant.write_bytes(_variant(paths[0], normalizer={"add_dummy_prefix": False, "remove_extra_whitespaces": False}))
+    return [(sqltok.Tokenizer.load(str(p)), spm.SentencePieceProcessor(model_file=str(p))) for p in paths + [variant]]
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(st.lists(st.text(st.sampled_from(list("abthec's,.-日本語한é😀")), min_size=1, max_size=8), max_size=8).map(" ".join),
+                     min_size=1, max_size=6), which=st.integers(0, 2))
+def test_sentencepiece_split_words_equal_its_pieces_in_context(sentencepieces, rows, which):
+    """SentencePiece's split words (each distinct word encoded alone after a space) equal its pieces
+    in context, on text whose words stand after one space."""
+    tok, sp = sentencepieces[which]
+    texts = pa.array(rows + [None], pa.large_string())
+    got = word_splits(tok, texts, tok.encode_arrow(texts))
+    assert list(zip(got.field("words").to_pylist(), got.field("split").to_pylist())) == \
+        [_spm_splits(sp, r) for r in rows] + [(0, 0)]

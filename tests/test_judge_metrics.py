@@ -34,8 +34,9 @@ GOLDEN = Path(__file__).parent / "data" / "golden"
 
 @pytest.fixture(scope="module")
 def judged(bundled, tmp_path_factory):
-    """A connection that knows four kinds of tokenizer: o200k (.tiktoken), BERT (WordPiece
-    tokenizer.json), a reference BoundlessBPE .model and a BPE model trained into the store."""
+    """A connection that knows six kinds of tokenizer: o200k (.tiktoken), BERT (WordPiece
+    tokenizer.json), Mistral's SentencePiece BPE and a SentencePiece Unigram .model, a reference
+    BoundlessBPE .model and a BPE model trained into the store."""
     con = duckdb.connect()
     sqltok.register(con)
     model = tmp_path_factory.mktemp("models") / "bl.model"
@@ -43,6 +44,8 @@ def judged(bundled, tmp_path_factory):
     con.execute("SELECT sqltok_load('o200k', ?), sqltok_load('bert', ?), sqltok_load('bl', ?)",
                 [str(bundled("o200k_base.tiktoken")), str(bundled("bert-base-uncased_tokenizer.json")),
                  str(model)]).fetchall()
+    con.execute("SELECT sqltok_load('mistral', ?), sqltok_load('unigram', ?)",
+                [str(bundled("mistral_tokenizer.model.v1")), str(bundled("kyoto_ja_unigram_8000.model"))]).fetchall()
     sqltok.train_bpe(con, sqltok.Source(path=str(GOLDEN / "en_valid.jsonl.gz")), 600, "small")
     con.execute(f"CREATE TABLE valid AS SELECT text, lang FROM read_json('{SAMPLE}')")
     yield con
@@ -90,8 +93,8 @@ def _direct(con, tok_name: str, texts: list[str], alpha: float = 2.5) -> dict:
     counts = Counter(i for s in seqs for i in s)
     vocab = _vocab_size(tok)
     words = [w for t in texts for w in t.split()]
-    if isinstance(tok, sqltok.WordPieceTokenizer):  # each word alone, [CLS] and [SEP] not counted
-        extra = len(tok.encode_ordinary(""))
+    if isinstance(tok, (sqltok.WordPieceTokenizer, sqltok.SentencePieceTokenizer)):
+        extra = len(tok.encode_ordinary(""))  # each word alone, [CLS] and [SEP] not counted
         split = sum(len(tok.encode_ordinary(w)) - extra >= 2 for w in words)
     else:
         split = sum(_split_in_context(tok, t, s) for t, s in zip(texts, seqs))
@@ -119,7 +122,7 @@ def _check(row: dict, want: dict) -> None:
         assert row[key] == (None if value is None else pytest.approx(value, rel=1e-12, abs=1e-12)), key
 
 
-@pytest.mark.parametrize("tok_name", ["o200k", "bert", "bl", "small"])
+@pytest.mark.parametrize("tok_name", ["o200k", "bert", "mistral", "unigram", "bl", "small"])
 def test_metrics_equal_direct_computation_and_the_scorer(judged, tok_name):
     con = judged
     by_lang: dict[str, list[str]] = {}

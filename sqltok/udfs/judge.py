@@ -21,6 +21,7 @@ from sqltok.named_tokenizers import named_tokenizers
 from sqltok.native._id_counts import id_counts_arrow
 from sqltok.pretokenizer._pretokenize import pretokenize_arrow
 from sqltok.pretokenizer._scripts import dominant_script_arrow
+from sqltok.sentencepiece.tokenizer import SentencePieceTokenizer
 from sqltok.pretokenizer._words import distinct_words_arrow, word_splits_arrow
 from sqltok.vocabulary import ENTRY, token_lengths, vocabulary
 from sqltok.wordpiece._word_splits import WordPieceWordSplits
@@ -32,6 +33,7 @@ from .by_model import by_model
 SPLITS = pa.struct([("words", pa.int64()), ("split", pa.int64())])
 TALLY = pa.struct([("tokens", pa.int64()), *SPLITS, ("ids", pa.large_list(pa.int32())),
                    ("counts", pa.large_list(pa.int32()))])
+_SPACES = pa.array([c for c in map(chr, range(0x3001)) if c.isspace()], pa.large_string())  # str.split's
 _kernels: "weakref.WeakKeyDictionary[WordPieceTokenizer, WordPieceWordSplits]" = weakref.WeakKeyDictionary()
 
 
@@ -39,12 +41,16 @@ def word_splits(tok: Tokenizer, texts: pa.Array, ids: pa.Array) -> pa.StructArra
     """Words and split words of each text (0 and 0 for NULL), from the document's own ids.
     Byte-level tokenizers: the tokens overlapping each word. WordPiece, whose tokens are of
     normalized text: the pre-tokens each word holds (see `_word_splits.pyx`), and in the rows
-    where those do not line up with the ids, each distinct word encoded alone."""
+    where those do not line up with the ids, each distinct word encoded alone. SentencePiece, whose
+    pieces do not cross a word's "▁": each distinct word encoded alone, as it stands after a space."""
     if isinstance(texts, pa.ChunkedArray):
         texts = texts.combine_chunks()
     if isinstance(ids, pa.ChunkedArray):
         ids = ids.combine_chunks()
     ids = ids.cast(pa.large_list(pa.int32()))
+    if isinstance(tok, SentencePieceTokenizer):
+        words, split = _alone_splits(tok, texts, after_space=not tok.normalize("x").startswith("▁"))
+        return pa.StructArray.from_arrays([pa.array(words), pa.array(split)], fields=list(SPLITS))
     if not isinstance(tok, WordPieceTokenizer):
         if tok.normalizer == "NFC":  # the ids are of the normalized text
             texts = pc.utf8_normalize(texts, form="NFC")
@@ -68,15 +74,29 @@ def _wordpiece_kernel(tok: WordPieceTokenizer) -> WordPieceWordSplits:
     return kernel
 
 
-def _alone_splits(tok: WordPieceTokenizer, texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+def _alone_splits(tok: Tokenizer, texts: pa.Array, after_space: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(words, split words) of each text with each distinct word of the batch encoded alone, once,
-    its post-processor's tokens not counted."""
+    its post-processor's tokens not counted; `after_space` (a model without a dummy prefix): each
+    word after a space, as it stands in the text, but the first word of a text that starts with it."""
     distinct, numbers, ends = distinct_words_arrow(texts)
-    counts = pc.subtract(tok.encode_arrow(distinct, counts_only=True), tok.token_count(""))
-    is_split = pc.greater_equal(counts, 2).to_numpy(zero_copy_only=False)
-    ends = ends.to_numpy()
-    split = np.concatenate([[0], np.cumsum(is_split[numbers.to_numpy()], dtype=np.int64)])[ends]
-    return np.diff(ends, prepend=0), np.diff(split, prepend=0)
+    numbers, ends = numbers.to_numpy(), ends.to_numpy()
+    spaced = pc.binary_join_element_wise(pa.scalar(" ", distinct.type), distinct, pa.scalar("", distinct.type)) \
+        if after_space else distinct  # " " + word, joined with no separator
+    is_split = _is_split(tok, spaced)
+    split = np.diff(np.concatenate([[0], np.cumsum(is_split[numbers], dtype=np.int64)])[ends], prepend=0)
+    if after_space:
+        firsts = np.concatenate([[0], ends[:-1]])
+        starts = pc.utf8_slice_codeunits(texts, 0, 1)
+        rows = np.flatnonzero((ends > firsts) & ~pc.is_in(starts, value_set=_SPACES).to_numpy(zero_copy_only=False))
+        words = numbers[firsts[rows]]
+        split[rows] += _is_split(tok, distinct.take(pa.array(words))).astype(np.int64) - is_split[words]
+    return np.diff(ends, prepend=0), split
+
+
+def _is_split(tok: Tokenizer, words: pa.Array) -> np.ndarray:
+    """Whether each word encodes alone to two or more tokens, the post-processor's not counted."""
+    counts = pc.subtract(tok.encode_arrow(words, counts_only=True), tok.token_count(""))
+    return pc.greater_equal(counts, 2).to_numpy(zero_copy_only=False)
 
 
 def tally(tok: Tokenizer, texts: pa.Array, groups: pa.Array) -> pa.StructArray:
