@@ -21,8 +21,8 @@ from sqltok.named_tokenizers import named_tokenizers
 from sqltok.native._id_counts import id_counts_arrow
 from sqltok.pretokenizer._pretokenize import pretokenize_arrow
 from sqltok.pretokenizer._scripts import dominant_script_arrow
-from sqltok.sentencepiece.tokenizer import SentencePieceTokenizer
 from sqltok.pretokenizer._words import distinct_words_arrow, word_splits_arrow
+from sqltok.sentencepiece.tokenizer import SentencePieceTokenizer
 from sqltok.vocabulary import ENTRY, token_lengths, vocabulary
 from sqltok.wordpiece._word_splits import WordPieceWordSplits
 from sqltok.wordpiece.tokenizer import WordPieceTokenizer
@@ -76,8 +76,8 @@ def _wordpiece_kernel(tok: WordPieceTokenizer) -> WordPieceWordSplits:
 
 def _alone_splits(tok: Tokenizer, texts: pa.Array, after_space: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(words, split words) of each text with each distinct word of the batch encoded alone, once,
-    its post-processor's tokens not counted; `after_space` (a model without a dummy prefix): each
-    word after a space, as it stands in the text, but the first word of a text that starts with it."""
+    its post-processor's tokens not counted. `after_space` (a model without a dummy prefix): each
+    word encoded after a space, as it stands in the text, but bare where a text starts with it."""
     distinct, numbers, ends = distinct_words_arrow(texts)
     numbers, ends = numbers.to_numpy(), ends.to_numpy()
     spaced = pc.binary_join_element_wise(pa.scalar(" ", distinct.type), distinct, pa.scalar("", distinct.type)) \
