@@ -278,6 +278,8 @@ cdef class WordLattices:
         cdef vector[int32_t] renumber
         cdef int64_t k, pos, m, lo, hi, out = 0
         cdef int32_t piece
+        if idx.shape[0] == self.n_pieces and np.array_equal(index, np.arange(self.n_pieces)):
+            return  # every piece stays where it was
         renumber.assign(self.n_pieces, -1)
         for k in range(idx.shape[0]):
             renumber[idx[k]] = <int32_t>k
@@ -294,10 +296,8 @@ cdef class WordLattices:
                         out += 1
                 lo = hi
             self.first[self.first.size() - 1] = out
-            self.ids.resize(out)
+            self.ids.resize(out)  # in place: a smaller copy would be alive beside them
             self.chars.resize(out)
-            self.ids.shrink_to_fit()
-            self.chars.shrink_to_fit()
         self.n_pieces = <int32_t>idx.shape[0]
 
     @property
