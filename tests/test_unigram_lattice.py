@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 from hypothesis import given, settings, strategies as st
 
-from sqltok.unigram._lattice import WordLattices
+from sqltok.unigram._lattice import WordLattices, second_best
 
 ALPHABET = "ab▁çé日本"
 
@@ -188,3 +188,15 @@ def test_viterbi_counts_are_sentencepieces(data):
     lattices = WordLattices(pieces, scores, words, counts)
     for threads, block_nodes in ((1, 1 << 21), (2, 1 << 21), (2, 97)):
         assert lattices.viterbi_counts(scores, threads, block_nodes).tobytes() == expected.tobytes()
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.data())
+def test_second_best_is_the_same_on_any_threads(data):
+    pieces, scores, words, _ = _words_and_pieces(data, 200)
+    pieces = pa.concat_arrays([pieces, words]).unique()  # enough pieces for two threads
+    scores = np.array(data.draw(st.lists(st.floats(-12, -0.5, width=32), min_size=len(pieces),
+                                         max_size=len(pieces))), dtype=np.float32)
+    one = second_best(pieces, scores, 1)
+    for threads in (2, 3):
+        assert all(a.tobytes() == b.tobytes() for a, b in zip(second_best(pieces, scores, threads), one))

@@ -660,31 +660,52 @@ cdef int _two_best(Lattice& lat, vector[Hypothesis]& hyps, vector[int32_t]& heap
     return 0
 
 
-def second_best(pieces, scores):
-    """For each piece, from the two best paths of its own text: (keep, alternatives) where keep[i]
-    is 0 when its best path splits it (it can go), and alternatives is a list<int32> array of the
-    pieces of the second-best path where the piece is its own best path (empty when there is none)."""
+cdef struct BestScratch:         # one thread's share of `second_best`
+    Lattice lat
+    vector[Hypothesis] hyps
+    vector[int32_t] heap
+    vector[int32_t] second
+    vector[int32_t] alt          # its pieces' second-best paths, one after the other
+
+
+cdef void _second_best_range(const Pieces& p, const BinaryView& v, int64_t lo, int64_t hi, BestScratch& b,
+                             uint8_t* keep, int32_t* sizes) noexcept nogil:
+    """`second_best` of pieces lo..hi-1: keep[i], and the size of each one's alternative in `sizes`
+    (its pieces appended to b.alt)."""
+    cdef int64_t i
+    cdef int best
+    for i in range(lo, hi):
+        _build(b.lat, p, v.values + view_start(v, i), view_end(v, i) - view_start(v, i), True)
+        best = _two_best(b.lat, b.hyps, b.heap, b.second)
+        if best >= 2:
+            keep[i] = 0
+        elif best == 1:
+            b.alt.insert(b.alt.end(), b.second.begin(), b.second.end())
+            sizes[i] = <int32_t>b.second.size()
+
+
+def second_best(pieces, scores, int threads=1):
+    """For each piece, from the two best paths of its own text: (keep, offsets, alternatives) where
+    keep[i] is 0 when its best path splits it (it can go), and alternatives[offsets[i]:offsets[i+1]]
+    are the pieces of the second-best path where the piece is its own best path (empty when there
+    is none). The pieces are shared among `threads` threads in runs; the result does not depend on it."""
     cdef Pieces p
     _load_pieces(p, pieces, scores)
     cdef list keep_alive = []
     cdef BinaryView v = binary_view(pieces, keep_alive)
     keep_arr = np.ones(v.length, dtype=np.uint8)
     cdef uint8_t[:] keep = keep_arr
+    sizes_arr = np.zeros(v.length, dtype=np.int32)
+    cdef int32_t[:] sizes = sizes_arr
+    cdef int n_threads = max(1, min(threads, <int>(v.length // 64) + 1))
+    cdef vector[BestScratch] scratch = vector[BestScratch](n_threads)
+    cdef int t
+    if v.length:
+        for t in prange(n_threads, nogil=True, num_threads=n_threads, schedule="static"):
+            _second_best_range(p, v, t * v.length // n_threads, (t + 1) * v.length // n_threads, scratch[t],
+                               &keep[0], &sizes[0])
     offsets_arr = np.zeros(v.length + 1, dtype=np.int32)
-    cdef int32_t[:] offsets = offsets_arr
-    cdef vector[int32_t] alt, second, heap
-    cdef vector[Hypothesis] hyps
-    cdef Lattice lat
-    cdef int64_t i
-    cdef int best
-    with nogil:
-        for i in range(v.length):
-            _build(lat, p, v.values + view_start(v, i), view_end(v, i) - view_start(v, i), True)
-            best = _two_best(lat, hyps, heap, second)
-            if best >= 2:
-                keep[i] = 0
-            elif best == 1:
-                alt.insert(alt.end(), second.begin(), second.end())
-            offsets[i + 1] = <int32_t>alt.size()
-    values = np.asarray(<int32_t[:alt.size()]>alt.data()).copy() if alt.size() else np.zeros(0, np.int32)
+    np.cumsum(sizes_arr, out=offsets_arr[1:])
+    values = np.concatenate([np.asarray(<int32_t[:scratch[t].alt.size()]>scratch[t].alt.data()).copy()
+                             if scratch[t].alt.size() else np.zeros(0, np.int32) for t in range(n_threads)])
     return keep_arr, offsets_arr, values
