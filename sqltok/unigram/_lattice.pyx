@@ -87,7 +87,7 @@ cdef inline int64_t _char_len(uint8_t b) noexcept nogil:
 
 cdef void _build(Lattice& lat, const Pieces& pieces, const uint8_t* s, int64_t n, bint unknown) noexcept nogil:
     """The lattice of s[:n] with its nodes in SentencePiece's insertion order (without unknown nodes
-    unless `unknown`)."""
+    unless `unknown`), not yet indexed by end (`_index_ends`)."""
     cdef int64_t i = 0, k, b
     cdef int32_t length, pos
     cdef bint single
@@ -118,7 +118,6 @@ cdef void _build(Lattice& lat, const Pieces& pieces, const uint8_t* s, int64_t n
         if unknown and not single:
             _push(lat, pos, 1, 0, pieces.unk_score)
     lat.begin_start[length] = <int32_t>lat.node_pos.size()
-    _index_ends(lat)
 
 
 cdef void _start(Lattice& lat, int32_t length) noexcept nogil:
@@ -558,6 +557,7 @@ def reachable(pieces, scores):
     with nogil:
         for i in range(v.length):
             _build(lat, p, v.values + view_start(v, i), view_end(v, i) - view_start(v, i), True)
+            _index_ends(lat)
             self_node = -1
             for node in range(lat.begin_start[0], lat.begin_start[1] if lat.length > 0 else lat.begin_start[0]):
                 if lat.node_id[node] == i and lat.node_len[node] == lat.length:
@@ -676,6 +676,7 @@ cdef void _second_best_range(const Pieces& p, const BinaryView& v, int64_t lo, i
     cdef int best
     for i in range(lo, hi):
         _build(b.lat, p, v.values + view_start(v, i), view_end(v, i) - view_start(v, i), True)
+        _index_ends(b.lat)
         best = _two_best(b.lat, b.hyps, b.heap, b.second)
         if best >= 2:
             keep[i] = 0
