@@ -1,14 +1,15 @@
 """The Unigram trainer's word lattices: found once and renumbered as pieces go (`keep`), they give the
 E step and the Viterbi counts that lattices found afresh for the remaining pieces give, bit for bit,
 on one thread or several; the per-position forward-backward equals the textbook per-node one, and
-SentencePiece's own float32 recurrence over every node, bit for bit."""
+SentencePiece's own float32 recurrence over every node, bit for bit; the Viterbi counts equal
+SentencePiece's per-node Viterbi's, ties included."""
 import math
 
 import numpy as np
 import pyarrow as pa
 from hypothesis import given, settings, strategies as st
 
-from sqltok.unigram._lattice import WordLattices
+from sqltok.unigram._lattice import WordLattices, second_best
 
 ALPHABET = "ab▁çé日本"
 
@@ -95,25 +96,33 @@ def _log_sum_exp(x: np.float32, y: np.float32, init: bool) -> np.float32:
     return np.float32(float(vmax) + math.log1p(math.exp(float(vmin - vmax))))
 
 
-def _sentencepiece_expected(pieces: list[str], scores: np.ndarray, words: list[str], counts: list[int]) -> np.ndarray:
-    """SentencePiece's E step as lattice.cc runs it: per word, nodes in insertion order (at each
-    position its pieces by length, then an unknown node where no one-character piece is), alpha of
-    each node over the nodes ending where it starts and beta of each node over the nodes starting
-    where it ends, both in list order; float32 totals, each addition done in double."""
-    out = np.zeros(len(pieces), dtype=np.float32)
+def _sentencepiece_lattice(pieces: list[str], scores: np.ndarray, word: str):
+    """A word's lattice as lattice.cc builds it: nodes (start, end, piece, score) in insertion order
+    (BOS, at each position its pieces by length, then an unknown node where no one-character piece
+    is, EOS), and per position the nodes ending and starting there, in list order."""
     unk = np.float32(scores.min() - np.float32(10))
+    n = len(word)
+    nodes = [(0, 0, -1, np.float32(0))]
+    for i in range(n):
+        found = sorted((len(p), k) for k, p in enumerate(pieces) if word.startswith(p, i))
+        nodes += [(i, i + length, k, scores[k]) for length, k in found]
+        if not any(length == 1 for length, _ in found):
+            nodes.append((i, i + 1, 0, unk))
+    nodes.append((n, n, -1, np.float32(0)))
+    ending = {pos: [j for j, node in enumerate(nodes) if node[1] == pos and j != len(nodes) - 1]
+              for pos in range(n + 1)}
+    starting = {pos: [j for j, node in enumerate(nodes) if node[0] == pos and j != 0] for pos in range(n + 1)}
+    return nodes, ending, starting
+
+
+def _sentencepiece_expected(pieces: list[str], scores: np.ndarray, words: list[str], counts: list[int]) -> np.ndarray:
+    """SentencePiece's E step as lattice.cc runs it: alpha of each node over the nodes ending where
+    it starts and beta of each node over the nodes starting where it ends, both in list order;
+    float32 totals, each addition done in double."""
+    out = np.zeros(len(pieces), dtype=np.float32)
     for word, count in zip(words, counts):
+        nodes, ending, starting = _sentencepiece_lattice(pieces, scores, word)
         n = len(word)
-        nodes = []  # (start, end, piece, score)
-        for i in range(n):
-            found = sorted((len(p), k) for k, p in enumerate(pieces) if word.startswith(p, i))
-            nodes += [(i, i + length, k, scores[k]) for length, k in found]
-            if not any(length == 1 for length, _ in found):
-                nodes.append((i, i + 1, 0, unk))
-        nodes = [(0, 0, -1, np.float32(0))] + nodes + [(n, n, -1, np.float32(0))]  # BOS, ..., EOS
-        ending = {pos: [j for j, node in enumerate(nodes) if node[1] == pos and j != len(nodes) - 1]
-                  for pos in range(n + 1)}
-        starting = {pos: [j for j, node in enumerate(nodes) if node[0] == pos and j != 0] for pos in range(n + 1)}
         alpha = [np.float32(0)] * len(nodes)
         beta = [np.float32(0)] * len(nodes)
         for pos in range(n + 1):
@@ -131,6 +140,28 @@ def _sentencepiece_expected(pieces: list[str], scores: np.ndarray, words: list[s
     return out
 
 
+def _sentencepiece_viterbi_counts(pieces: list[str], scores: np.ndarray, words: list[str],
+                                  counts: list[int]) -> np.ndarray:
+    """SentencePiece's prune counts: per word, lattice.cc's Viterbi (each node's predecessor the
+    first node ending where it starts with the highest float32 backtrace + score), every node of
+    the best path adding the word's count to its piece's float32 total."""
+    out = np.zeros(len(pieces), dtype=np.float32)
+    for word, count in zip(words, counts):
+        nodes, ending, starting = _sentencepiece_lattice(pieces, scores, word)
+        backtrace, prev = [np.float32(0)] * len(nodes), [-1] * len(nodes)
+        for pos in range(len(word) + 1):
+            for r in starting[pos]:
+                for l in ending[pos]:
+                    score = np.float32(backtrace[l] + nodes[r][3])
+                    if prev[r] < 0 or score > backtrace[r]:
+                        prev[r], backtrace[r] = l, score
+        node = prev[-1]
+        while node > 0:
+            out[nodes[node][2]] += np.float32(count)
+            node = prev[node]
+    return out
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.data())
 def test_e_step_is_sentencepieces_float32_arithmetic(data):
@@ -139,3 +170,33 @@ def test_e_step_is_sentencepieces_float32_arithmetic(data):
     lattices = WordLattices(pieces, scores, words, counts)
     for threads, block_nodes in ((1, 1 << 21), (2, 1 << 21), (2, 97)):
         assert lattices.e_step(scores, threads, block_nodes).tobytes() == expected.tobytes()
+
+
+#: Scores whose backtraces, a few ulps apart near -1, round to the same sum with -3000.
+TIE_SCORES = [-1.0, np.nextafter(np.float32(-1), np.float32(0)), np.nextafter(np.float32(-1), np.float32(-2)),
+              -2.0, -3000.0, -0.5]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_viterbi_counts_are_sentencepieces(data):
+    pieces, scores, words, counts = _words_and_pieces(data, 130)
+    if data.draw(st.booleans()):  # backtraces that round to the same sum: the first one wins
+        scores = np.array(data.draw(st.lists(st.sampled_from(TIE_SCORES), min_size=len(scores),
+                                             max_size=len(scores))), dtype=np.float32)
+    expected = _sentencepiece_viterbi_counts(pieces.to_pylist(), scores, words.to_pylist(), counts.to_pylist())
+    lattices = WordLattices(pieces, scores, words, counts)
+    for threads, block_nodes in ((1, 1 << 21), (2, 1 << 21), (2, 97)):
+        assert lattices.viterbi_counts(scores, threads, block_nodes).tobytes() == expected.tobytes()
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.data())
+def test_second_best_is_the_same_on_any_threads(data):
+    pieces, scores, words, _ = _words_and_pieces(data, 200)
+    pieces = pa.concat_arrays([pieces, words]).unique()  # enough pieces for two threads
+    scores = np.array(data.draw(st.lists(st.floats(-12, -0.5, width=32), min_size=len(pieces),
+                                         max_size=len(pieces))), dtype=np.float32)
+    one = second_best(pieces, scores, 1)
+    for threads in (2, 3):
+        assert all(a.tobytes() == b.tobytes() for a, b in zip(second_best(pieces, scores, threads), one))

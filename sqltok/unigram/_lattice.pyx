@@ -43,7 +43,9 @@ cdef struct Lattice:
     vector[int32_t] end_nodes
     vector[float] alpha
     vector[float] beta
-    vector[uint8_t] reached
+    vector[float] best_score     # Viterbi from stored nodes, per position
+    vector[float] runner_up
+    vector[int32_t] best_node
     int32_t length               # characters
 
 
@@ -85,7 +87,7 @@ cdef inline int64_t _char_len(uint8_t b) noexcept nogil:
 
 cdef void _build(Lattice& lat, const Pieces& pieces, const uint8_t* s, int64_t n, bint unknown) noexcept nogil:
     """The lattice of s[:n] with its nodes in SentencePiece's insertion order (without unknown nodes
-    unless `unknown`)."""
+    unless `unknown`), not yet indexed by end (`_index_ends`)."""
     cdef int64_t i = 0, k, b
     cdef int32_t length, pos
     cdef bint single
@@ -116,7 +118,6 @@ cdef void _build(Lattice& lat, const Pieces& pieces, const uint8_t* s, int64_t n
         if unknown and not single:
             _push(lat, pos, 1, 0, pieces.unk_score)
     lat.begin_start[length] = <int32_t>lat.node_pos.size()
-    _index_ends(lat)
 
 
 cdef void _start(Lattice& lat, int32_t length) noexcept nogil:
@@ -171,10 +172,9 @@ cdef inline int32_t _begin_last(const Lattice& lat, int32_t pos) noexcept nogil:
     return 2 if pos == lat.length else lat.begin_start[pos + 1]
 
 
-cdef inline float _log_sum_exp(float x, float y, bint init) noexcept nogil:
+cdef inline float _log_sum_exp(float x, float y) noexcept nogil:
+    """SentencePiece's LogSumExp past a sum's first term (x = -inf gives y: its first term)."""
     cdef float vmin, vmax
-    if init:
-        return y
     vmin = x if x < y else y
     vmax = y if x < y else x
     if vmax > vmin + <float>50.0:
@@ -277,6 +277,8 @@ cdef class WordLattices:
         cdef vector[int32_t] renumber
         cdef int64_t k, pos, m, lo, hi, out = 0
         cdef int32_t piece
+        if idx.shape[0] == self.n_pieces and np.array_equal(index, np.arange(self.n_pieces)):
+            return  # every piece stays where it was
         renumber.assign(self.n_pieces, -1)
         for k in range(idx.shape[0]):
             renumber[idx[k]] = <int32_t>k
@@ -293,10 +295,8 @@ cdef class WordLattices:
                         out += 1
                 lo = hi
             self.first[self.first.size() - 1] = out
-            self.ids.resize(out)
+            self.ids.resize(out)  # in place: a smaller copy would be alive beside them
             self.chars.resize(out)
-            self.ids.shrink_to_fit()
-            self.chars.shrink_to_fit()
         self.n_pieces = <int32_t>idx.shape[0]
 
     @property
@@ -304,20 +304,65 @@ cdef class WordLattices:
         """The lattices' piece nodes (unknown nodes not counted)."""
         return self.ids.size()
 
-    cdef void _lattice(self, Lattice& lat, const float* scores, float unk_score, int64_t word) noexcept nogil:
-        """The lattice of word `word` under the current scores."""
-        cdef int64_t base = self.word_pos[word], m, m0, m1
-        cdef int32_t length = <int32_t>(self.word_pos[word + 1] - base), pos
-        _start(lat, length)
+    cdef int32_t _best_path(self, Lattice& lat, const float* scores, float unk_score, int64_t word) noexcept nogil:
+        """SentencePiece's Viterbi over word `word`, read from its stored nodes: the last node of the
+        best path (-1: none), each node's predecessor in `lat.prev` (-1: BOS). Nodes are numbered
+        within the word: its stored nodes in order, then position pos's unknown node as W + pos.
+
+        SentencePiece gives a node starting at pos the first node ending there with the highest
+        backtrace + score (float32). That best score is the best backtrace + score, as rounding is
+        monotonic, and its node the first of highest backtrace unless an earlier node's backtrace
+        rounds to the same sum: then (rarely) the nodes ending there are searched in their order."""
+        cdef int64_t base = self.word_pos[word], m, m0, m1, mb
+        cdef int32_t length = <int32_t>(self.word_pos[word + 1] - base), pos, e, j, prev, n_stored
+        cdef const int64_t* first = self.first.data() + base
+        cdef const int32_t* ids = self.ids.data()
+        cdef const uint16_t* chars = self.chars.data()
+        cdef float score, t
+        mb = first[0]
+        n_stored = <int32_t>(first[length] - mb)
+        lat.backtrace.resize(n_stored + length)
+        lat.prev.resize(n_stored + length)
+        lat.best_score.assign(length + 1, -INFINITY)  # per position: the best backtrace ending there
+        lat.runner_up.assign(length + 1, -INFINITY)   # and the best of the nodes before that one
+        lat.best_node.assign(length + 1, -2)          # and its node (-2: none yet)
+        lat.best_score[0] = 0
+        lat.best_node[0] = -1                          # BOS
         for pos in range(length):
-            lat.begin_start[pos] = <int32_t>lat.node_pos.size()
-            m0, m1 = self.first[base + pos], self.first[base + pos + 1]
-            for m in range(m0, m1):
-                _push(lat, pos, self.chars[m], self.ids[m], scores[self.ids[m]])
-            if m0 == m1 or self.chars[m0] != 1:
-                _push(lat, pos, 1, 0, unk_score)
-        lat.begin_start[length] = <int32_t>lat.node_pos.size()
-        _index_ends(lat)
+            m0, m1 = first[pos], first[pos + 1]
+            m = m0
+            while m < m1 or (m == m1 and (m0 == m1 or chars[m0] != 1)):
+                if m < m1:
+                    j, score, e = <int32_t>(m - mb), scores[ids[m]], pos + chars[m]
+                else:
+                    j, score, e = n_stored + pos, unk_score, pos + 1
+                t = lat.best_score[pos] + score
+                prev = lat.best_node[pos]
+                if lat.runner_up[pos] + score == t:
+                    prev = self._first_ending(lat, first, chars, mb, n_stored, pos, score, t)
+                lat.backtrace[j] = t
+                lat.prev[j] = prev
+                if lat.best_node[e] == -2 or t > lat.best_score[e]:
+                    lat.runner_up[e] = lat.best_score[e]
+                    lat.best_score[e] = t
+                    lat.best_node[e] = j
+                m += 1
+        return lat.best_node[length] if length > 0 else -1
+
+    cdef int32_t _first_ending(self, const Lattice& lat, const int64_t* first, const uint16_t* chars, int64_t mb,
+                               int32_t n_stored, int32_t pos, float score, float t) noexcept nogil:
+        """The first node ending at `pos`, in SentencePiece's order (by start), whose backtrace +
+        `score` is `t`."""
+        cdef int32_t q
+        cdef int64_t m
+        for q in range(pos):
+            for m in range(first[q], first[q + 1]):
+                if q + chars[m] == pos and lat.backtrace[m - mb] + score == t:
+                    return <int32_t>(m - mb)
+            if q + 1 == pos and (first[q] == first[q + 1] or chars[first[q]] != 1) \
+                    and lat.backtrace[n_stored + q] + score == t:
+                return n_stored + q
+        return -1
 
     cdef float _expect(self, Lattice& lat, const float* scores, float unk_score, int64_t word, float* out,
                        vector[double]& values) noexcept nogil:
@@ -329,49 +374,51 @@ cdef class WordLattices:
         and beta of each node ending at a position from the nodes starting there: the same sum in the
         same order for every such node, so here it is computed once per position. The nodes ending
         at a position are added to its alpha in the order of their starts, which is the order of
-        SentencePiece's list of them, so every sum rounds as there."""
+        SentencePiece's list of them, so every sum rounds as there. A sum starts at -inf, from which
+        `_log_sum_exp` gives its first term exactly, as SentencePiece's first-term case does."""
         cdef int64_t base = self.word_pos[word], m, m0, m1
         cdef int32_t length = <int32_t>(self.word_pos[word + 1] - base), pos, e
+        cdef const int64_t* first = self.first.data() + base
+        cdef const int32_t* ids = self.ids.data()
+        cdef const uint16_t* chars = self.chars.data()
         cdef float a, z, v, freq = <float>self.counts[word]
         cdef double value
-        cdef bint init
-        lat.alpha.assign(length + 1, 0)    # per position: alpha of the nodes starting there
-        lat.beta.assign(length + 1, 0)     # per position: beta of the nodes ending there
-        lat.reached.assign(length + 1, 0)  # per position: some node ending there was added to alpha
+        lat.alpha.assign(length + 1, -INFINITY)  # per position: alpha of the nodes starting there
+        lat.beta.resize(length + 1)              # per position: beta of the nodes ending there
+        cdef float* alpha = lat.alpha.data()
+        cdef float* beta = lat.beta.data()
+        alpha[0] = 0
+        beta[length] = 0
         for pos in range(length):
-            a = lat.alpha[pos]
-            m0, m1 = self.first[base + pos], self.first[base + pos + 1]
+            a = alpha[pos]
+            m0, m1 = first[pos], first[pos + 1]
             for m in range(m0, m1):
-                e = pos + self.chars[m]
-                lat.alpha[e] = _log_sum_exp(lat.alpha[e], scores[self.ids[m]] + a, not lat.reached[e])
-                lat.reached[e] = 1
-            if m0 == m1 or self.chars[m0] != 1:
-                lat.alpha[pos + 1] = _log_sum_exp(lat.alpha[pos + 1], unk_score + a, not lat.reached[pos + 1])
-                lat.reached[pos + 1] = 1
+                e = pos + chars[m]
+                alpha[e] = _log_sum_exp(alpha[e], scores[ids[m]] + a)
+            if m0 == m1 or chars[m0] != 1:
+                alpha[pos + 1] = _log_sum_exp(alpha[pos + 1], unk_score + a)
         pos = length - 1
         while pos >= 0:
-            m0, m1 = self.first[base + pos], self.first[base + pos + 1]
-            a = 0
-            init = True
+            m0, m1 = first[pos], first[pos + 1]
+            a = -INFINITY
             for m in range(m0, m1):
-                a = _log_sum_exp(a, scores[self.ids[m]] + lat.beta[pos + self.chars[m]], init)
-                init = False
-            if m0 == m1 or self.chars[m0] != 1:
-                a = _log_sum_exp(a, unk_score + lat.beta[pos + 1], init)
-            lat.beta[pos] = a
+                a = _log_sum_exp(a, scores[ids[m]] + beta[pos + chars[m]])
+            if m0 == m1 or chars[m0] != 1:
+                a = _log_sum_exp(a, unk_score + beta[pos + 1])
+            beta[pos] = a
             pos -= 1
-        z = lat.alpha[length]
+        z = alpha[length]
         for pos in range(length):
-            m0, m1 = self.first[base + pos], self.first[base + pos + 1]
+            m0, m1 = first[pos], first[pos + 1]
             for m in range(m0, m1):
-                v = lat.alpha[pos] + scores[self.ids[m]] + lat.beta[pos + self.chars[m]] - z
+                v = alpha[pos] + scores[ids[m]] + beta[pos + chars[m]] - z
                 value = <double>freq * exp(<double>v)
                 if out != NULL:
-                    _add(out, self.ids[m], value)
+                    _add(out, ids[m], value)
                 else:
                     values.push_back(value)
-            if m0 == m1 or self.chars[m0] != 1:
-                v = lat.alpha[pos] + unk_score + lat.beta[pos + 1] - z
+            if m0 == m1 or chars[m0] != 1:
+                v = alpha[pos] + unk_score + beta[pos + 1] - z
                 value = <double>freq * exp(<double>v)
                 if out != NULL:
                     _add(out, 0, value)
@@ -386,8 +433,8 @@ cdef class WordLattices:
         cdef Part* p = &s.parts[part]
         cdef float* out = s.out if part == 0 else NULL
         cdef float z
-        cdef int64_t i
-        cdef int32_t node
+        cdef int64_t i, first_stored
+        cdef int32_t node, piece, n_stored
         if p.first == p.last:
             p.first = first
         p.last = last
@@ -397,14 +444,15 @@ cdef class WordLattices:
                 if z != z:
                     s.nan[thread] = 1
             else:
-                self._lattice(lat[0], s.scores, s.unk_score, i)
-                _viterbi(lat[0])
-                node = lat.prev[1]
-                while lat.prev[node] >= 0:
+                node = self._best_path(lat[0], s.scores, s.unk_score, i)
+                first_stored = self.first[self.word_pos[i]]
+                n_stored = <int32_t>(self.first[self.word_pos[i + 1]] - first_stored)
+                while node >= 0:
+                    piece = self.ids[first_stored + node] if node < n_stored else 0
                     if out != NULL:
-                        out[lat.node_id[node]] += <float>self.counts[i]
+                        out[piece] += <float>self.counts[i]
                     else:
-                        p.ids.push_back(lat.node_id[node])
+                        p.ids.push_back(piece)
                         p.values.push_back(<double>self.counts[i])
                     node = lat.prev[node]
 
@@ -509,6 +557,7 @@ def reachable(pieces, scores):
     with nogil:
         for i in range(v.length):
             _build(lat, p, v.values + view_start(v, i), view_end(v, i) - view_start(v, i), True)
+            _index_ends(lat)
             self_node = -1
             for node in range(lat.begin_start[0], lat.begin_start[1] if lat.length > 0 else lat.begin_start[0]):
                 if lat.node_id[node] == i and lat.node_len[node] == lat.length:
@@ -611,31 +660,53 @@ cdef int _two_best(Lattice& lat, vector[Hypothesis]& hyps, vector[int32_t]& heap
     return 0
 
 
-def second_best(pieces, scores):
-    """For each piece, from the two best paths of its own text: (keep, alternatives) where keep[i]
-    is 0 when its best path splits it (it can go), and alternatives is a list<int32> array of the
-    pieces of the second-best path where the piece is its own best path (empty when there is none)."""
+cdef struct BestScratch:         # one thread's share of `second_best`
+    Lattice lat
+    vector[Hypothesis] hyps
+    vector[int32_t] heap
+    vector[int32_t] second
+    vector[int32_t] alt          # its pieces' second-best paths, one after the other
+
+
+cdef void _second_best_range(const Pieces& p, const BinaryView& v, int64_t lo, int64_t hi, BestScratch& b,
+                             uint8_t* keep, int32_t* sizes) noexcept nogil:
+    """`second_best` of pieces lo..hi-1: keep[i], and the size of each one's alternative in `sizes`
+    (its pieces appended to b.alt)."""
+    cdef int64_t i
+    cdef int best
+    for i in range(lo, hi):
+        _build(b.lat, p, v.values + view_start(v, i), view_end(v, i) - view_start(v, i), True)
+        _index_ends(b.lat)
+        best = _two_best(b.lat, b.hyps, b.heap, b.second)
+        if best >= 2:
+            keep[i] = 0
+        elif best == 1:
+            b.alt.insert(b.alt.end(), b.second.begin(), b.second.end())
+            sizes[i] = <int32_t>b.second.size()
+
+
+def second_best(pieces, scores, int threads=1):
+    """For each piece, from the two best paths of its own text: (keep, offsets, alternatives) where
+    keep[i] is 0 when its best path splits it (it can go), and alternatives[offsets[i]:offsets[i+1]]
+    are the pieces of the second-best path where the piece is its own best path (empty when there
+    is none). The pieces are shared among `threads` threads in runs; the result does not depend on it."""
     cdef Pieces p
     _load_pieces(p, pieces, scores)
     cdef list keep_alive = []
     cdef BinaryView v = binary_view(pieces, keep_alive)
     keep_arr = np.ones(v.length, dtype=np.uint8)
     cdef uint8_t[:] keep = keep_arr
+    sizes_arr = np.zeros(v.length, dtype=np.int32)
+    cdef int32_t[:] sizes = sizes_arr
+    cdef int n_threads = max(1, min(threads, <int>(v.length // 64) + 1))
+    cdef vector[BestScratch] scratch = vector[BestScratch](n_threads)
+    cdef int t
+    if v.length:
+        for t in prange(n_threads, nogil=True, num_threads=n_threads, schedule="static"):
+            _second_best_range(p, v, t * v.length // n_threads, (t + 1) * v.length // n_threads, scratch[t],
+                               &keep[0], &sizes[0])
     offsets_arr = np.zeros(v.length + 1, dtype=np.int32)
-    cdef int32_t[:] offsets = offsets_arr
-    cdef vector[int32_t] alt, second, heap
-    cdef vector[Hypothesis] hyps
-    cdef Lattice lat
-    cdef int64_t i
-    cdef int best
-    with nogil:
-        for i in range(v.length):
-            _build(lat, p, v.values + view_start(v, i), view_end(v, i) - view_start(v, i), True)
-            best = _two_best(lat, hyps, heap, second)
-            if best >= 2:
-                keep[i] = 0
-            elif best == 1:
-                alt.insert(alt.end(), second.begin(), second.end())
-            offsets[i + 1] = <int32_t>alt.size()
-    values = np.asarray(<int32_t[:alt.size()]>alt.data()).copy() if alt.size() else np.zeros(0, np.int32)
+    np.cumsum(sizes_arr, out=offsets_arr[1:])
+    values = np.concatenate([np.asarray(<int32_t[:scratch[t].alt.size()]>scratch[t].alt.data()).copy()
+                             if scratch[t].alt.size() else np.zeros(0, np.int32) for t in range(n_threads)])
     return keep_arr, offsets_arr, values

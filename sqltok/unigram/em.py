@@ -67,7 +67,7 @@ def prune(model: PieceSet, lattices: WordLattices, desired: int, shrinking_facto
     """The pieces to keep, in their new order: those no other segmentation replaces and the
     candidates whose removal costs most, up to max(desired, shrinking_factor x size) pieces (all of
     them when the kept ones already pass that, as SentencePiece's loop never meets the size)."""
-    keep, offsets, alternatives = second_best(model.pieces, model.scores)
+    keep, offsets, alternatives = second_best(model.pieces, model.scores, threads)
     freq = lattices.viterbi_counts(model.scores, threads)
     status, loss = prune_losses(freq, keep, offsets, alternatives)
     kept = np.nonzero(status == 1)[0]
