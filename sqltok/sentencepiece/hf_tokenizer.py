@@ -42,7 +42,7 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
     file_kinds = ("hf-unigram", "hf-sp-bpe")
 
     def __init__(self, hf: HfSentencePiece, name: str) -> None:
-        super().__init__(hf.model, name, hf.whitespace, hf_unigram=True)
+        super().__init__(hf.model, name, hf.whitespace, hf_json=True)
         # texts with a grapheme of several characters: HF's Precompiled, then this encoder without one
         self._after_charsmap = sentencepiece_encoder(hf.model, b"", hf.whitespace, True) \
             if hf.model.normalizer.precompiled_charsmap else None
