@@ -161,6 +161,18 @@ def test_decode_any_ids(ids):
     assert tok.decode(ids) == hf.decode(ids)
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 999) | st.sampled_from([0, 1, 2]), max_size=10), min_size=1, max_size=4))
+def test_decode_skip_special_tokens(batch):
+    """HF's decode with skip_special_tokens either way: a special token kept is its text, through
+    the decoder chain (Strip of the first space, the Metaspace decoder's first token)."""
+    for case in ("mistral-v1-llama-legacy", "botchan-unigram-generic"):
+        tok, hf = _loaded(case)
+        for skip in (True, False):
+            assert tok.decode_batch(batch, skip_special_tokens=skip) == hf.decode_batch(batch, skip_special_tokens=skip)
+            assert tok.decode(batch[0], skip_special_tokens=skip) == hf.decode(batch[0], skip_special_tokens=skip)
+
+
 def test_special_tokens_between_text():
     tok, hf = _loaded("mistral-v1-llama-legacy")
     text = "hi<s> there</s>x"

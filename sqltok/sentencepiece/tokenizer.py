@@ -99,9 +99,13 @@ class SentencePieceTokenizer(Tokenizer):
         special tokens)."""
         return self._encoder.encode_arrow(texts, threads, counts_only)
 
-    def decode_arrow(self, ids: pa.Array, errors: str = "replace") -> pa.Array:
+    def decode_arrow(self, ids: pa.Array, errors: str = "replace",
+                     skip_special_tokens: bool | None = None) -> pa.Array:
         """Texts (large_string) of a list<integer> array, as sentencepiece's `decode` gives them
-        (always valid UTF-8: a byte piece that is no character on its own is U+FFFD)."""
+        (always valid UTF-8: a byte piece that is no character on its own is U+FFFD), of the ids
+        without the special ones (control and unknown pieces) when `skip_special_tokens`."""
+        if self._skips(skip_special_tokens):
+            ids = self._without_special_ids(ids)
         return self._encoder.decode_arrow(ids)
 
     def vocabularies(self) -> tuple[dict[str, int], dict[str, int]]:
