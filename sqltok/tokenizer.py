@@ -45,6 +45,9 @@ class Tokenizer(ABC):
     file_kinds: ClassVar[tuple[str, ...]] = ()
     #: Surrogates in a str: an error, or (True) what tiktoken makes of them (see `text_array`).
     fixes_surrogates: ClassVar[bool] = False
+    #: Whether decoding leaves special tokens out unless told otherwise (HF's `skip_special_tokens`
+    #: default, for the families that follow HF's decoders; tiktoken never skips).
+    skips_special_tokens: ClassVar[bool] = False
     _families: ClassVar[dict[str, type[Tokenizer]]] = {}
 
     def __init_subclass__(cls, **kwargs) -> None:
@@ -108,8 +111,10 @@ class Tokenizer(ABC):
         """Ids (large_list<int32>) or token counts (int64) of a string array; NULL stays NULL."""
 
     @abstractmethod
-    def decode_arrow(self, ids: pa.Array, errors: str = "replace") -> pa.Array:
-        """Texts (large_string) of a list<integer> array."""
+    def decode_arrow(self, ids: pa.Array, errors: str = "replace",
+                     skip_special_tokens: bool | None = None) -> pa.Array:
+        """Texts (large_string) of a list<integer> array; special tokens left out when
+        `skip_special_tokens` (None: the family's default, `skips_special_tokens`)."""
 
     @abstractmethod
     def decode_single_token_bytes(self, token: int) -> bytes:
@@ -288,9 +293,24 @@ class Tokenizer(ABC):
         """Ids or token count of one str."""
         return self._encode_texts([text], allowed_special, counts_only)[0]
 
-    def _decode_ids(self, ids: Sequence[int]) -> bytes:
+    def _decode_ids(self, ids: Sequence[int], skip_special_tokens: bool | None = None) -> bytes:
         """The bytes of one sequence of ids."""
-        return self.decode_arrow(id_array(ids))[0].as_py().encode()
+        return self.decode_arrow(id_array(ids), skip_special_tokens=skip_special_tokens)[0].as_py().encode()
+
+    def _skips(self, skip_special_tokens: bool | None) -> bool:
+        """Whether a decode call leaves special tokens out (None: the family's default)."""
+        return self.skips_special_tokens if skip_special_tokens is None else bool(skip_special_tokens)
+
+    def _without_special_ids(self, ids: pa.Array) -> pa.Array:
+        """A list<integer> array with the special tokens' ids taken out of each row (NULL stays NULL)."""
+        if isinstance(ids, pa.ChunkedArray):
+            ids = ids.combine_chunks()
+        ids = ids.cast(pa.large_list(pa.int64()))
+        values = ids.values[ids.offsets[0].as_py():ids.offsets[-1].as_py()]
+        kept = pc.invert(pc.is_in(values, value_set=pa.array(sorted(self._special_by_id), pa.int64())))
+        upto = pa.concat_arrays([pa.array([0], pa.int64()), pc.cumulative_sum(kept.cast(pa.int64()))])
+        offsets = upto.take(pc.subtract(ids.offsets, ids.offsets[0]))
+        return pa.LargeListArray.from_arrays(offsets, values.filter(kept), mask=ids.is_null())
 
     def _utf8_texts(self, texts: list[str]) -> list[str]:
         """`texts` with what UTF-8 cannot hold (surrogates) fixed as `text_array` does, or its error."""
@@ -346,9 +366,10 @@ class Tokenizer(ABC):
         strings = self._token_list
         return [strings[t] for t in self.encode_ordinary(text)]
 
-    def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
-        """The text of `ids`; bytes that are not UTF-8 become U+FFFD unless errors="strict"."""
-        return self._decode_ids(ids).decode("utf-8", errors)
+    def decode(self, ids: Sequence[int], errors: str = "replace", *, skip_special_tokens: bool | None = None) -> str:
+        """The text of `ids`; bytes that are not UTF-8 become U+FFFD unless errors="strict"; special
+        tokens left out when `skip_special_tokens` (None: the family's default, `skips_special_tokens`)."""
+        return self._decode_ids(ids, skip_special_tokens).decode("utf-8", errors)
 
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         """The bytes of `ids`."""
@@ -417,10 +438,10 @@ class Tokenizer(ABC):
         return ids.to_numpy(zero_copy_only=True).view(np.uint32)
 
     def decode_batch(self, batch: Sequence[Sequence[int]], *, errors: str = "replace",
-                     num_threads: int | None = None) -> list[str]:
+                     num_threads: int | None = None, skip_special_tokens: bool | None = None) -> list[str]:
         """`decode` of every id list, in one pass over Arrow (`num_threads` is tiktoken's argument;
         decoding is a copy of bytes and needs no threads)."""
-        return self.decode_arrow(id_lists_array(batch), errors).to_pylist()
+        return self.decode_arrow(id_lists_array(batch), errors, skip_special_tokens).to_pylist()
 
     def decode_bytes_batch(self, batch: Sequence[Sequence[int]], *, num_threads: int | None = None) -> list[bytes]:
         """`decode_bytes` of every id list, in one pass over Arrow."""

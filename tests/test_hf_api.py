@@ -115,3 +115,18 @@ def test_offsets_cover_the_text(bundled):
         assert s1 in (e0, e0 - 1) and s0 <= s1 < e1 and e0 <= e1
     with pytest.raises(sqltok.SqltokError, match="surrogate"):
         tok.encode_with_offsets("a\ud800b")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.lists(st.integers(0, 2999) | st.sampled_from(range(8)), max_size=8), min_size=1, max_size=4),
+       st.data())
+def test_decode_skip_special_tokens_equals_hf(pair, batch, data):
+    """`decode` / `decode_batch` with `skip_special_tokens` either way give HF's; special ids mixed in."""
+    tok, hf = pair
+    specials = sorted(tok.special_tokens.values())
+    batch = [[specials[i % len(specials)] if i < 8 and specials else i for i in ids] for ids in batch]
+    for skip in (True, False):
+        assert tok.decode(batch[0], skip_special_tokens=skip) == hf.decode(batch[0], skip_special_tokens=skip)
+        assert tok.decode_batch(batch, skip_special_tokens=skip) == hf.decode_batch(batch, skip_special_tokens=skip)
+    # the families' defaults: WordPiece as HF's (skip), byte-level BPE as tiktoken's (keep)
+    assert tok.decode(batch[0]) == hf.decode(batch[0], skip_special_tokens=tok.skips_special_tokens)

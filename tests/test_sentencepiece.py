@@ -87,6 +87,20 @@ def test_decode_of_any_ids_equals_sentencepiece(pairs, ids):
         assert tok.decode(ids) == sp.decode(ids)
 
 
+@settings(max_examples=60, deadline=None)
+@given(batch=st.lists(st.lists(st.integers(0, 999), max_size=20), min_size=1, max_size=4))
+def test_decode_skip_special_tokens(pairs, batch):
+    """sentencepiece's decode by default; skip_special_tokens=True: that of the ids without the
+    control and unknown pieces'."""
+    for name in ("botchan_unigram", "mistral_v1"):
+        tok, sp = pairs(name)
+        special = set(tok.special_tokens.values())
+        plain = [[i for i in ids if i not in special] for ids in batch]
+        assert tok.decode_batch(batch) == tok.decode_batch(batch, skip_special_tokens=False) == sp.decode(batch)
+        assert tok.decode_batch(batch, skip_special_tokens=True) == sp.decode(plain)
+        assert tok.decode(batch[0], skip_special_tokens=True) == sp.decode(plain[0])
+
+
 def test_byte_pieces_decode_as_sentencepiece(pairs):
     tok, sp = pairs("mistral_v1")
     for ids in ([3 + 0xE2, 3 + 0x82], [3 + 0xF0, 3 + 0x9F, 3 + 0x98, 3 + 0x80, 3 + 0x80], [29871, 3 + 0x41, 1, 2],

@@ -122,6 +122,7 @@ def test_metaspace_decoder_any_ids(ids):
     for case in ("t5", "t5-old"):
         tok, hf = _pair(case, BOTCHAN)
         assert tok.decode(ids) == hf.decode(ids), case
+        assert tok.decode(ids, skip_special_tokens=False) == hf.decode(ids, skip_special_tokens=False), case
 
 
 def test_special_tokens_between_text():

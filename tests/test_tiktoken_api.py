@@ -90,6 +90,18 @@ def test_batches_and_numpy_equal_tiktoken(pair):
         tok.encode_to_numpy("<|endoftext|>")
 
 
+def test_decode_skip_special_tokens(pair):
+    """tiktoken never skips special tokens (sqltok's default); skip_special_tokens=True drops their ids."""
+    tok, enc = pair
+    special = enc.eot_token
+    ids = [special, *enc.encode_ordinary("hello world"), special, *enc.encode_ordinary(" bye")]
+    assert tok.decode(ids) == tok.decode(ids, skip_special_tokens=False) == enc.decode(ids)
+    plain = [i for i in ids if i != special]
+    assert tok.decode(ids, skip_special_tokens=True) == enc.decode(plain)
+    assert tok.decode_batch([ids, [special], []], skip_special_tokens=True) == [enc.decode(plain), "", ""]
+    assert tok.decode_batch([ids, [special]]) == [enc.decode(ids), enc.decode([special])]
+
+
 def test_decode_with_offsets_equals_tiktoken(pair):
     tok, ref = pair
     for text in texts():

@@ -42,6 +42,7 @@ cdef class Encoder:
     cdef vector[uint8_t] valid
     cdef BytesTable direct
     cdef vector[int32_t] special_ids
+    cdef vector[uint8_t] special_skip       # 1 for each special token's id (decoding may leave them out)
     cdef vector[int32_t] always_ids
     cdef AddedTokens added            # the special and always-matched tokens, with HF's flags
     cdef readonly int pattern
@@ -74,4 +75,4 @@ cdef class Encoder:
                            bint keep_ids, IdRows& res, Workspace& ws) noexcept nogil
     cdef const uint8_t* _allowed_mask(self, allowed_special, vector[uint8_t]& mask)
     cdef object _encode_one(self, str text, const uint8_t* allowed, bint counts_only, Workspace* ws)
-    cdef TokenPieces _pieces(self)
+    cdef TokenPieces _pieces(self, bint skip_special)

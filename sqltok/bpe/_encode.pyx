@@ -120,6 +120,9 @@ cdef class Encoder:
         self.vocab.append(VOCAB_PADDING, 0)
         self.n_vocab = <int32_t>self.starts.size()
         self.in_super.resize(self.n_vocab, 0)
+        self.special_skip.assign(self.n_vocab, 0)
+        for i in self.special_ids:
+            self.special_skip[i] = 1
         self._build_direct(direct_all)
 
     def __dealloc__(self):
@@ -620,8 +623,8 @@ cdef class Encoder:
         return id_rows_arrow(ordered, counts_only, self.pool, run.threads)
 
     # -- ids -> bytes ------------------------------------------------------------------------------
-    cdef TokenPieces _pieces(self):
-        """What decoding reads: each id's bytes."""
+    cdef TokenPieces _pieces(self, bint skip_special):
+        """What decoding reads: each id's bytes (none for a special token's when `skip_special`)."""
         cdef TokenPieces pieces
         pieces.data = self.vocab.data()
         pieces.starts = self.starts.data()
@@ -629,22 +632,22 @@ cdef class Encoder:
         pieces.n_ids = <int64_t>self.starts.size()
         pieces.later = 0
         pieces.valid = self.valid.data()
-        pieces.skip = NULL
+        pieces.skip = self.special_skip.data() if skip_special else NULL
         return pieces
 
-    def decode_arrow(self, ids):
-        """Bytes of each row of a list<integer> array (NULL stays NULL), as a large_binary array.
-        Unknown ids raise ValueError."""
-        return decode_arrow(ids, self._pieces(), pa.large_binary())
+    def decode_arrow(self, ids, bint skip_special=False):
+        """Bytes of each row of a list<integer> array (NULL stays NULL), as a large_binary array;
+        special tokens left out when `skip_special`. Unknown ids raise ValueError."""
+        return decode_arrow(ids, self._pieces(skip_special), pa.large_binary())
 
-    def decode_ids(self, ids) -> bytes:
+    def decode_ids(self, ids, bint skip_special=False) -> bytes:
         """The bytes of one sequence of ids (Python ints), without Arrow. Unknown ids raise
         ValueError, items that are no integers TypeError."""
-        return decode_ids(ids, self._pieces())
+        return decode_ids(ids, self._pieces(skip_special))
 
-    def decode_text(self, ids, str errors not None="replace") -> str:
-        """`decode_ids(ids).decode("utf-8", errors)` in one call, without the bytes object."""
-        return decode_text(ids, self._pieces(), errors)
+    def decode_text(self, ids, str errors not None="replace", bint skip_special=False) -> str:
+        """`decode_ids(ids, skip_special).decode("utf-8", errors)` in one call, without the bytes object."""
+        return decode_text(ids, self._pieces(skip_special), errors)
 
     def token_bytes(self, int32_t token_id) -> bytes:
         """The bytes of one token id; UnknownTokenError (a KeyError, as tiktoken's) for an id without one."""

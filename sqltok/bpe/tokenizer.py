@@ -209,9 +209,9 @@ class BPETokenizer(Tokenizer):
                 pass
         return super().token_count(text)
 
-    def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
+    def decode(self, ids: Sequence[int], errors: str = "replace", *, skip_special_tokens: bool | None = None) -> str:
         """`Tokenizer.decode` in one call to the encoder: the str straight from the joined bytes."""
-        return self._encoder.decode_text(ids, errors)
+        return self._encoder.decode_text(ids, errors, self._skips(skip_special_tokens))
 
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         """`Tokenizer.decode_bytes` in one call to the encoder."""
@@ -240,10 +240,12 @@ class BPETokenizer(Tokenizer):
             return pa.array([None if x is None else len(x) for x in out], pa.int64())
         return pa.array(out, pa.large_list(pa.int32()))
 
-    def decode_arrow(self, ids: pa.Array, errors: str = "replace") -> pa.Array:
+    def decode_arrow(self, ids: pa.Array, errors: str = "replace",
+                     skip_special_tokens: bool | None = None) -> pa.Array:
         """Texts (large_string) of a list<integer> array; invalid UTF-8 is replaced by U+FFFD
-        (errors="replace") or raises (errors="strict")."""
-        return _to_text(self._encoder.decode_arrow(ids), errors)
+        (errors="replace") or raises (errors="strict"); special tokens are their text unless
+        `skip_special_tokens` (as tiktoken, and HF's `decode(ids, skip_special_tokens=False)`)."""
+        return _to_text(self._encoder.decode_arrow(ids, self._skips(skip_special_tokens)), errors)
 
     def decode_single_token_bytes(self, token: int) -> bytes:
         """The bytes of one token id; UnknownTokenError (a KeyError) for an id without a token."""

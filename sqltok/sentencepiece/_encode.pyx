@@ -218,11 +218,13 @@ cdef class SentencePieceEncoder:
     def __init__(self, list pieces, list scores, list types, bint bpe, bint byte_fallback, bytes charsmap,
                  bint add_dummy_prefix, bint remove_extra_whitespaces, bint escape_whitespaces,
                  bint treat_whitespace_as_suffix, str unk_surface, tuple hf_whitespace=None,
-                 bint hf_unigram=False):
+                 bint hf_json=False):
         """A checked model (`model_proto.check_model`): pieces (str) by id, their float scores and
         types (PieceType values), and the options; `hf_whitespace` (strip_right, collapse,
         split_words, prefix) puts HF's whitespace steps in place of sentencepiece's options, which
-        must then be off; `hf_unigram` encodes a Unigram model as HF `tokenizers` does."""
+        must then be off; `hf_json` encodes the model of a tokenizer.json as HF `tokenizers` does
+        (a Unigram model on its lattice; `remove_extra_whitespaces` as its Replace(`\\A +| +\\z`),
+        which keeps a trailing "▁" of the text)."""
         cdef vector[int32_t] normal, reserved
         cdef list trie_pieces = [], user = [], every = []
         cdef int32_t i, k
@@ -235,6 +237,7 @@ cdef class SentencePieceEncoder:
         self.normalizer.remove_extra_whitespaces = remove_extra_whitespaces
         self.normalizer.escape_whitespaces = escape_whitespaces
         self.normalizer.suffix = treat_whitespace_as_suffix
+        self.normalizer.spaces_only_trailing = hf_json
         self.unk_surface = unk_surface.encode()
         self.hf.active = hf_whitespace is not None
         if self.hf.active:
@@ -242,7 +245,7 @@ cdef class SentencePieceEncoder:
                 raise ValueError("HF whitespace steps replace sentencepiece's whitespace options")
             self.hf.strip_right, self.hf.collapse, self.hf.split_words, self.hf.prefix = hf_whitespace
         self.min_score = FLT_MAX
-        self.hf_unigram = hf_unigram and not bpe
+        self.hf_unigram = hf_json and not bpe
         self.min_score64 = min(scores) if scores else 0.0
         self.unk = -1
         for k in range(256):
@@ -651,7 +654,7 @@ cdef class SentencePieceEncoder:
         cdef IdVector ids
         cdef vector[int64_t] origin, begins, ends
         cdef size_t k
-        if self.hf.active or self.hf_unigram:
+        if self.hf.active or self.normalizer.spaces_only_trailing:
             raise ValueError("offsets are sentencepiece's, not followed through HF's steps")
         ws.want_spans = True
         with nogil:

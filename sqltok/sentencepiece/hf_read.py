@@ -5,7 +5,8 @@ produces, so that the SentencePiece encoder runs it.
 Two kinds of pipeline are read:
 - the generic converter's and Llama's, whose HF semantics equal a setting of sentencepiece's
   normalizer: Sequence of Precompiled (the charsmap), Replace(`\\A +| +\\z` -> "") with
-  Replace(` {2,}` -> " ") (`remove_extra_whitespaces`), Replace(" " -> "▁") (`escape_whitespaces`;
+  Replace(` {2,}` -> " ") (`remove_extra_whitespaces`, but for a trailing "▁" of the text, which
+  HF keeps: the encoder's `hf_json`), Replace(" " -> "▁") (`escape_whitespaces`;
   Gemma's, with a Split(" ", MergedWithPrevious) that then finds no space), Replace(`\\A▁` -> "▁▁")
   before Metaspace "always", Prepend("▁") (Llama 2's legacy dummy prefix), Metaspace "first";
 - the model converters' (T5, XLM-R, ALBERT, XLNet, older T5 files): Replace of a string, NFKD,

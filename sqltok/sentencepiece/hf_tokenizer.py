@@ -7,15 +7,17 @@ A text holding a grapheme of several characters goes through HF's own Precompile
 Added tokens (the allowed special ones, and always the others, with HF's flags) are matched before
 the normalizer, and each text between them is encoded on its own, as HF does.
 
-Decoding follows HF's decoder chain: special tokens are skipped (HF's `skip_special_tokens`
-default), every other id is its piece ("<unk>" as spelled), "▁" a space (the Metaspace decoder:
-none in the first token), runs of byte tokens their bytes. Rows whose bytes are valid UTF-8 (all that encoding gives) are joined in Arrow; a row
+Decoding follows HF's decoder chain: special tokens are left out (HF's `skip_special_tokens`
+default; with `skip_special_tokens=False` they are their text), every other id is its piece ("<unk>"
+as spelled), "▁" a space (the Metaspace decoder: none in the first token), runs of byte tokens
+their bytes. Rows whose bytes are valid UTF-8 (all that encoding gives) are joined in Arrow; a row
 holding a byte run that is no UTF-8 gets HF's one U+FFFD per byte of that run.
 """
 from __future__ import annotations
 
 import json
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -40,9 +42,10 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
     `from_json(text, name)`."""
 
     file_kinds = ("hf-unigram", "hf-sp-bpe")
+    skips_special_tokens = True  # HF's decode default
 
     def __init__(self, hf: HfSentencePiece, name: str) -> None:
-        super().__init__(hf.model, name, hf.whitespace, hf_unigram=True)
+        super().__init__(hf.model, name, hf.whitespace, hf_json=True)
         # texts with a grapheme of several characters: HF's Precompiled, then this encoder without one
         self._after_charsmap = sentencepiece_encoder(hf.model, b"", hf.whitespace, True) \
             if hf.model.normalizer.precompiled_charsmap else None
@@ -52,17 +55,14 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
         dec = hf.decoder
         parts = []
         for i, (piece, kind) in enumerate(zip(hf.model.pieces, hf.model.types)):
-            if i in self._special_by_id:
-                parts.append(b"")
-            elif kind == PieceType.BYTE and dec.byte_fallback:
+            if kind == PieceType.BYTE and dec.byte_fallback:
                 parts.append(bytes([int(BYTE_PIECE.fullmatch(piece).group(1), 16)]))
             else:
                 parts.append((piece.replace(SPACE, " ") if dec.replace_space else piece).encode())
         self._decoded = pa.array(parts, pa.large_binary())
-        # the Metaspace decoder: the first token (after skipped special tokens) without its "▁"s
-        self._decoded_first = pa.array([b"" if i in self._special_by_id else piece.replace(SPACE, "").encode()
-                                        for i, piece in enumerate(hf.model.pieces)], pa.large_binary())
-        self._special_mask = pa.array([i in self._special_by_id for i in range(len(parts))])
+        # the Metaspace decoder: the first token without its "▁"s
+        self._decoded_first = pa.array([piece.replace(SPACE, "").encode() for piece in hf.model.pieces],
+                                       pa.large_binary())
         self._added = AddedRows(hf.special_tokens, hf.added_tokens, hf.added_flags)
 
     @classmethod
@@ -150,8 +150,10 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
         raise SqltokError(f"{self.name}: offsets are not available for a SentencePiece-style tokenizer.json "
                           "(only for .model files)")
 
-    def decode_arrow(self, ids: pa.Array, errors: str = "replace") -> pa.Array:
-        """Texts (large_string) of a list<integer> array as HF's `decode` gives them; NULL stays NULL."""
+    def decode_arrow(self, ids: pa.Array, errors: str = "replace",
+                     skip_special_tokens: bool | None = None) -> pa.Array:
+        """Texts (large_string) of a list<integer> array as HF's `decode(ids, skip_special_tokens)`
+        gives them (the special tokens' ids taken out first, as HF does); NULL stays NULL."""
         if isinstance(ids, pa.ChunkedArray):
             ids = ids.combine_chunks()
         ids = ids.cast(pa.large_list(pa.int64()))
@@ -159,10 +161,13 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
         if len(flat) and (pc.min(flat).as_py() < 0 or pc.max(flat).as_py() >= self.n_vocab):
             bad = flat.filter(pc.or_(pc.less(flat, 0), pc.greater_equal(flat, self.n_vocab)))[0].as_py()
             raise ValueError(f"token id {bad} is not in this vocabulary (ids 0..{self.n_vocab - 1})")
+        if self._skips(skip_special_tokens):
+            ids = self._without_special_ids(ids)
+            flat = pc.list_flatten(ids)
         offsets = pc.subtract(ids.offsets, ids.offsets[0])
         decoded = self._decoded.take(flat)
         if self.hf.decoder.drop_first_spaces:
-            decoded = pc.if_else(self._first_tokens(ids, flat), self._decoded_first.take(flat), decoded)
+            decoded = pc.if_else(self._first_tokens(ids), self._decoded_first.take(flat), decoded)
         parts = pa.LargeListArray.from_arrays(offsets, decoded)
         joined = pc.binary_join(parts, pa.scalar(b"", pa.large_binary()))
         out = self._texts(joined, ids)
@@ -170,14 +175,12 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
             out = pc.replace_substring_regex(out, pattern="^ ", replacement="", max_replacements=1)
         return pc.if_else(ids.is_null(), pa.scalar(None, pa.large_string()), out) if ids.null_count else out
 
-    def _first_tokens(self, ids: pa.LargeListArray, flat: pa.Array) -> pa.Array:
-        """Of the flattened ids, which is the first token of its row that is no special token."""
-        kept = pc.invert(self._special_mask.take(flat)).cast(pa.int64())
-        upto = pc.cumulative_sum(kept)                      # kept tokens up to each, inclusive
+    @staticmethod
+    def _first_tokens(ids: pa.LargeListArray) -> pa.Array:
+        """Of the flattened ids, which is the first token of its row."""
         starts = pc.subtract(ids.offsets, ids.offsets[0])[:-1]
-        row = pc.list_parent_indices(ids)
-        before_row = pc.subtract(upto, kept).take(starts.take(row))  # kept tokens before its row
-        return pc.and_(pc.equal(kept, 1), pc.equal(pc.subtract(upto, before_row), 1))
+        position = pa.array(np.arange(len(pc.list_flatten(ids)), dtype=np.int64))
+        return pc.equal(position, starts.take(pc.list_parent_indices(ids)))
 
     def _texts(self, joined: pa.Array, ids: pa.Array) -> pa.Array:
         """The joined bytes as text; only a row that is no UTF-8 is decoded again, by `_decode_row`."""

@@ -4,7 +4,10 @@ the Unigram trainer share: user-defined symbols pass as they are, otherwise the 
 precompiled charsmap replaces a prefix (or one character stays, a malformed byte becomes U+FFFD);
 leading, trailing and repeated spaces are dropped (`remove_extra_whitespaces`), spaces become "▁"
 (`escape_whitespaces`) and one "▁" goes before the text (`add_dummy_prefix`; after it when whitespace
-is a suffix).
+is a suffix). sentencepiece drops every trailing "▁", one of the text's own too; HF's
+`Replace(\\A +| +\\z)`, before its `Replace(" " -> "▁")`, drops only spaces (`spaces_only_trailing`:
+the one "▁" that the text's trailing spaces collapsed to, when the text ends in spaces; the
+charsmaps' rules give no two spaces, nor one after another character).
 
 Given an `origin` vector, it also records sentencepiece's `norm_to_orig`: for each normalized byte
 the input offset of the prefix it came from, and one more entry for the end (where trailing spaces
@@ -26,6 +29,7 @@ cdef struct Normalizer:
     bint remove_extra_whitespaces
     bint escape_whitespaces
     bint suffix                 # treat_whitespace_as_suffix
+    bint spaces_only_trailing   # remove_extra_whitespaces keeps a trailing "▁" of the text (HF's)
 
 
 cdef inline int64_t valid_utf8_len(const uint8_t* p, int64_t n) noexcept nogil:
@@ -134,9 +138,11 @@ cdef inline void normalize(const Normalizer* m, const uint8_t* p, int64_t n, str
             prev_space = False
     if m.remove_extra_whitespaces:
         while <int64_t>out.size() >= space and (
-                (m.escape_whitespaces and out.compare(out.size() - 3, 3, b"\xe2\x96\x81") == 0)
-                or (not m.escape_whitespaces and out.back() == 32)):
+                prev_space if m.spaces_only_trailing
+                else out.compare(out.size() - 3, 3, b"\xe2\x96\x81") == 0 if m.escape_whitespaces
+                else out.back() == 32):
             out.resize(out.size() - space)
+            prev_space = False      # spaces_only_trailing: the one space the trailing spaces became
             if origin != NULL:
                 i = origin[0][out.size()]
                 origin.resize(out.size())

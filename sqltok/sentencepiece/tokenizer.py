@@ -30,14 +30,14 @@ class SentencePieceTokenizer(Tokenizer):
     file_kinds = ("sentencepiece",)
 
     def __init__(self, model: SentencePieceModel, name: str,
-                 hf_whitespace: tuple[bool, bool, bool, bool] | None = None, hf_unigram: bool = False) -> None:
-        """`hf_whitespace` and `hf_unigram`: HF `tokenizers`' steps in place of sentencepiece's (see
+                 hf_whitespace: tuple[bool, bool, bool, bool] | None = None, hf_json: bool = False) -> None:
+        """`hf_whitespace` and `hf_json`: HF `tokenizers`' steps in place of sentencepiece's (see
         `HfSentencePieceTokenizer`)."""
         specials = {p: i for i, (p, t) in enumerate(zip(model.pieces, model.types))
                     if t in (PieceType.CONTROL, PieceType.UNKNOWN)}
         super().__init__(name, specials)
         self.model = model
-        self._encoder = sentencepiece_encoder(model, model.normalizer.precompiled_charsmap, hf_whitespace, hf_unigram)
+        self._encoder = sentencepiece_encoder(model, model.normalizer.precompiled_charsmap, hf_whitespace, hf_json)
         self._token_strings = pa.array(model.pieces, pa.large_string())  # tokens() shows pieces as spelled
         self._token_bytes = self._token_strings.cast(pa.large_binary())
 
@@ -99,9 +99,13 @@ class SentencePieceTokenizer(Tokenizer):
         special tokens)."""
         return self._encoder.encode_arrow(texts, threads, counts_only)
 
-    def decode_arrow(self, ids: pa.Array, errors: str = "replace") -> pa.Array:
+    def decode_arrow(self, ids: pa.Array, errors: str = "replace",
+                     skip_special_tokens: bool | None = None) -> pa.Array:
         """Texts (large_string) of a list<integer> array, as sentencepiece's `decode` gives them
-        (always valid UTF-8: a byte piece that is no character on its own is U+FFFD)."""
+        (always valid UTF-8: a byte piece that is no character on its own is U+FFFD), of the ids
+        without the special ones (control and unknown pieces) when `skip_special_tokens`."""
+        if self._skips(skip_special_tokens):
+            ids = self._without_special_ids(ids)
         return self._encoder.decode_arrow(ids)
 
     def vocabularies(self) -> tuple[dict[str, int], dict[str, int]]:
@@ -130,11 +134,11 @@ class SentencePieceTokenizer(Tokenizer):
 
 def sentencepiece_encoder(model: SentencePieceModel, charsmap: bytes,
                           hf_whitespace: tuple[bool, bool, bool, bool] | None = None,
-                          hf_unigram: bool = False) -> SentencePieceEncoder:
+                          hf_json: bool = False) -> SentencePieceEncoder:
     """The encoder of a model, with `charsmap` as its precompiled charsmap."""
     norm = model.normalizer
     return SentencePieceEncoder(
         model.pieces, model.scores, [int(t) for t in model.types], model.trainer.model_type == ModelType.BPE,
         model.trainer.byte_fallback, charsmap, norm.add_dummy_prefix, norm.remove_extra_whitespaces,
         norm.escape_whitespaces, model.trainer.treat_whitespace_as_suffix, model.unk_surface, hf_whitespace,
-        hf_unigram)
+        hf_json)

@@ -29,6 +29,7 @@ def normalize_array(texts, bytes charsmap, bint add_dummy_prefix=True, bint remo
     m.remove_extra_whitespaces = remove_extra_whitespaces
     m.escape_whitespaces = escape_whitespaces
     m.suffix = treat_whitespace_as_suffix
+    m.spaces_only_trailing = False
     out.resize(v.length)
     with nogil:
         for i in range(v.length):

@@ -123,8 +123,8 @@ cdef class WordPieceEncoder:
         """`tokens`: token bytes by id; `normalizer`: None or (clean_text, handle_chinese_chars,
         strip_accents, lowercase); `single`: post-processor ids before and after a sequence, `pair`:
         before, between and after two; `first_pieces`/`later_pieces`: decoded text of each id at the
-        start of a sequence / after it (bytes); `skip_ids`: ids that decoding leaves out (special
-        tokens); `special_texts`: the special tokens' text (bytes), which `encode_str` can look for;
+        start of a sequence / after it (bytes); `skip_ids`: ids that decoding leaves out when it skips
+        special tokens (the special tokens); `special_texts`: the special tokens' text (bytes), which `encode_str` can look for;
         `n_model`: how many of `tokens` are the model's (-1: all), the others (HF's added tokens) only
         decoded, never matched by WordPiece."""
         cdef vector[int32_t] initial_keys
@@ -465,8 +465,9 @@ cdef class WordPieceEncoder:
         return [self._encode_one(text, template, counts_only, False) for text in texts]
 
     # -- ids -> text -------------------------------------------------------------------------------
-    cdef TokenPieces _pieces(self):
-        """What decoding reads: each id's text at the start of a sequence and after it."""
+    cdef TokenPieces _pieces(self, bint skip_special):
+        """What decoding reads: each id's text at the start of a sequence and after it (none for a
+        special token's when `skip_special`)."""
         cdef TokenPieces pieces
         pieces.data = self.pieces.data()
         pieces.starts = self.piece_starts.data()   # piece k ends where piece k + 1 starts
@@ -474,21 +475,21 @@ cdef class WordPieceEncoder:
         pieces.n_ids = <int64_t>self.starts.size()
         pieces.later = pieces.n_ids
         pieces.valid = NULL
-        pieces.skip = self.skip.data()
+        pieces.skip = self.skip.data() if skip_special else NULL
         return pieces
 
-    def decode_arrow(self, ids):
+    def decode_arrow(self, ids, bint skip_special=True):
         """Text (large_string) of each row of a list<integer> array as HF's WordPiece decoder gives
-        it, special tokens left out; NULL stays NULL, an unknown id raises ValueError."""
-        return decode_arrow(ids, self._pieces(), pa.large_string())
+        it, special tokens left out when `skip_special`; NULL stays NULL, an unknown id raises ValueError."""
+        return decode_arrow(ids, self._pieces(skip_special), pa.large_string())
 
-    def decode_ids(self, ids) -> bytes:
+    def decode_ids(self, ids, bint skip_special=True) -> bytes:
         """The UTF-8 of `decode_arrow` for one sequence of ids (Python ints), without Arrow."""
-        return decode_ids(ids, self._pieces())
+        return decode_ids(ids, self._pieces(skip_special))
 
-    def decode_text(self, ids, str errors not None="replace") -> str:
-        """`decode_ids(ids).decode("utf-8", errors)` in one call, without the bytes object."""
-        return decode_text(ids, self._pieces(), errors)
+    def decode_text(self, ids, str errors not None="replace", bint skip_special=True) -> str:
+        """`decode_ids(ids, skip_special).decode("utf-8", errors)` in one call, without the bytes object."""
+        return decode_text(ids, self._pieces(skip_special), errors)
 
     def token_bytes(self, int32_t token_id) -> bytes:
         """The vocabulary entry of one id (continuation prefix included); UnknownTokenError (a

@@ -5,7 +5,7 @@ Encoding is HF's pipeline: BertNormalizer, BertPreTokenizer, WordPiece, then the
 template ([CLS] ... [SEP]); `encode` treats special-token text as text, `encode_special` (SQL) and
 `allowed_special` match it as HF does; HF's non-special added tokens are always matched, and added
 tokens with HF's flags matched as HF does (`sqltok.added_rows`). Decoding is HF's `decode` (WordPiece decoder, special tokens
-skipped).
+skipped unless `skip_special_tokens=False`).
 """
 from __future__ import annotations
 
@@ -42,6 +42,7 @@ class WordPieceTokenizer(Tokenizer):
     vocab.txt) or `WordPieceTokenizer.load(vocab_txt, lowercase=False, ...)` with vocab.txt options."""
 
     file_kinds = ("hf-wordpiece", "vocab-txt")
+    skips_special_tokens = True  # HF's decode default
 
     def __init__(self, spec: WordPieceSpec) -> None:
         super().__init__(spec.name, spec.special_tokens)
@@ -138,9 +139,10 @@ class WordPieceTokenizer(Tokenizer):
         before, after = self.spec.single
         return self._split_encode(text, allowed, lambda parts: self._encoder.encode_strs(parts, False), before, after)
 
-    def decode_arrow(self, ids: pa.Array, errors: str = "replace") -> pa.Array:
-        """Texts (large_string) of a list<integer> array, as HF's `decode` gives them."""
-        return self._encoder.decode_arrow(ids)
+    def decode_arrow(self, ids: pa.Array, errors: str = "replace",
+                     skip_special_tokens: bool | None = None) -> pa.Array:
+        """Texts (large_string) of a list<integer> array, as HF's `decode(ids, skip_special_tokens)` gives them."""
+        return self._encoder.decode_arrow(ids, self._skips(skip_special_tokens))
 
     # -- the direct path (Python str in, Python objects out) ---------------------------------------
     def _encode_texts(self, texts: list[str], allowed_special: AllowedSpecial, counts_only: bool = False) -> list:
@@ -175,9 +177,9 @@ class WordPieceTokenizer(Tokenizer):
         """The base class's `encode`, for what `tokenizer_encode` leaves to it."""
         return super().encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
 
-    def decode(self, ids: Sequence[int], errors: str = "replace") -> str:
+    def decode(self, ids: Sequence[int], errors: str = "replace", *, skip_special_tokens: bool | None = None) -> str:
         """`Tokenizer.decode` in one call to the encoder."""
-        return self._encoder.decode_text(ids, errors)
+        return self._encoder.decode_text(ids, errors, self._skips(skip_special_tokens))
 
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         """`Tokenizer.decode_bytes` in one call to the encoder: the UTF-8 of `decode`."""
