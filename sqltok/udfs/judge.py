@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 from sqltok.tokenizer import Tokenizer
 from sqltok.named_tokenizers import named_tokenizers
 from sqltok.native._id_counts import id_counts_arrow
-from sqltok.pretokenizer._pretokenize import pretokenize_arrow
+from sqltok.pretokenizer._pretokenize import pretoken_counts_arrow
 from sqltok.pretokenizer._scripts import dominant_script_arrow
 from sqltok.sentencepiece.tokenizer import SentencePieceTokenizer
 from sqltok.pretokenizer._words import distinct_words_arrow, token_spans, word_splits_arrow
@@ -145,8 +145,7 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
     define(con, "sqltok_vocab_size", lambda names: by_model(
         names, names, lambda n, rows: pa.array([len(vocabulary(reg.get(n)))] * len(rows), pa.int64()), pa.int64()),
         [varchar], bigint)
-    define(con, "sqltok_pretoken_count", lambda texts: pc.list_value_length(pretokenize_arrow(texts, False)).cast(
-        pa.int64()), [varchar], bigint)
+    define(con, "sqltok_pretoken_count", lambda texts: pretoken_counts_arrow(texts, False), [varchar], bigint)
     ids = duckdb.list_type(duckdb.sqltype("INTEGER"))
     define(con, "sqltok_tally", tallies, [varchar, varchar, bigint],
            duckdb.struct_type({"tokens": bigint, "words": bigint, "split": bigint, "ids": ids, "counts": ids}))
