@@ -163,6 +163,19 @@ def test_wordpiece_split_words_read_off_the_documents_ids(bert):
     assert split.tolist() == [6, 0, 0, 0, 0]  # all but "the" (x\x01y is "xy": x ##y)
 
 
+def test_wordpiece_split_words_where_whitespace_makes_a_pre_token(wordpieces):
+    """Without clean_text \\x1c is a character of BERT's pre-tokens but str.split whitespace: in
+    "ab\\x1ccd \\x1c ef" the words ab, cd, ef and the pre-tokens "ab\\x1ccd", "\\x1c", "ef" are as
+    many, yet do not line up (the row is redone, each word encoded alone)."""
+    tok = wordpieces[2]
+    rows = ["ab\x1ccd \x1c ef", "ab\x1ccd \x1c", "tokenizers \x1c tokenizers"]
+    assert _kernel_splits(tok, rows)[2].tolist() == [True, True, True]
+    texts = pa.array(rows, pa.large_string())
+    got = word_splits(tok, texts, tok.encode_arrow(texts))
+    assert got.field("split").to_pylist() == [
+        sum(len(tok.encode_ordinary(w)) - 2 >= 2 for w in r.split()) for r in rows]
+
+
 def test_wordpiece_split_words_with_a_prefix_that_is_no_punctuation(tmp_path):
     """With the continuation prefix "xx", the word-initial token "xxb" looks like a continuation:
     the walk runs short and the rows are redone, each word encoded alone."""
