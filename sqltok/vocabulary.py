@@ -1,19 +1,16 @@
 """A tokenizer's vocabulary as Arrow: every id that has a token, its bytes, its text and whether it
-is special; and every id's token length in bytes. Built once per loaded tokenizer."""
+is special. Built once per loaded tokenizer."""
 from __future__ import annotations
 
 import weakref
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from sqltok.tokenizer import Tokenizer
 
 ENTRY = pa.struct([("id", pa.int32()), ("token", pa.large_binary()), ("text", pa.large_string()),
                    ("special", pa.bool_())])
 _vocabularies: "weakref.WeakKeyDictionary[Tokenizer, pa.StructArray]" = weakref.WeakKeyDictionary()
-_lengths: "weakref.WeakKeyDictionary[Tokenizer, bytes]" = weakref.WeakKeyDictionary()
 
 
 def vocabulary(tok: Tokenizer) -> pa.StructArray:
@@ -30,14 +27,3 @@ def vocabulary(tok: Tokenizer) -> pa.StructArray:
         entries = entries.filter(tokens.is_valid())
         _vocabularies[tok] = entries
     return entries
-
-
-def token_lengths(tok: Tokenizer) -> bytes:
-    """Every id's token length in bytes, int32 native order (0 for an id without a token)."""
-    lengths = _lengths.get(tok)
-    if lengths is None:
-        vocab = vocabulary(tok)
-        by_id = np.zeros(tok.n_vocab, dtype=np.int32)
-        by_id[vocab.field("id").to_numpy()] = pc.binary_length(vocab.field("token")).to_numpy()
-        lengths = _lengths[tok] = by_id.tobytes()
-    return lengths

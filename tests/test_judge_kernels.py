@@ -4,6 +4,7 @@ documents' ids, or from each distinct word encoded once) against every word enco
 from __future__ import annotations
 
 import itertools
+import re
 from collections import Counter
 
 import pyarrow as pa
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 
 import sqltok
 from sqltok.native._id_counts import id_counts_arrow
-from sqltok.pretokenizer._words import distinct_words_arrow
+from sqltok.pretokenizer._words import distinct_words_arrow, token_spans, word_splits_arrow
 from sqltok.udfs.judge import _wordpiece_kernel, tally, word_splits
 
 IDS = pa.large_list(pa.int32())
@@ -69,6 +70,37 @@ def test_distinct_words_of_many_words():
     distinct, numbers, ends = distinct_words_arrow(pa.array(rows))
     assert len(distinct) == 100 * 300 + 1 and distinct[-1].as_py() == "w99_299" and "the" in distinct.to_pylist()
     assert [distinct[k].as_py() for k in numbers.to_pylist()] == [w for r in rows for w in r.split()]
+
+
+def _overlapped_words(text: str, cuts: list[int]) -> tuple[int, int]:
+    """(words, words that two or more of the pieces text.encode() cut at `cuts` overlap), by bytes."""
+    split = 0
+    for m in re.finditer(r"\S+", text):  # \s of a str pattern: what str.split() splits on
+        a, b = len(text[:m.start()].encode()), len(text[:m.end()].encode())
+        split += sum(a < c < b for c in cuts) >= 1
+    return len(text.split()), split
+
+
+@settings(max_examples=300, deadline=None)
+@given(rows=st.lists(st.tuples(st.one_of(texts, st.just("a " * 70 + "b")), st.sets(st.integers(1, 400), max_size=60)),
+                     max_size=6))
+def test_byte_level_split_words_equal_the_tokens_overlapping_each_word(rows):
+    """Any cut into tokens, pieces of a character (its shape read from the text) and tokens holding
+    more runs of non-whitespace than their shape's byte counts included."""
+    vocabulary, ids, want = [b"", b"\xe3\x80"], [], []
+    for text, cuts in rows:
+        data = text.encode()
+        cuts = sorted(c for c in cuts if c < len(data))
+        row = []
+        for a, b in zip([0] + cuts, cuts + [len(data)]):
+            if data[a:b] not in vocabulary:
+                vocabulary.append(data[a:b])
+            row.append(vocabulary.index(data[a:b]))
+        ids.append(row)
+        want.append(_overlapped_words(text, cuts))
+    spans = token_spans(pa.array(vocabulary + [None], pa.large_binary()))
+    words, split = word_splits_arrow(pa.array([t for t, _ in rows], pa.large_string()), pa.array(ids, IDS), spans)
+    assert list(zip(words.to_pylist(), split.to_pylist())) == want
 
 
 @pytest.fixture(scope="module")
@@ -129,6 +161,19 @@ def test_wordpiece_split_words_read_off_the_documents_ids(bert):
     words, split, redo = _kernel_splits(bert, rows)
     assert words.tolist() == [7, 4, 0, 0, 2] and redo.tolist() == [False, True, False, False, False]
     assert split.tolist() == [6, 0, 0, 0, 0]  # all but "the" (x\x01y is "xy": x ##y)
+
+
+def test_wordpiece_split_words_where_whitespace_makes_a_pre_token(wordpieces):
+    """Without clean_text \\x1c is a character of BERT's pre-tokens but str.split whitespace: in
+    "ab\\x1ccd \\x1c ef" the words ab, cd, ef and the pre-tokens "ab\\x1ccd", "\\x1c", "ef" are as
+    many, yet do not line up (the row is redone, each word encoded alone)."""
+    tok = wordpieces[2]
+    rows = ["ab\x1ccd \x1c ef", "ab\x1ccd \x1c", "tokenizers \x1c tokenizers"]
+    assert _kernel_splits(tok, rows)[2].tolist() == [True, True, True]
+    texts = pa.array(rows, pa.large_string())
+    got = word_splits(tok, texts, tok.encode_arrow(texts))
+    assert got.field("split").to_pylist() == [
+        sum(len(tok.encode_ordinary(w)) - 2 >= 2 for w in r.split()) for r in rows]
 
 
 def test_wordpiece_split_words_with_a_prefix_that_is_no_punctuation(tmp_path):

@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import oracle_pretokenize as oracle
-from sqltok.pretokenizer._pretokenize import (CLASS_BITS, pretokenize, pretokenize_arrow,
-                                 unicode_table)
+from sqltok.pretokenizer._pretokenize import (CLASS_BITS, PATTERN_IDS, pretoken_counts_arrow, pretokenize,
+                                              pretokenize_arrow, unicode_table)
 
 SAMPLE = Path(__file__).parent / "data" / "corpora_sample.jsonl"
 SHARED_CORPORA = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "corpora"
@@ -206,6 +206,29 @@ def test_pretokenize_arrow_without_nulls_and_empty():
     out = pretokenize_arrow(pa.array([t for t in ROWS if t is not None]))
     assert out.null_count == 0 and out.to_pylist()[1] == []
     assert pretokenize_arrow(pa.array([], pa.string())).to_pylist() == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.none(), fragment_texts, any_texts,
+                          st.text(st.sampled_from(WINDOW_CHARS), min_size=50, max_size=300)), max_size=6))
+def test_pretoken_counts_equal_the_oracles(rows):
+    """The count-only kernel (ASCII windows counted whole) gives `len(regex.findall(...))` per row,
+    in both modes, and the list lengths of `pretokenize_arrow` under every other pattern."""
+    for aware in MODES:
+        assert pretoken_counts_arrow(pa.array(rows, pa.large_string()), aware).to_pylist() == [
+            None if t is None else len(oracle.pretokenize(t, aware)) for t in rows]
+    for pid in PATTERN_IDS.values():
+        arr = pa.array(rows, pa.string())
+        assert pretoken_counts_arrow(arr, pattern=pid).to_pylist() == \
+            pretokenize_arrow(arr, pattern=pid).value_lengths().to_pylist()
+
+
+@pytest.mark.parametrize("make", BATCH_KINDS)
+def test_pretoken_counts_of_every_batch_kind(make):
+    out = pretoken_counts_arrow(make(ROWS), False)
+    out.validate(full=True)
+    assert out.type == pa.int64()
+    assert out.to_pylist() == [None if t is None else len(oracle.pretokenize(t, False)) for t in ROWS]
 
 
 # --- character tables ---------------------------------------------------------------------------

@@ -28,6 +28,32 @@ static inline int sqltok_ctz64(uint64_t x) {
 #endif
 }
 
+/* The index of the highest set bit of x (x != 0). */
+static inline int sqltok_msb64(uint64_t x) {
+#if defined(__GNUC__) || defined(__clang__)
+    return 63 - __builtin_clzll(x);
+#elif defined(SQLTOK_MSVC_64)
+    unsigned long i;
+    _BitScanReverse64(&i, x);
+    return (int)i;
+#else
+    int n = 63;
+    while (!(x >> 63)) { x <<= 1; n--; }
+    return n;
+#endif
+}
+
+/* How many bits of x are set. */
+static inline int sqltok_popcount64(uint64_t x) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_popcountll(x);
+#else
+    int n = 0;
+    for (; x; x &= x - 1) n++;
+    return n;
+#endif
+}
+
 /* The 8 bytes of a word read from memory as a little-endian number: byte i of the word in memory is
    bits 8i..8i+7 (x itself on little-endian machines). */
 static inline uint64_t sqltok_le64(uint64_t x) {

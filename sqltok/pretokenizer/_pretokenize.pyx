@@ -38,7 +38,7 @@ from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
-from sqltok.native.arrow_buffers cimport BinaryView, binary_view, view_end, view_start, view_valid
+from sqltok.native.arrow_buffers cimport BinaryView, binary_view, int64_array, view_end, view_start, view_valid
 from sqltok.pretokenizer.matcher cimport (N_PATTERNS, PAT_CL100K, PAT_GPT2, PAT_LLAMA3, PAT_O200K, PAT_QWEN2,
                          PAT_SCRIPT_AWARE, SC_COUNT, SC_NAMES, UC_LL, UC_LM, UC_LO, UC_LT, UC_LU, UC_M,
                          UC_N, UC_WS, pretokenize_pattern, uc_entry)
@@ -148,6 +148,29 @@ cdef int split_rows(const BinaryView& v, int pattern, int32_t* list_offsets,
             value_offsets.push_back(<int32_t>(a + ends[k]))
     list_offsets[v.length] = <int32_t>(value_offsets.size() - 1)
     return 0
+
+
+def pretoken_counts_arrow(arr: "pa.Array", script_aware: bool = True, *,
+                          pattern: "int | None" = None) -> "pa.Int64Array":
+    """How many pretokens each row holds (int64; NULL stays NULL): the list lengths of
+    `pretokenize_arrow` (same arguments), without recording where each pretoken is."""
+    cdef int pat = resolve_pattern(script_aware, pattern)
+    cdef list keep = []
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    cdef BinaryView v = binary_view(arr, keep)
+    cdef vector[int64_t] counts
+    cdef int64_t r, a
+    counts.resize(v.length)
+    with nogil:
+        for r in range(v.length):
+            if view_valid(v, r):
+                a = view_start(v, r)
+                pretokenize_pattern(v.values + a, view_end(v, r) - a, pat, counts[r])
+    src = keep[0]
+    validity = pa.compute.is_valid(src).buffers()[1] if src.null_count else None
+    return pa.Array.from_buffers(pa.int64(), v.length, [validity, int64_array(counts).buffers()[1]],
+                                 null_count=src.null_count)
 
 
 def pretokenize_arrow(arr: "pa.Array", script_aware: bool = True, *,

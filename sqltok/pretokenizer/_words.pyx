@@ -4,51 +4,121 @@ and the distinct words of a batch, for a tokenizer that must encode each word al
 
 A word is a maximal run of characters that are not whitespace in Python's `str.split` sense; it is
 split when two or more of the document's tokens overlap its bytes (a token that spans a space and the
-start of a word overlaps that word once). One pass over the bytes and ids of each row, GIL released.
+start of a word overlaps that word once). A row's words and split words are read off its ids alone,
+each token's shape (`token_spans`) looked up once: where it starts and ends (in a word or in
+whitespace) and how many runs of non-whitespace it holds. Only a token that is no UTF-8 on its own (a
+piece of a character) has its shape read from the text's characters. GIL released.
 """
 from cpython.bytes cimport PyBytes_FromStringAndSize
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy, memset
 from libcpp.vector cimport vector
 
 from sqltok.native.arrow_buffers cimport (BinaryView, binary_view, buffer_address, int32_array, int64_array, view_bytes,
                                           view_end, view_start, view_valid)
 from sqltok.native.bytes_table cimport bytes_hash
-from sqltok.pretokenizer.str_split cimport next_word
+from sqltok.native.utf8 cimport valid_utf8_len
+from sqltok.pretokenizer.str_split cimport next_word, space_at
 
 import pyarrow as pa
 
 
+cdef enum:                          # a token's shape: the low byte of its entry in `token_spans`
+    TRAIL = 1                       # its last character is no whitespace
+    LEAD = 2                        # its first character is no whitespace
+    RUN = 4                         # one run of non-whitespace (bits 2 and up count them)
+    FROM_TEXT = 0xFF                # no UTF-8 on its own (or empty, or more runs than a byte holds):
+                                    # read from the text
+    MAX_LENGTH = 1 << 24            # an entry holds the length above the shape
+
+
+cdef uint32_t span_shape(const unsigned char* s, Py_ssize_t n, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
+    """The shape of bytes [start, end) of the UTF-8 text s[:n] (start < end <= n), each byte of the
+    class of the whole character it belongs to (runs counted past 62)."""
+    cdef Py_ssize_t i = start, nx
+    cdef uint32_t shape = 0
+    cdef bint space, before = True   # whether the character before is whitespace (or none)
+    while i > 0 and start - i < 3 and (s[i] & 0xC0) == 0x80:  # back to the character's first byte
+        i -= 1
+    while i < end:
+        space = space_at(s, n, i, &nx)
+        if i <= start and not space:
+            shape |= LEAD
+        if before and not space:
+            shape += RUN
+        before = space
+        i = nx
+    return shape | (not before)
+
+
+def token_spans(tokens: "pa.Array") -> bytes:
+    """Every id's token length and shape (uint32 per id: length << 8 | shape, see the module):
+    `tokens` every id's token bytes ((large_)binary, NULL for an id without one)."""
+    cdef list keep = []
+    cdef BinaryView v = binary_view(tokens, keep)
+    cdef vector[uint32_t] spans
+    cdef int64_t r, a, n, k, step
+    cdef uint32_t shape
+    cdef const unsigned char* t
+    spans.resize(v.length)
+    for r in range(v.length):
+        a = view_start(v, r)
+        n = view_end(v, r) - a if view_valid(v, r) else 0
+        if n >= MAX_LENGTH:
+            raise ValueError(f"token {r} is {n} bytes long, more than {MAX_LENGTH - 1}")
+        t = v.values + a
+        k = 0
+        while k < n:
+            step = valid_utf8_len(<const uint8_t*>t + k, n - k)
+            if step == 0:
+                break
+            k += step
+        shape = span_shape(t, n, 0, n) if n and k == n else FROM_TEXT
+        spans[r] = <uint32_t>n << 8 | (shape if shape < FROM_TEXT else FROM_TEXT)
+    return PyBytes_FromStringAndSize(<const char*>spans.data(), spans.size() * sizeof(uint32_t))
+
+
+cdef inline void close_word(int64_t* pieces, int64_t* split) noexcept nogil:
+    """End the current word (pieces: the tokens overlapping it, 0 for none)."""
+    split[0] += pieces[0] >= 2
+    pieces[0] = 0
+
+
 cdef void count_row(const unsigned char* s, Py_ssize_t n, const int32_t* ids, int64_t n_ids,
-                    const int32_t* lengths, int64_t* words, int64_t* split) noexcept nogil:
-    cdef Py_ssize_t i = 0, a, b
-    cdef int64_t k = 0, start = 0, end, overlap  # token k covers bytes [start, end)
-    end = lengths[ids[0]] if n_ids else 0
-    while next_word(s, n, &i, &a):
-        b = i
-        words[0] += 1
-        while k < n_ids and end <= a:
-            k += 1
-            start = end
-            if k < n_ids:
-                end = start + lengths[ids[k]]
-        overlap = 0
-        while k < n_ids and start < b:
-            overlap += 1
-            if end > b:
-                break  # the token reaches into what follows: it may overlap the next word too
-            k += 1
-            start = end
-            if k < n_ids:
-                end = start + lengths[ids[k]]
-        if overlap >= 2:
-            split[0] += 1
+                    const uint32_t* spans, int64_t* words, int64_t* split) noexcept nogil:
+    cdef int64_t k, at = 0, pieces = 0   # at: where token k starts; pieces: tokens over the open word
+    cdef uint32_t entry, shape, length
+    for k in range(n_ids):
+        entry = spans[ids[k]]
+        length = entry >> 8
+        shape = entry & 0xFF
+        if shape == FROM_TEXT:
+            if length == 0 or at >= n:
+                continue
+            shape = span_shape(s, n, at, at + length if at + length <= n else n)
+        at += length
+        if shape < RUN:                   # whitespace only
+            close_word(&pieces, split)
+            continue
+        if pieces and shape & LEAD:       # it goes on with the open word
+            pieces += 1
+        else:
+            close_word(&pieces, split)
+            words[0] += 1
+            pieces = 1
+        if shape >= 2 * RUN:              # that word ends here; whole words, then one that starts
+            close_word(&pieces, split)
+            words[0] += (shape >> 2) - 1
+            pieces = 1
+        if not shape & TRAIL:
+            close_word(&pieces, split)
+    close_word(&pieces, split)
 
 
-def word_splits_arrow(texts: "pa.Array", ids: "pa.LargeListArray", lengths: bytes) -> "tuple[pa.Array, pa.Array]":
+def word_splits_arrow(texts: "pa.Array", ids: "pa.LargeListArray", spans: bytes) -> "tuple[pa.Array, pa.Array]":
     """(words, split words) of every row (int64; 0 for a NULL row): `texts` the (large_)string array the
-    tokenizer encoded, `ids` its large_list<int32> ids, `lengths` every token's length in bytes
-    (int32 per id)."""
+    tokenizer encoded, `ids` its large_list<int32> ids, `spans` every token's length and shape
+    (`token_spans`)."""
     cdef list keep = []
     cdef BinaryView v = binary_view(texts, keep)
     if len(ids) != v.length:
@@ -57,7 +127,7 @@ def word_splits_arrow(texts: "pa.Array", ids: "pa.LargeListArray", lengths: byte
     offsets_buf, values_buf = ids.buffers()[1], id_values.buffers()[1]
     cdef const int64_t* offsets = (<const int64_t*>buffer_address(offsets_buf)) + <int64_t>ids.offset
     cdef const int32_t* values = (<const int32_t*>buffer_address(values_buf)) + <int64_t>id_values.offset
-    cdef const int32_t* lens = <const int32_t*><const char*>lengths
+    cdef const uint32_t* table = <const uint32_t*><const char*>spans
     cdef vector[int64_t] words, split
     cdef int64_t r, a
     words.resize(v.length)
@@ -67,7 +137,7 @@ def word_splits_arrow(texts: "pa.Array", ids: "pa.LargeListArray", lengths: byte
             if view_valid(v, r):
                 a = view_start(v, r)
                 count_row(v.values + a, view_end(v, r) - a, values + offsets[r],
-                          offsets[r + 1] - offsets[r], lens, &words[r], &split[r])
+                          offsets[r + 1] - offsets[r], table, &words[r], &split[r])
     return int64_array(words), int64_array(split)
 
 

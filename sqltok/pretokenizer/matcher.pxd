@@ -14,7 +14,7 @@ from libc.stdint cimport int64_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 from libcpp.vector cimport vector
 
-from sqltok.native.portable cimport ctz64, le64
+from sqltok.native.portable cimport ctz64, le64, msb64, popcount64
 
 
 cdef extern from "unicode_tables.h" nogil:
@@ -36,6 +36,19 @@ cdef enum:
     SPACE = 32
     APOSTROPHE = 39
     SLASH = 47
+
+
+# Where the matcher puts the pretokens it finds: the end of each (a vector) or only how many (a count)
+ctypedef fused Pretokens:
+    vector[int64_t]
+    int64_t
+
+
+cdef inline void found(Pretokens& out, int64_t end) noexcept nogil:
+    if Pretokens is int64_t:
+        out += 1
+    else:
+        out.push_back(end)
 
 
 # pattern ids (see pretokenize_pattern)
@@ -309,9 +322,9 @@ cdef inline Py_ssize_t match_specific(const unsigned char* s, Py_ssize_t i, Py_s
 
 
 cdef inline int match_run(const unsigned char* s, Py_ssize_t start, Py_ssize_t end, bint specific,
-                          vector[int64_t]& ends) except -1 nogil:
-    """Append the end of every pretoken of s[start:end], matched as a string of its own. The main
-    pattern takes ASCII text 64 bytes at a time (o200k_ascii.h), the rest pretoken by pretoken."""
+                          Pretokens& ends) except -1 nogil:
+    """Put the end of every pretoken of s[start:end], matched as a string of its own, in `ends`. The
+    main pattern takes ASCII text 64 bytes at a time (o200k_ascii.h), the rest pretoken by pretoken."""
     cdef const unsigned char* run = s + start
     cdef Py_ssize_t n = end - start, i = 0, last
     cdef uint64_t starts
@@ -319,14 +332,18 @@ cdef inline int match_run(const unsigned char* s, Py_ssize_t start, Py_ssize_t e
         if not specific and run[i] < 0x80 and (i + 1 == n or run[i + 1] < 0x80):  # else no window helps
             starts = o200k_ascii_starts(run, i, n)
             if starts:
-                while starts:
-                    last = i + ctz64(starts)
-                    starts &= starts - 1
-                    ends.push_back(start + last)
-                i = last
+                if Pretokens is int64_t:
+                    ends += popcount64(starts)
+                    i += msb64(starts)
+                else:
+                    while starts:
+                        last = i + ctz64(starts)
+                        starts &= starts - 1
+                        ends.push_back(start + last)
+                    i = last
                 continue
         i = match_specific(run, i, n) if specific else match_main(run, i, n)
-        ends.push_back(start + i)
+        found(ends, start + i)
     return 0
 
 
@@ -362,8 +379,8 @@ cdef inline Py_ssize_t skip_ascii_latin(const unsigned char* s, Py_ssize_t i, Py
 
 
 cdef inline int pretokenize_utf8(const unsigned char* s, Py_ssize_t n, bint script_aware,
-                                 vector[int64_t]& ends) except -1 nogil:
-    """Append to `ends` the end byte offset (from s) of every pretoken of the UTF-8 text s[:n]."""
+                                 Pretokens& ends) except -1 nogil:
+    """Put in `ends` the end byte offset (from s) of every pretoken of the UTF-8 text s[:n]."""
     cdef uint32_t cp
     cdef int script, current = -1  # the run's real script; -1 before the first one
     cdef int latin = uc_entry(97) >> 8
@@ -532,8 +549,8 @@ cdef inline Py_ssize_t match_gpt2(const unsigned char* s, Py_ssize_t i, Py_ssize
 
 
 cdef inline int pretokenize_pattern(const unsigned char* s, Py_ssize_t n, int pattern,
-                                    vector[int64_t]& ends) except -1 nogil:
-    """Append to `ends` the end byte offset (from s) of every pretoken of the UTF-8 text s[:n] under
+                                    Pretokens& ends) except -1 nogil:
+    """Put in `ends` the end byte offset (from s) of every pretoken of the UTF-8 text s[:n] under
     the pattern with id `pattern` (PAT_*); ValueError for an unknown id."""
     cdef Py_ssize_t i = 0
     if pattern == PAT_O200K or pattern == PAT_SCRIPT_AWARE:
@@ -541,19 +558,19 @@ cdef inline int pretokenize_pattern(const unsigned char* s, Py_ssize_t n, int pa
     if pattern == PAT_CL100K:
         while i < n:
             i = match_cl100k_like(s, i, n, True, True)
-            ends.push_back(i)
+            found(ends, i)
     elif pattern == PAT_LLAMA3:
         while i < n:
             i = match_cl100k_like(s, i, n, True, False)
-            ends.push_back(i)
+            found(ends, i)
     elif pattern == PAT_QWEN2:
         while i < n:
             i = match_cl100k_like(s, i, n, False, False)
-            ends.push_back(i)
+            found(ends, i)
     elif pattern == PAT_GPT2:
         while i < n:
             i = match_gpt2(s, i, n)
-            ends.push_back(i)
+            found(ends, i)
     else:
         with gil:
             raise ValueError(f"unknown pretokenization pattern id {pattern}")

@@ -39,7 +39,8 @@ from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
 from sqltok.sentencepiece.charsmap cimport charsmap_build
 from sqltok.sentencepiece.hf_precompiled cimport hf_precompiled
 from sqltok.sentencepiece.hf_whitespace cimport HfWhitespace, hf_whitespace
-from sqltok.sentencepiece.normalizer cimport Normalizer, normalize, user_match, valid_utf8_len
+from sqltok.native.utf8 cimport valid_utf8_len
+from sqltok.sentencepiece.normalizer cimport Normalizer, normalize, user_match
 from sqltok.wordpiece.byte_trie cimport ByteTrie, byte_trie_build, byte_trie_child
 
 from cpython.bytes cimport PyBytes_FromStringAndSize

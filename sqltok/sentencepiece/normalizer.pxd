@@ -17,6 +17,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
+from sqltok.native.utf8 cimport valid_utf8_len
 from sqltok.sentencepiece.charsmap cimport Charsmap, charsmap_longest
 from sqltok.wordpiece.byte_trie cimport ByteTrie, byte_trie_child
 
@@ -30,24 +31,6 @@ cdef struct Normalizer:
     bint escape_whitespaces
     bint suffix                 # treat_whitespace_as_suffix
     bint spaces_only_trailing   # remove_extra_whitespaces keeps a trailing "▁" of the text (HF's)
-
-
-cdef inline int64_t valid_utf8_len(const uint8_t* p, int64_t n) noexcept nogil:
-    """The length of the valid UTF-8 character at p (sentencepiece's DecodeUTF8), 0 when invalid."""
-    cdef uint32_t cp
-    if p[0] < 0x80:
-        return 1
-    if n >= 2 and (p[0] & 0xE0) == 0xC0 and (p[1] & 0xC0) == 0x80:
-        cp = (p[0] & 0x1F) << 6 | (p[1] & 0x3F)
-        return 2 if cp >= 0x80 else 0
-    if n >= 3 and (p[0] & 0xF0) == 0xE0 and (p[1] & 0xC0) == 0x80 and (p[2] & 0xC0) == 0x80:
-        cp = (p[0] & 0x0F) << 12 | (p[1] & 0x3F) << 6 | (p[2] & 0x3F)
-        return 3 if cp >= 0x800 and not (0xD800 <= cp < 0xE000) else 0
-    if n >= 4 and (p[0] & 0xF8) == 0xF0 and (p[1] & 0xC0) == 0x80 and (p[2] & 0xC0) == 0x80 \
-            and (p[3] & 0xC0) == 0x80:
-        cp = (p[0] & 0x07) << 18 | (p[1] & 0x3F) << 12 | (p[2] & 0x3F) << 6 | (p[3] & 0x3F)
-        return 4 if 0x10000 <= cp <= 0x10FFFF else 0
-    return 0
 
 
 cdef inline int64_t user_match(const Normalizer* m, const uint8_t* p, int64_t n) noexcept nogil:

@@ -19,11 +19,11 @@ import pyarrow.compute as pc
 from sqltok.tokenizer import Tokenizer
 from sqltok.named_tokenizers import named_tokenizers
 from sqltok.native._id_counts import id_counts_arrow
-from sqltok.pretokenizer._pretokenize import pretokenize_arrow
+from sqltok.pretokenizer._pretokenize import pretoken_counts_arrow
 from sqltok.pretokenizer._scripts import dominant_script_arrow
-from sqltok.pretokenizer._words import distinct_words_arrow, word_splits_arrow
+from sqltok.pretokenizer._words import distinct_words_arrow, token_spans, word_splits_arrow
 from sqltok.sentencepiece.tokenizer import SentencePieceTokenizer
-from sqltok.vocabulary import ENTRY, token_lengths, vocabulary
+from sqltok.vocabulary import ENTRY, vocabulary
 from sqltok.wordpiece._word_splits import WordPieceWordSplits
 from sqltok.wordpiece.tokenizer import WordPieceTokenizer
 
@@ -35,6 +35,7 @@ TALLY = pa.struct([("tokens", pa.int64()), *SPLITS, ("ids", pa.large_list(pa.int
                    ("counts", pa.large_list(pa.int32()))])
 _SPACES = pa.array([c for c in map(chr, range(0x3001)) if c.isspace()], pa.large_string())  # str.split's
 _kernels: "weakref.WeakKeyDictionary[WordPieceTokenizer, WordPieceWordSplits]" = weakref.WeakKeyDictionary()
+_spans: "weakref.WeakKeyDictionary[Tokenizer, bytes]" = weakref.WeakKeyDictionary()
 
 
 def word_splits(tok: Tokenizer, texts: pa.Array, ids: pa.Array) -> pa.StructArray:
@@ -54,13 +55,21 @@ def word_splits(tok: Tokenizer, texts: pa.Array, ids: pa.Array) -> pa.StructArra
     if not isinstance(tok, WordPieceTokenizer):
         if tok.normalizer == "NFC":  # the ids are of the normalized text
             texts = pc.utf8_normalize(texts, form="NFC")
-        words, split = word_splits_arrow(texts, ids, token_lengths(tok))
+        words, split = word_splits_arrow(texts, ids, _token_spans(tok))
         return pa.StructArray.from_arrays([words, split], fields=list(SPLITS))
     words, split, redo = _wordpiece_kernel(tok).splits(texts, ids)
     rows = np.flatnonzero(redo)
     if rows.size:
         split[rows] = _alone_splits(tok, texts.take(pa.array(rows)))[1]
     return pa.StructArray.from_arrays([pa.array(words), pa.array(split)], fields=list(SPLITS))
+
+
+def _token_spans(tok: Tokenizer) -> bytes:
+    """Every id's token length and shape for `word_splits_arrow`, built on first use."""
+    spans = _spans.get(tok)
+    if spans is None:
+        spans = _spans[tok] = token_spans(tok.token_bytes_array())
+    return spans
 
 
 def _wordpiece_kernel(tok: WordPieceTokenizer) -> WordPieceWordSplits:
@@ -136,8 +145,7 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
     define(con, "sqltok_vocab_size", lambda names: by_model(
         names, names, lambda n, rows: pa.array([len(vocabulary(reg.get(n)))] * len(rows), pa.int64()), pa.int64()),
         [varchar], bigint)
-    define(con, "sqltok_pretoken_count", lambda texts: pc.list_value_length(pretokenize_arrow(texts, False)).cast(
-        pa.int64()), [varchar], bigint)
+    define(con, "sqltok_pretoken_count", lambda texts: pretoken_counts_arrow(texts, False), [varchar], bigint)
     ids = duckdb.list_type(duckdb.sqltype("INTEGER"))
     define(con, "sqltok_tally", tallies, [varchar, varchar, bigint],
            duckdb.struct_type({"tokens": bigint, "words": bigint, "split": bigint, "ids": ids, "counts": ids}))

@@ -25,7 +25,7 @@ from sqltok.normalizers.bert_normalize cimport (BERT_CJK, BERT_MN, BERT_REMOVE, 
                                                 bert_options, nf_bert_nfd_of)
 from sqltok.normalizers.unicode_normalize cimport S_BASE, S_COUNT, PageCache, cached_flags, page_cache_init
 from sqltok.pretokenizer.matcher cimport next_char
-from sqltok.pretokenizer.str_split cimport next_word
+from sqltok.pretokenizer.str_split cimport is_space
 
 
 cdef extern from "normalization_tables.h" nogil:
@@ -39,6 +39,8 @@ cdef enum:
     ALONE = 1       # a pre-token alone (punctuation, a CJK ideograph)
     DROP = 2        # dropped by the normalizer
     BREAK = 3       # BERT whitespace: ends a run
+    CLASS = 3       # the class bits of an ASCII byte's entry
+    SPACE = 4       # its bit for str.split whitespace
 
 
 cdef struct Count:  # the pre-tokens of a word so far
@@ -74,6 +76,16 @@ cdef inline bint take(Walk& w, int64_t pretokens, const uint8_t* continuation) n
     return True
 
 
+cdef inline bint end_word(Walk& w, const Count& word, const uint8_t* continuation, int64_t* split) noexcept nogil:
+    """Take the ids of a word's pre-tokens (`word`), counting it split when they are two or more;
+    False when they do not line up."""
+    cdef int64_t first = w.k
+    if not take(w, word.pretokens, continuation):
+        return False
+    split[0] += w.k - first >= 2
+    return True
+
+
 cdef inline uint8_t split_class(uint32_t f) noexcept nogil:
     """The class BERT's pre-tokenizer gives a character of normalized text (flags f)."""
     return BREAK if f & BERT_SPLIT else ALONE if f & BERT_PUNCT else RUN
@@ -81,7 +93,7 @@ cdef inline uint8_t split_class(uint32_t f) noexcept nogil:
 
 cdef class WordPieceWordSplits:
     """A WordPiece tokenizer's character classes and continuation ids, built once per tokenizer."""
-    cdef uint8_t ascii[128]
+    cdef uint8_t ascii[128]         # class | SPACE
     cdef BertOptions options
     cdef bint normalize
     cdef vector[uint8_t] continuation
@@ -103,7 +115,7 @@ cdef class WordPieceWordSplits:
             self.options = bert_options(normalizer[0], normalizer[1], normalizer[2], normalizer[3])
         for b in range(128):
             m = self.options.ascii[b] if self.normalize else b
-            self.ascii[b] = DROP if m < 0 else split_class(cached_flags(c, m))
+            self.ascii[b] = (DROP if m < 0 else split_class(cached_flags(c, m))) | (SPACE if is_space(b) else 0)
         self.continuation.resize(len(tokens))
         for i, t in enumerate(tokens):
             self.continuation[i] = t.startswith(prefix) and len(t) > len(prefix)
@@ -133,27 +145,45 @@ cdef class WordPieceWordSplits:
                 f = cached_flags(c, NF_POOL[k])
                 add(count, DROP if f & BERT_MN else split_class(f))
 
-    cdef int64_t pretokens(self, const unsigned char* s, Py_ssize_t n, PageCache& c) noexcept nogil:
-        """BERT pre-tokens of s[:n], a word."""
-        cdef Count count
-        cdef Py_ssize_t i = 0
-        cdef uint32_t cp
-        count.pretokens = 0
-        count.in_run = False
+    cdef bint count_row(self, const unsigned char* s, Py_ssize_t n, Walk& w, const uint8_t* continuation,
+                        PageCache& c, int64_t* words, int64_t* split) noexcept nogil:
+        """Count the words and split words of row s[:n] in one pass over its characters: each word
+        takes its pre-tokens' ids as it ends, and the whitespace between words must make no
+        pre-token. False when the row's ids do not line up."""
+        cdef Count word, between   # the open word's pre-tokens; those of the whitespace since the last word
+        cdef Count* into
+        cdef bint in_word = False, space, lined_up = w.k <= w.end
+        cdef Py_ssize_t i = 0, nx
+        cdef uint32_t cp = 0
+        cdef uint8_t cls = 0
+        word.pretokens = between.pretokens = 0
+        word.in_run = between.in_run = False
         while i < n:
             if s[i] < 0x80:
-                add(count, self.ascii[s[i]])
-                i += 1
+                cls = self.ascii[s[i]]
+                space = cls & SPACE
+                nx = i + 1
             else:
-                i = next_char(s, i, n, &cp)
-                self.add_char(count, cp, c)
-        return count.pretokens
-
-    cdef bint separates(self, const unsigned char* s, Py_ssize_t n, PageCache& c) noexcept nogil:
-        """Whether s[:n], the whitespace between two words, makes no pre-token (BERT whitespace or
-        dropped): without clean_text \\x1c-\\x1f are no BERT spaces, and a word's last pre-token
-        would take them in."""
-        return self.pretokens(s, n, c) == 0
+                nx = next_char(s, i, n, &cp)
+                space = is_space(cp)
+            if space and in_word:
+                in_word = False
+                lined_up = lined_up and end_word(w, word, continuation, split)
+            elif not space and not in_word:
+                in_word = True
+                words[0] += 1
+                lined_up = lined_up and between.pretokens == 0
+                word.pretokens = between.pretokens = 0
+                word.in_run = between.in_run = False
+            into = &between if space else &word
+            if s[i] < 0x80:
+                add(into[0], cls & CLASS)
+            else:
+                self.add_char(into[0], cp, c)
+            i = nx
+        if in_word:
+            lined_up = lined_up and end_word(w, word, continuation, split)
+        return lined_up and w.k == w.end and between.pretokens == 0
 
     def splits(self, texts: "pa.Array", ids: "pa.LargeListArray") -> "tuple[np.ndarray, np.ndarray, np.ndarray]":
         """(words, split words, redo) of every row (int64, int64, bool; 0, 0, False for NULL): `ids`
@@ -172,11 +202,10 @@ cdef class WordPieceWordSplits:
         redo_np = np.zeros(v.length, np.bool_)
         cdef int64_t[::1] words = words_np, split = split_np
         cdef uint8_t[::1] redo = redo_np.view(np.uint8)
-        cdef int64_t r, a, first
-        cdef Py_ssize_t n, i, start, end
+        cdef int64_t r, a
+        cdef Py_ssize_t n
         cdef const unsigned char* s
         cdef Walk w
-        cdef bint lined_up
         cdef PageCache c
         page_cache_init(c)
         with nogil:
@@ -189,17 +218,7 @@ cdef class WordPieceWordSplits:
                 w.ids = values
                 w.k = offsets[r] + self.before
                 w.end = offsets[r + 1] - self.after
-                lined_up = w.k <= w.end
-                i = end = 0
-                while next_word(s, n, &i, &start):
-                    words[r] += 1
-                    if lined_up:
-                        first = w.k
-                        lined_up = (self.separates(s + end, start - end, c)
-                                    and take(w, self.pretokens(s + start, i - start, c), continuation))
-                        split[r] += w.k - first >= 2
-                    end = i
-                if not lined_up or w.k != w.end or not self.separates(s + end, n - end, c):
+                if not self.count_row(s, n, w, continuation, c, &words[r], &split[r]):
                     redo[r] = True
                     split[r] = 0
         return words_np, split_np, redo_np
