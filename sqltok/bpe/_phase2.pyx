@@ -53,15 +53,6 @@ cdef int _count_boundaries(const Candidates& c, PairTable* table, vector[int64_t
     return 0
 
 
-cdef int64_t _above(const vector[int64_t]& occ, int64_t bound) noexcept nogil:
-    """How many boundary pairs are counted more than `bound` times."""
-    cdef int64_t n = 0
-    cdef size_t k
-    for k in range(occ.size()):
-        n += occ[k] > bound
-    return n
-
-
 cdef int _cuts(const Candidates& c, PairTable* table, const vector[int64_t]& occ, int64_t prune_below,
                vector[uint8_t]& cut) except -1 nogil:
     """cut[j] = 1 after the batch's unit j where its boundary is rare (counted at most `prune_below`)."""
@@ -112,7 +103,6 @@ cdef class Phase2Units:
             for candidates, counts in batches():
                 keep = []
                 _count_boundaries(_view(candidates, counts, keep), &table, occ)
-            self.st.reserve_pairs(_above(occ, prune_below))  # every pair of the cut sequences
             for candidates, counts in batches():
                 keep = []
                 self._add(_view(candidates, counts, keep), &table, occ)

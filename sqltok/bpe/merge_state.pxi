@@ -229,21 +229,6 @@ cdef class MergeState:
         self.pair_stamp.push_back(-1)
         return idx
 
-    cdef int reserve_pairs(self, int64_t n) except -1 nogil:
-        """Room for `n` pairs before the first is counted: the table and the pair vectors then grow
-        only past `n` (each regrowth rehashes and touches fresh memory)."""
-        if self.pair_left.size():
-            return 0
-        pair_table_free(&self.table)
-        pair_table_init(&self.table, n)
-        self.pair_left.reserve(n)
-        self.pair_right.reserve(n)
-        self.pair_count.reserve(n)
-        self.pair_first.reserve(n)
-        self.pair_more.reserve(n)
-        self.pair_stamp.reserve(n)
-        return 0
-
     cdef int add_sequence(self, int64_t weight, bint partial=False) except -1 nogil:
         """Open a new sequence; its units are then appended to `units` by the caller. A `partial`
         sequence is a piece of a longer one: becoming one token does not set a merge's flag."""
