@@ -3,6 +3,7 @@ and their counts, the distinct words of a batch, and WordPiece's split words (re
 documents' ids, or from each distinct word encoded once) against every word encoded alone."""
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from collections import Counter
@@ -15,6 +16,8 @@ from hypothesis import strategies as st
 import sqltok
 from sqltok.native._id_counts import id_counts_arrow
 from sqltok.pretokenizer._words import distinct_words_arrow, token_spans, word_splits_arrow
+from sqltok.sentencepiece.model_proto import read_model_proto
+from sqltok.sentencepiece.model_write import write_model_proto
 from sqltok.udfs.judge import _wordpiece_kernel, tally, word_splits
 
 IDS = pa.large_list(pa.int32())
@@ -211,11 +214,11 @@ def sentencepieces(bundled, tmp_path_factory):
     """(sqltok's tokenizer, sentencepiece's processor) of a Unigram and a BPE model with a dummy
     prefix, and of the Unigram model without one, spaces kept (so a word stands after its space)."""
     spm = pytest.importorskip("sentencepiece")
-    from tests.test_sentencepiece import _variant
-    folder = tmp_path_factory.mktemp("spm")
     paths = [bundled("botchan_en_unigram_1000.model"), bundled("mistral_tokenizer.model.v1")]
-    variant = folder / "no_prefix.model"
-    variant.write_bytes(_variant(paths[0], normalizer={"add_dummy_prefix": False, "remove_extra_whitespaces": False}))
+    model = read_model_proto(paths[0].read_bytes(), paths[0].name)
+    normalizer = dataclasses.replace(model.normalizer, add_dummy_prefix=False, remove_extra_whitespaces=False)
+    variant = tmp_path_factory.mktemp("spm") / "no_prefix.model"
+    variant.write_bytes(write_model_proto(dataclasses.replace(model, normalizer=normalizer)))
     return [(sqltok.Tokenizer.load(str(p)), spm.SentencePieceProcessor(model_file=str(p))) for p in paths + [variant]]
 
 
