@@ -38,7 +38,8 @@ def _each_row_alone(con, expr: str, table: str = "which", key: str = "m"):
 
 @pytest.mark.parametrize("expr", [
     "encode(m, text)", "encode_special(m, text)", "token_count(m, text)", "tokens(m, text)", "token_bytes(m, text)",
-    "encode_uinteger(m, text)", "decode(m, encode(m, text))",
+    "encode_uinteger(m, text)", "decode(m, encode(m, text))", "decode_special(m, encode_special(m, text))",
+    "decode_ordinary(m, encode_special(m, text))",
 ])
 def test_mixed_tokenizers_in_one_batch(mixed, expr):
     batch, alone = _each_row_alone(mixed, expr)
@@ -85,3 +86,18 @@ def test_candidates_mixed(con):
     alone = [con.execute("SELECT sqltok_candidates(?, ?)", [m, t]).fetchall()[0]
              for m, t in [("p", "one of the best"), (None, "x"), ("p", "to be sure")]]
     assert batch == alone and batch[1] == (None,)
+
+
+@pytest.mark.parametrize("name, file", [("o200k", "o200k_base.tiktoken"), ("bert", "bert-base-uncased_tokenizer.json")])
+def test_decode_special_and_ordinary_are_skip_special_tokens(mixed, bundled, name, file):
+    """SQL's decode_special / decode_ordinary give Tokenizer.decode with skip_special_tokens False /
+    True (HF-checked in test_hf_api), and decode the family's default, special ids mixed in."""
+    tok = sqltok.Tokenizer.load(bundled(file))
+    special = sorted(tok.special_tokens.values())[:2]
+    ids = [special + tok.encode_ordinary("Hello world") + special[:1], special, [], None]
+    got = mixed.execute("SELECT decode(?, x), decode_special(?, x), decode_ordinary(?, x) FROM unnest(?) AS u(x)",
+                        [name, name, name, ids]).fetchall()
+    want = [(None,) * 3 if x is None else (tok.decode(x), tok.decode(x, skip_special_tokens=False),
+                                           tok.decode(x, skip_special_tokens=True)) for x in ids]
+    assert got == want
+    assert got[0][1] != got[0][2]  # the special tokens' text is there, and then not

@@ -2,7 +2,10 @@
 
 The first argument names a tokenizer (one loaded with `sqltok_load` or a model in the database).
 Special-token text is ordinary text in `encode` and `token_count`; `encode_special` matches every
-special token; `encode_checked` raises when special-token text appears.
+special token; `encode_checked` raises when special-token text appears. `decode` keeps each family's
+default for special tokens (as `Tokenizer.decode`); `decode_special` writes them as their text and
+`decode_ordinary` leaves them out (HF's `skip_special_tokens` False and True: DuckDB's Python UDFs
+take no overloads or named arguments, and a macro named `decode` would hide DuckDB's own).
 """
 from __future__ import annotations
 
@@ -48,8 +51,11 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
     def token_count(names, texts):
         return by_model(names, texts, lambda n, t: reg.get(n).encode_arrow(t, counts_only=True), pa.int64())
 
-    def decode(names, ids):
-        return by_model(names, ids, lambda n, i: reg.get(n).decode_arrow(i).cast(pa.string()), pa.string())
+    def decode_with(skip_special_tokens):
+        def run(names, ids):
+            return by_model(names, ids, lambda n, i: reg.get(n).decode_arrow(
+                i, skip_special_tokens=skip_special_tokens).cast(pa.string()), pa.string())
+        return run
 
     def tokens(names, texts):
         return by_model(names, texts, lambda n, t: reg.get(n).tokens_arrow(t).cast(pa.list_(pa.string())),
@@ -73,7 +79,9 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
     define(con, "encode_special", encode_with("all"), [varchar, varchar], ids_type)
     define(con, "encode_checked", encode_checked, [varchar, varchar], ids_type)
     define(con, "token_count", token_count, [varchar, varchar], duckdb.sqltype("BIGINT"))
-    define(con, "decode", decode, [varchar, ids_type], varchar)
+    define(con, "decode", decode_with(None), [varchar, ids_type], varchar)
+    define(con, "decode_special", decode_with(False), [varchar, ids_type], varchar)
+    define(con, "decode_ordinary", decode_with(True), [varchar, ids_type], varchar)
     define(con, "tokens", tokens, [varchar, varchar], duckdb.list_type(varchar))
     define(con, "token_bytes", token_bytes, [varchar, varchar], duckdb.list_type(duckdb.sqltype("BLOB")))
     define(con, "sqltok_load_file", load, [varchar, varchar, varchar], varchar, side_effects=True)
