@@ -45,9 +45,9 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
     skips_special_tokens = True  # HF's decode default
 
     def __init__(self, hf: HfSentencePiece, name: str) -> None:
-        super().__init__(hf.model, name, hf.whitespace, hf_json=True)
+        super().__init__(hf.model, name, hf.whitespace, hf_json=True, ignore_merges=hf.ignore_merges)
         # texts with a grapheme of several characters: HF's Precompiled, then this encoder without one
-        self._after_charsmap = sentencepiece_encoder(hf.model, b"", hf.whitespace, True) \
+        self._after_charsmap = sentencepiece_encoder(hf.model, b"", hf.whitespace, True, hf.ignore_merges) \
             if hf.model.normalizer.precompiled_charsmap else None
         self._special_tokens = dict(hf.special_tokens)
         self._special_by_id = {i: s for s, i in self._special_tokens.items()}
