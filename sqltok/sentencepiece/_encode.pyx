@@ -747,7 +747,8 @@ cdef class SentencePieceEncoder:
         ws.want_spans = True
         with nogil:
             self._model(p, n, ids, ws)
-        return [ids[k] for k in range(ids.size())], [(ws.spans[k], ws.spans[k + 1]) for k in range(0, ws.spans.size(), 2)]
+        return ([ids[k] for k in range(ids.size())],
+                [(ws.spans[k], ws.spans[k + 1]) for k in range(0, ws.spans.size(), 2)])
 
     def normalize(self, str text) -> str:
         """The normalized text (sentencepiece's `normalize`; the model's input after HF's whitespace

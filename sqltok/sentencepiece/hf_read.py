@@ -77,6 +77,9 @@ class HfSentencePiece:
     # BPE ignore_merges: "texts" (a word is a text between user-defined pieces) or "words" (Metaspace
     # split: cut before each "▁" too); None when off
     ignore_merges: str | None = None
+    # the normalizer's and the pre-tokenizer's steps as the file lists them (for HF's offsets)
+    hf_normalizer: tuple[dict, ...] = ()
+    hf_pre_tokenizer: tuple[dict, ...] = ()
 
 
 def _describe(value: object) -> str:
@@ -180,7 +183,7 @@ def _pre_tokenizer(pre: object, o: _Options, problems: list[str]) -> None:
         if kind == "Metaspace" and o.scheme is None and not o.user_defined:
             if step.get("replacement") != SPACE:
                 problems.append(f"pre_tokenizer Metaspace with replacement {step.get('replacement')!r}")
-            o.scheme = _scheme(step)
+            o.scheme = metaspace_scheme(step)
             if o.scheme not in ("always", "first", "never"):
                 problems.append(f"pre_tokenizer Metaspace with prepend_scheme {o.scheme!r}")
             o.split = bool(step.get("split", True))
@@ -216,7 +219,7 @@ def _pre_tokenizer(pre: object, o: _Options, problems: list[str]) -> None:
         problems.append(f"normalizer Strip or Replace( {{2,}}) without a Metaspace 'always' or 'never' after it")
 
 
-def _scheme(step: dict) -> object:
+def metaspace_scheme(step: dict) -> object:
     """A Metaspace's prepend_scheme (older files: add_prefix_space)."""
     return step.get("prepend_scheme", "always" if step.get("add_prefix_space", True) else "never")
 
@@ -230,8 +233,8 @@ def _alternatives(pattern: str) -> list[str]:
 def _decoder(dec: object, problems: list[str]) -> HfDecoder:
     steps = _steps(dec, "decoders")
     if len(steps) == 1 and isinstance(steps[0], dict) and steps[0].get("type") == "Metaspace" \
-            and steps[0].get("replacement") == SPACE and _scheme(steps[0]) in ("always", "first", "never"):
-        return HfDecoder(True, False, False, _scheme(steps[0]) != "never")
+            and steps[0].get("replacement") == SPACE and metaspace_scheme(steps[0]) in ("always", "first", "never"):
+        return HfDecoder(True, False, False, metaspace_scheme(steps[0]) != "never")
     kinds = []
     for step in steps:
         kind = step.get("type") if isinstance(step, dict) else None
@@ -406,7 +409,9 @@ def read_hf_sentencepiece(doc: dict) -> HfSentencePiece:
     check_model(sp, "tokenizer.json")
     whitespace = (o.strip_right, o.collapse, o.split_words, o.scheme == "always") if o.hf_whitespace else None
     return HfSentencePiece(sp, o.scheme == "first", special, decoder, tuple(o.text_steps), whitespace,
-                           added.added, added.flags, ("words" if o.split else "texts") if ignore_merges else None)
+                           added.added, added.flags, ("words" if o.split else "texts") if ignore_merges else None,
+                           tuple(_steps(doc.get("normalizer"), "normalizers")),
+                           tuple(_steps(doc.get("pre_tokenizer"), "pretokenizers")))
 
 
 def _template(post: object) -> bool:

@@ -19,7 +19,7 @@ from sqltok.sentencepiece._encode import SentencePieceEncoder
 from sqltok.sentencepiece.model_proto import ModelType, PieceType, SentencePieceModel, read_model_proto
 from sqltok.sentencepiece.model_write import write_model_proto
 from sqltok.threads import default_threads
-from sqltok.token_offsets import EncodedText, byte_offsets_to_chars
+from sqltok.token_offsets import EncodedText, byte_offsets_to_chars, require_unicode
 from sqltok.tokenizer import AllowedSpecial, Tokenizer, require_str
 
 
@@ -123,10 +123,8 @@ class SentencePieceTokenizer(Tokenizer):
         word); a run of unknown characters is one token over them all; of an unknown character's
         byte pieces the last covers the character and the others are empty at its start."""
         text = require_str([text])[0]
-        try:
-            ids, begins, ends = self._encoder.encode_with_byte_offsets(text)
-        except UnicodeEncodeError:
-            raise SqltokError("offsets are into valid Unicode text; this text holds a surrogate") from None
+        require_unicode(text)
+        ids, begins, ends = self._encoder.encode_with_byte_offsets(text)
         return EncodedText(ids, byte_offsets_to_chars(text, begins, ends))
 
     def decode_single_token_bytes(self, token: int) -> bytes:
