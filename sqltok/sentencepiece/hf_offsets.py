@@ -13,9 +13,11 @@ unknown character (BPE) or of an unknown run (Unigram) all cover it.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 
 import regex
 
+from sqltok.added_tokens import SPACE
 from sqltok.native._added_split import AddedSplitter
 from sqltok.normalizers.alignment import tagged_normalization
 from sqltok.normalizers.hf_normalized import Change, Normalized
@@ -25,7 +27,7 @@ from sqltok.sentencepiece.hf_read import HfSentencePiece, metaspace_scheme
 from sqltok.token_offsets import EncodedText
 
 _MARK = regex.compile(r"\p{M}")
-_WHITE_SPACE = regex.compile(r"\p{White_Space}")
+_WHITE_SPACE = regex.compile(SPACE)  # Rust's char::is_whitespace
 _BEHAVIORS = {"Removed": "removed", "Isolated": "isolated", "MergedWithPrevious": "merged_with_previous",
               "MergedWithNext": "merged_with_next"}
 
@@ -119,13 +121,9 @@ def _matches(pattern: dict, text: str) -> list[tuple[int, int]]:
     return [m.span() for m in _compiled(source).finditer(text)]
 
 
-_PATTERNS: dict[str, regex.Pattern] = {}
-
-
+@cache
 def _compiled(source: str) -> regex.Pattern:
-    if source not in _PATTERNS:
-        _PATTERNS[source] = regex.compile(source)
-    return _PATTERNS[source]
+    return regex.compile(source)
 
 
 # -- the pre-tokenizer ---------------------------------------------------------------------------
