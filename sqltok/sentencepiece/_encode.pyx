@@ -634,7 +634,12 @@ cdef class SentencePieceEncoder:
             return
         if self.direct:
             self._bpe_direct(s, size, out, ws)
-        elif self.words_apart and not ws.want_spans:  # the same ids as the whole text at once
+        else:
+            self._merged(s, size, out, ws)
+
+    cdef void _merged(self, const uint8_t* s, int64_t size, IdVector& out, Workspace& ws) noexcept nogil:
+        """The model without `ignore_merges`' lookup."""
+        if self.words_apart and not ws.want_spans:  # the same ids as the whole text at once
             self._bpe_words(s, size, out, ws)
         elif self.bpe:
             self._bpe(s, size, out, ws)
@@ -674,7 +679,7 @@ cdef class SentencePieceEncoder:
         if id >= 0:
             _push(out, id, ws, start, start + length)
             return
-        self._bpe(s + start, length, out, ws)
+        self._merged(s + start, length, out, ws)
         for j in range(before, ws.spans.size()):
             ws.spans[j] += start
 
