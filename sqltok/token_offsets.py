@@ -12,12 +12,23 @@ from typing import NamedTuple
 
 import numpy as np
 
+from sqltok.errors import SqltokError
+
 
 class EncodedText(NamedTuple):
     """A text's token ids and each token's (start, end) character offsets into the text."""
 
     ids: list[int]
     offsets: list[tuple[int, int]]
+
+
+def require_unicode(text: str) -> None:
+    """SqltokError unless `text` is valid Unicode (holds no surrogate): offsets are into its UTF-8."""
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise SqltokError("offsets are into valid Unicode text; this text holds a surrogate") from None
 
 
 def byte_span_offsets(text: str, lengths: np.ndarray, origin: np.ndarray | None = None) -> list[tuple[int, int]]:

@@ -1,7 +1,8 @@
 """HF `tokenizers`' lookups (`token_to_id`, `id_to_token`, `get_vocab`, `get_vocab_size`) and
 character offsets (`Encoding.offsets`) on sqltok's tokenizers, checked against HF itself on the
-fixture tokenizer.json files (o200k, cl100k, Llama 3, Qwen 3, bert-base-uncased) and GPT-2's
-vocab.json + merges.txt, over every fixture corpus and generated text."""
+fixture tokenizer.json files (o200k, cl100k, Llama 3, Qwen 3, bert-base-uncased, Mistral v1 converted
+to a SentencePiece-style one) and GPT-2's vocab.json + merges.txt, over every fixture corpus and
+generated text."""
 from __future__ import annotations
 
 import json
@@ -31,10 +32,15 @@ def corpus_texts(per_file: int = 5, chars: int = 3000) -> list[str]:
     return texts
 
 
-@pytest.fixture(scope="module", params=[*SHARED_JSON, "gpt2", "bert-base-uncased"])
-def pair(request, bundled):
+@pytest.fixture(scope="module", params=[*SHARED_JSON, "gpt2", "bert-base-uncased", "mistral-v1"])
+def pair(request, bundled, tmp_path_factory):
     """(sqltok tokenizer, HF Tokenizer) read from the same file(s)."""
     name = request.param
+    if name == "mistral-v1":  # a SentencePiece-style tokenizer.json, converted from the .model
+        from test_sentencepiece_hf import llama_json  # (skips without transformers)
+        path = tmp_path_factory.mktemp("mistral") / "tokenizer.json"
+        path.write_text(llama_json(bundled("mistral_tokenizer.model.v1"), True), encoding="utf-8")
+        return sqltok.Tokenizer.load(path), tokenizers.Tokenizer.from_file(str(path))
     if name == "gpt2":
         vocab, merges = bundled("gpt2_vocab.json"), bundled("gpt2_merges.txt")
         return sqltok.Tokenizer.load(vocab), ByteLevelBPETokenizer.from_file(str(vocab), str(merges))._tokenizer

@@ -194,7 +194,6 @@ def test_pickles():
                                       "split": True}]}), "WhitespaceSplit"),
     (lambda d: d["normalizer"]["normalizers"].insert(1, {"type": "NFKD"}), "NFKD"),  # after Precompiled
     (lambda d: d["decoder"]["decoders"].insert(0, {"type": "CTC"}), "CTC"),
-    (lambda d: d["model"].update(ignore_merges=True), "ignore_merges"),
     (lambda d: d["model"].update(merges=d["model"]["merges"][1:]), "lacks"),
 ])
 def test_refused_components(edit, named, tmp_path):
@@ -267,3 +266,78 @@ def test_non_special_added_tokens_like_hf():
     text = "hello[REFERENCE_DOC_0]world [REFERENCE_DOC_19]"
     assert HfSentencePieceTokenizer.from_json(json.dumps(doc), "v3").encode(text) == \
         hf.encode(text, add_special_tokens=False).ids
+
+
+def _ignore_merges(text: str, split: bool | None = None) -> str:
+    """A tokenizer.json with BPE `ignore_merges` true (and its Metaspace's `split` set)."""
+    doc = json.loads(text)
+    doc["model"]["ignore_merges"] = True
+    for step in _steps_of(doc["pre_tokenizer"]) if split is not None else []:
+        if step["type"] == "Metaspace":
+            step["split"] = split
+    return json.dumps(doc)
+
+
+def _steps_of(pre: dict | None) -> list[dict]:
+    return [] if pre is None else pre["pretokenizers"] if pre["type"] == "Sequence" else [pre]
+
+
+IGNORE_MERGES = {
+    # Metaspace split false, or no pre-tokenizer: each text between added tokens is one word
+    "mistral-v1-llama": lambda: _ignore_merges(llama_json(MISTRAL_V1, False)),
+    "mistral-v1-llama-legacy": lambda: _ignore_merges(llama_json(MISTRAL_V1, True)),
+    "botchan-bpe-generic": lambda: _ignore_merges(generic_json(MODELS / "botchan_en_bpe_1000.model")),
+    # Metaspace split true: each "▁" starts a word; "first" leaves the text after a token bare
+    "botchan-bpe-split": lambda: _ignore_merges(llama_json(MODELS / "botchan_en_bpe_1000.model", False), True),
+    "botchan-bpe-generic-split": lambda: _ignore_merges(generic_json(MODELS / "botchan_en_bpe_1000.model"), True),
+}
+#: words that are pieces merging would not give (a byte piece, the unknown piece), after a token
+#: (no "▁" before them under Metaspace "first")
+NOT_MERGED = ["<s><0x0A>", "<s><unk>", "<s><unk> <unk>x", "</s><0x41><s> <unk>", "<s>▁<unk>", "hello <s>hello"]
+
+
+@pytest.mark.parametrize("case", sorted(IGNORE_MERGES))
+def test_ignore_merges_like_hf(case):
+    """HF's BPE `ignore_merges`: a word (a pre-token) that is a piece is that piece, unmerged."""
+    text = IGNORE_MERGES[case]()
+    tok, hf = HfSentencePieceTokenizer.from_json(text, case), tokenizers.Tokenizer.from_str(text)
+    texts = _texts(25) + NOT_MERGED
+    theirs = [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)]
+    assert tok.encode_batch(texts, allowed_special="all") == theirs
+    assert [tok.encode(t, allowed_special="all") for t in NOT_MERGED] == theirs[-len(NOT_MERGED):]
+
+
+def test_ignore_merges_changes_ids():
+    """The cases above can fail: without `ignore_merges` the same texts give other ids."""
+    for case in ("mistral-v1-llama", "botchan-bpe-split"):
+        doc = json.loads(IGNORE_MERGES[case]())
+        doc["model"]["ignore_merges"] = False
+        tok = HfSentencePieceTokenizer.from_json(json.dumps(doc), case)
+        hf = tokenizers.Tokenizer.from_str(IGNORE_MERGES[case]())
+        assert tok.encode_batch(NOT_MERGED, allowed_special="all") != \
+            [e.ids for e in hf.encode_batch(NOT_MERGED, add_special_tokens=False)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([" ", "  ", "▁", "<s>", "</s>", "<unk>", "<0x0A>", "<0x41>", "a", "the", "hello",
+                                 "漢", "\n", "é", "x"]), max_size=10).map("".join))
+def test_hypothesis_ignore_merges(text):
+    for case in sorted(IGNORE_MERGES):
+        if ("ignore_merges", case) not in _CACHE:
+            doc = IGNORE_MERGES[case]()
+            _CACHE["ignore_merges", case] = (HfSentencePieceTokenizer.from_json(doc, case),
+                                             tokenizers.Tokenizer.from_str(doc))
+        tok, hf = _CACHE["ignore_merges", case]
+        assert tok.encode(text, allowed_special="all") == hf.encode(text, add_special_tokens=False).ids, case
+
+
+def test_ignore_merges_with_hf_whitespace_refused(tmp_path):
+    """BPE `ignore_merges` under HF's own whitespace steps (WhitespaceSplit, Metaspace 'always'
+    without SentencePiece's Replace steps): refused, named."""
+    doc = json.loads(generic_json(MODELS / "botchan_en_bpe_1000.model"))
+    doc["normalizer"] = None
+    doc["model"]["ignore_merges"] = True
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(UnsupportedTokenizerError, match="ignore_merges true with a Metaspace"):
+        Tokenizer.load(path)

@@ -18,7 +18,6 @@ tokenizers = pytest.importorskip("tokenizers")
 convert_slow = pytest.importorskip("transformers.convert_slow_tokenizer")
 
 from sqltok import Tokenizer  # noqa: E402
-from sqltok.errors import SqltokError  # noqa: E402
 from sqltok.formats.errors import UnsupportedTokenizerError  # noqa: E402
 from sqltok.sentencepiece.hf_tokenizer import HfSentencePieceTokenizer  # noqa: E402
 from test_sentencepiece_hf import MISTRAL_V1, MODELS, _texts, generic_json  # noqa: E402
@@ -153,12 +152,6 @@ def test_loads_by_content(tmp_path):
     assert isinstance(tok, HfSentencePieceTokenizer)
     assert tok.encode("Hello  world") == tokenizers.Tokenizer.from_file(str(path)).encode(
         "Hello  world", add_special_tokens=False).ids
-
-
-def test_offsets_refused_for_hf_steps():
-    tok, _ = _pair("t5", BOTCHAN)
-    with pytest.raises(SqltokError, match="offsets are not available"):
-        tok.encode_with_offsets("Hello world")
 
 
 @pytest.mark.parametrize("edit, named", [

@@ -34,7 +34,7 @@ from sqltok.pretokenizer import patterns
 from sqltok.pretokenizer._pretokenize import PATTERN_IDS, pattern_id, pretokenize
 from sqltok.store import load_model
 from sqltok.threads import default_threads
-from sqltok.token_offsets import EncodedText, byte_span_offsets
+from sqltok.token_offsets import EncodedText, byte_span_offsets, require_unicode
 from sqltok.tokenizer import AllowedSpecial, Tokenizer, require_str
 
 #: Pattern id meaning "each piece is already one pretoken" (used after a Python `regex` split).
@@ -269,11 +269,7 @@ class BPETokenizer(Tokenizer):
         """`encode_ordinary(text)` with HF's character offsets of each token into `text` (into the
         original text when the tokenizer normalizes it)."""
         text = require_str([text])[0]
-        if not text.isascii():
-            try:
-                text.encode("utf-8")
-            except UnicodeEncodeError:
-                raise SqltokError("offsets are into valid Unicode text; this text holds a surrogate") from None
+        require_unicode(text)
         if self._stripping:
             raise UnsupportedTokenizerError(f"offsets of {self.name!r}: its added tokens {self._stripping} take in "
                                             "white space (lstrip/rstrip), which sqltok's offsets do not follow yet")

@@ -65,6 +65,13 @@ cdef class AddedSplitter:
         """Whether any token is matched in the "raw" or the "normalized" pass."""
         return self.added.has[PASSES[pass_name]]
 
+    cdef vector[uint8_t] _mask(self, allowed):
+        """Which special tokens `allowed` (None, "all" or a set of ids) lets match, by flag index."""
+        cdef vector[uint8_t] mask = vector[uint8_t](max(len(self.slot_of), 1), 0)
+        for tid, slot in self.slot_of.items():
+            mask[slot] = allowed == "all" or (allowed is not None and tid in allowed)
+        return mask
+
     def split_arrow(self, texts, str pass_name="both", allowed=None):
         """(segments, ids, row_offsets): each row of a string array cut at the tokens of one pass
         ("raw", "normalized", or "both" on the same text, for a tokenizer without a normalizer);
@@ -74,9 +81,7 @@ cdef class AddedSplitter:
         special token ids."""
         cdef list keep = []
         cdef BinaryView v = binary_view(texts, keep)
-        cdef vector[uint8_t] mask = vector[uint8_t](max(len(self.slot_of), 1), 0)
-        for tid, slot in self.slot_of.items():
-            mask[slot] = allowed == "all" or (allowed is not None and tid in allowed)
+        cdef vector[uint8_t] mask = self._mask(allowed)
         cdef const uint8_t* allowed_mask = mask.data()
         cdef vector[AddedSplit] splits, scratch
         cdef vector[int64_t] seg_offsets, row_offsets
@@ -108,6 +113,16 @@ cdef class AddedSplitter:
             None, pa.py_buffer(_int64_bytes(seg_offsets)), pa.py_buffer(values)])
         id_bytes = b"" if ids.empty() else (<char*>ids.data())[:ids.size() * sizeof(int32_t)]
         return segments, np.frombuffer(id_bytes, np.int32), np.frombuffer(_int64_bytes(row_offsets), np.int64)
+
+    def split_spans(self, str text, allowed=None) -> list:
+        """One text cut at its tokens of both passes, as `split_arrow` cuts a row: (start, end, id)
+        of each part, its UTF-8 byte range and its token (-1 for text; a token's range holds the
+        white space it takes in)."""
+        cdef bytes b = text.encode("utf-8")
+        cdef vector[uint8_t] mask = self._mask(allowed)
+        cdef vector[AddedSplit] splits, scratch
+        added_splits(self.added, <const uint8_t*>b, len(b), mask.data(), splits, scratch)
+        return [(sp.start, sp.end, sp.id) for sp in splits]
 
     def join(self, segment_ids, ids, row_offsets, valid=None, list before=None, list after=None):
         """Rows (large_list<int32>) of the segments' ids: row r is `before`, then for each of its

@@ -67,9 +67,23 @@ def _run_origin(run: str) -> list[int]:
     return _positions(composed)
 
 
-def _decomposed(text: str) -> list[tuple[str, int]]:
-    """Each character's canonical decomposition, tagged: 0 for its first part, +1 for the others."""
-    return [(part, 0 if k == 0 else 1) for c in text for k, part in enumerate(unicodedata2.normalize("NFD", c))]
+def tagged_normalization(text: str, form: str) -> list[tuple[str, int]]:
+    """`form` (NFC, NFD, NFKC, NFKD) of `text` as HF's `unicode_normalization_alignments` gives it:
+    each output character with its change (see the module's docstring); ValueError when that
+    does not give the form Unicode defines."""
+    tagged = _decomposed(text, "NFKD" if form in ("NFKC", "NFKD") else "NFD")
+    _reorder(tagged)
+    if form in ("NFC", "NFKC"):
+        tagged = _compose(tagged)
+    if "".join(c for c, _ in tagged) != unicodedata2.normalize(form, text):
+        raise ValueError(f"{form} alignment of {text!r} does not give its {form} form")
+    return tagged
+
+
+def _decomposed(text: str, form: str = "NFD") -> list[tuple[str, int]]:
+    """Each character's decomposition (canonical, or with `form` NFKD compatibility), tagged: 0 for
+    its first part, +1 for the others."""
+    return [(part, 0 if k == 0 else 1) for c in text for k, part in enumerate(unicodedata2.normalize(form, c))]
 
 
 def _positions(tagged: list[tuple[str, int]]) -> list[int]:

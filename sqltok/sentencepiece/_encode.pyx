@@ -15,11 +15,13 @@
   with `byte_fallback`, otherwise a run of unknown pieces is one unknown id; decoding drops control
   pieces, writes <unk> as its surface, strips the first "▁", turns "▁" into spaces and byte pieces
   into UTF-8 (U+FFFD per invalid byte);
-* for HF tokenizer.json files: HF's whitespace steps after the charsmap (`hf_whitespace.pxd`)
-  and HF's Unigram lattice (`_unigram_hf`: float64, every piece, no renormalization);
+* for HF tokenizer.json files: HF's whitespace steps after the charsmap (`hf_whitespace.pxd`),
+  HF's Unigram lattice (`_unigram_hf`: float64, every piece, no renormalization) and HF's BPE
+  `ignore_merges` (`_bpe_direct`: a word that is a piece is that piece);
 * offsets (`PopulateSentencePieceText`): a piece spans the input bytes its normalized bytes came
   from; a run of unknown pieces merged into one spans them all; of an unknown piece's byte pieces
-  the last spans the piece and the others are empty at its start.
+  the last spans the piece and the others are empty at its start; HF's spans (`model_spans`) are
+  its models': each byte piece of BPE spans its byte, each of Unigram the whole unknown run.
 
 Rows are shared among threads by the row driver with the GIL released; ids go to Arrow from C
 vectors without a copy.
@@ -64,6 +66,8 @@ cdef enum:
     RESEGMENT_DEPTH = 100       # BPE: how deep an unused piece is split back at most
     WORD_CACHE_BYTES = 64       # BPE: words up to this long are remembered ...
     WORD_CACHE_SIZE = 1 << 16   # ... this many per call and thread
+    DIRECT_TEXTS = 1            # ignore_merges: the words are the texts between user-defined symbols ...
+    DIRECT_WORDS = 2            # ... cut again before each "▁" (Metaspace split)
 
 
 cdef float SCORE_RESET = 100000.0  # Unigram: a path score beyond this is brought back to 0
@@ -123,6 +127,19 @@ cdef struct Workspace:
     vector[Pair] heap
     vector[Split] splits
     vector[int64_t] stack
+
+
+cdef inline void _push(IdVector& out, int32_t id, Workspace& ws, int64_t start, int64_t end) noexcept nogil:
+    """One id of the model's output, and its span when asked."""
+    out.push_back(id)
+    if ws.want_spans:
+        ws.spans.push_back(start)
+        ws.spans.push_back(end)
+
+
+cdef inline bint _space_at(const uint8_t* s, int64_t pos, int64_t size) noexcept nogil:
+    """Whether s[pos:] starts with "▁"."""
+    return size - pos >= 3 and s[pos] == 0xE2 and s[pos + 1] == 0x96 and s[pos + 2] == 0x81
 
 
 cdef inline int64_t one_char_len(uint8_t b) noexcept nogil:
@@ -199,6 +216,8 @@ cdef class SentencePieceEncoder:
     cdef Normalizer normalizer              # its user-defined symbols: self.trie's root USER
     cdef HfWhitespace hf                    # HF's whitespace steps after the charsmap (see hf_whitespace.pxd)
     cdef bint hf_unigram                    # HF's Unigram lattice (see _unigram_hf)
+    cdef bint hf_json                       # HF's models' spans of byte pieces (see _emit)
+    cdef int direct                         # HF BPE ignore_merges (see _bpe_direct): 0 off, else DIRECT_*
     cdef vector[double] scores64
     cdef double min_score64
     cdef bint words_apart                   # BPE: no piece joins a character to a following "▁"
@@ -219,13 +238,15 @@ cdef class SentencePieceEncoder:
     def __init__(self, list pieces, list scores, list types, bint bpe, bint byte_fallback, bytes charsmap,
                  bint add_dummy_prefix, bint remove_extra_whitespaces, bint escape_whitespaces,
                  bint treat_whitespace_as_suffix, str unk_surface, tuple hf_whitespace=None,
-                 bint hf_json=False):
+                 bint hf_json=False, str ignore_merges=None):
         """A checked model (`model_proto.check_model`): pieces (str) by id, their float scores and
         types (PieceType values), and the options; `hf_whitespace` (strip_right, collapse,
         split_words, prefix) puts HF's whitespace steps in place of sentencepiece's options, which
         must then be off; `hf_json` encodes the model of a tokenizer.json as HF `tokenizers` does
         (a Unigram model on its lattice; `remove_extra_whitespaces` as its Replace(`\\A +| +\\z`),
-        which keeps a trailing "▁" of the text)."""
+        which keeps a trailing "▁" of the text); `ignore_merges` ("texts" or "words", BPE only):
+        HF's BPE `ignore_merges`, its words the texts between user-defined symbols, or those cut
+        before each "▁" too."""
         cdef vector[int32_t] normal, reserved
         cdef list trie_pieces = [], user = [], every = []
         cdef int32_t i, k
@@ -247,6 +268,10 @@ cdef class SentencePieceEncoder:
             self.hf.strip_right, self.hf.collapse, self.hf.split_words, self.hf.prefix = hf_whitespace
         self.min_score = FLT_MAX
         self.hf_unigram = hf_json and not bpe
+        self.hf_json = hf_json
+        if ignore_merges is not None and (not bpe or ignore_merges not in ("texts", "words")):
+            raise ValueError("ignore_merges is 'texts' or 'words', for a BPE model")
+        self.direct = 0 if ignore_merges is None else DIRECT_TEXTS if ignore_merges == "texts" else DIRECT_WORDS
         self.min_score64 = min(scores) if scores else 0.0
         self.unk = -1
         for k in range(256):
@@ -313,7 +338,10 @@ cdef class SentencePieceEncoder:
         if unk and self.byte_fallback:
             for j in range(start, start + length):
                 out.push_back(self.byte_ids[s[j]])
-                if ws.want_spans:
+                if ws.want_spans and self.hf_json:   # HF's BPE: each byte piece its byte
+                    ws.spans.push_back(j)
+                    ws.spans.push_back(j + 1)
+                elif ws.want_spans:
                     ws.spans.push_back(start)
                     ws.spans.push_back(start + length if j == start + length - 1 else start)
         elif not (unk and prev_unk[0]):
@@ -391,7 +419,7 @@ cdef class SentencePieceEncoder:
         (control and unknown pieces too) with float64 scores and no renormalization, ties kept by the
         first candidate (shorter first), an unknown character scored min(all scores) - 10; a run of
         unknown nodes is one string: its id when it is a piece, else its bytes' pieces with
-        byte_fallback, else the unknown id."""
+        byte_fallback, else the unknown id (each of them spanning the run)."""
         cdef BestPath64 empty
         cdef int64_t pos = 0, k, mblen, end, run_start = -1, j
         cdef int32_t node, id
@@ -445,15 +473,15 @@ cdef class SentencePieceEncoder:
                 id = bytes_table_get(&self.lookup, <const uint8_t*>self.vocab.data(), self.starts.data(),
                                      self.ends.data(), s + run_start, end - run_start)
                 if id >= 0:
-                    out.push_back(id)
+                    _push(out, id, ws, run_start, end)
                 elif self.byte_fallback:
                     for j in range(run_start, end):
-                        out.push_back(self.byte_ids[s[j]])
+                        _push(out, self.byte_ids[s[j]], ws, run_start, end)
                 else:
-                    out.push_back(self.unk)
+                    _push(out, self.unk, ws, run_start, end)
                 run_start = -1
             else:
-                out.push_back(ws.best64[end].id)
+                _push(out, ws.best64[end].id, ws, ws.path[k + 1], end)
 
     cdef inline void _maybe_pair(self, const uint8_t* s, Workspace& ws, int64_t left, int64_t right) noexcept nogil:
         cdef Pair pair
@@ -568,9 +596,8 @@ cdef class SentencePieceEncoder:
         cdef bint last_unk = False
         while start < size:
             pos = start + min(one_char_len(s[start]), size - start)
-            while pos < size and not (size - pos >= 3 and s[pos] == 0xE2 and s[pos + 1] == 0x96 and
-                                      s[pos + 2] == 0x81 and not (s[pos - 3] == 0xE2 and s[pos - 2] == 0x96
-                                                                 and s[pos - 1] == 0x81 and pos - start >= 3)):
+            while pos < size and not (_space_at(s, pos, size) and not (pos - start >= 3 and
+                                                                        _space_at(s, pos - 3, size))):
                 pos += min(one_char_len(s[pos]), size - pos)
             ws.word_ids.clear()
             if pos - start <= WORD_CACHE_BYTES:
@@ -599,16 +626,62 @@ cdef class SentencePieceEncoder:
         if self.hf.active:
             hf_whitespace(&self.hf, <const uint8_t*>ws.norm.data(), ws.norm.size(), ws.hf_norm)
             text = &ws.hf_norm
-        if text.size() == 0:
+        self._model(<const uint8_t*>text.data(), text.size(), out, ws)
+
+    cdef void _model(self, const uint8_t* s, int64_t size, IdVector& out, Workspace& ws) noexcept nogil:
+        """The model over a normalized text (spans recorded when asked)."""
+        if size == 0:
             return
-        if self.words_apart:
-            self._bpe_words(<const uint8_t*>text.data(), text.size(), out, ws)
-        elif self.bpe:
-            self._bpe(<const uint8_t*>text.data(), text.size(), out, ws)
-        elif self.hf_unigram:
-            self._unigram_hf(<const uint8_t*>text.data(), text.size(), out, ws)
+        if self.direct:
+            self._bpe_direct(s, size, out, ws)
         else:
-            self._unigram(<const uint8_t*>text.data(), text.size(), out, ws)
+            self._merged(s, size, out, ws)
+
+    cdef void _merged(self, const uint8_t* s, int64_t size, IdVector& out, Workspace& ws) noexcept nogil:
+        """The model without `ignore_merges`' lookup."""
+        if self.words_apart and not ws.want_spans:  # the same ids as the whole text at once
+            self._bpe_words(s, size, out, ws)
+        elif self.bpe:
+            self._bpe(s, size, out, ws)
+        elif self.hf_unigram:
+            self._unigram_hf(s, size, out, ws)
+        else:
+            self._unigram(s, size, out, ws)
+
+    cdef void _bpe_direct(self, const uint8_t* s, int64_t size, IdVector& out, Workspace& ws) noexcept nogil:
+        """HF's BPE with `ignore_merges` over its pre-tokens: each user-defined symbol (HF's
+        Split(Isolated)) and each text between them, cut before every "▁" with DIRECT_WORDS
+        (Metaspace's split, MergedWithNext), is a word; a word that is a piece (of any type, as
+        HF's vocabulary holds them) is that piece, any other is merged."""
+        cdef int64_t start = 0, pos = 0, k
+        while pos < size:
+            k = self._user_match(s + pos, size - pos)
+            if k > 0:
+                self._direct_word(s, start, pos - start, out, ws)
+                self._direct_word(s, pos, k, out, ws)
+                pos += k
+                start = pos
+                continue
+            if self.direct == DIRECT_WORDS and pos > start and _space_at(s, pos, size):
+                self._direct_word(s, start, pos - start, out, ws)
+                start = pos
+            pos += min(one_char_len(s[pos]), size - pos)
+        self._direct_word(s, start, size - start, out, ws)
+
+    cdef void _direct_word(self, const uint8_t* s, int64_t start, int64_t length, IdVector& out,
+                           Workspace& ws) noexcept nogil:
+        cdef int32_t id
+        cdef size_t j, before = ws.spans.size()
+        if length == 0:
+            return
+        id = bytes_table_get(&self.lookup, <const uint8_t*>self.vocab.data(), self.starts.data(), self.ends.data(),
+                             s + start, length)
+        if id >= 0:
+            _push(out, id, ws, start, start + length)
+            return
+        self._merged(s + start, length, out, ws)
+        for j in range(before, ws.spans.size()):
+            ws.spans[j] += start
 
     cdef void _encode_rows(self, const BinaryView& v, int64_t first, int64_t last, bint keep_ids,
                            IdRows& res) noexcept nogil:
@@ -655,20 +728,32 @@ cdef class SentencePieceEncoder:
         cdef IdVector ids
         cdef vector[int64_t] origin, begins, ends
         cdef size_t k
-        if self.hf.active or self.normalizer.spaces_only_trailing:
+        if self.hf.active or self.hf_json:
             raise ValueError("offsets are sentencepiece's, not followed through HF's steps")
         ws.want_spans = True
         with nogil:
             normalize(&self.normalizer, p, n, ws.norm, &origin)
-            if ws.norm.size():
-                if self.bpe:  # the whole text at once: the same ids as word by word (see _bpe_words)
-                    self._bpe(<const uint8_t*>ws.norm.data(), ws.norm.size(), ids, ws)
-                else:
-                    self._unigram(<const uint8_t*>ws.norm.data(), ws.norm.size(), ids, ws)
+            self._model(<const uint8_t*>ws.norm.data(), ws.norm.size(), ids, ws)
             for k in range(0, ws.spans.size(), 2):
                 begins.push_back(origin[ws.spans[k]])
                 ends.push_back(origin[ws.spans[k + 1]])
         return [ids[k] for k in range(ids.size())], list(begins), list(ends)
+
+    def model_spans(self, str text):
+        """(ids, spans) of a text the model reads as it is (HF's pipeline has normalized and
+        pre-tokenized it already): each token's (begin, end) of the text's UTF-8, as HF's models
+        give them (byte pieces: see the module's docstring)."""
+        cdef bytes b = text.encode()
+        cdef Workspace ws
+        cdef IdVector ids
+        cdef const uint8_t* p = <const uint8_t*>b
+        cdef int64_t n = len(b)
+        cdef size_t k
+        ws.want_spans = True
+        with nogil:
+            self._model(p, n, ids, ws)
+        return ([ids[k] for k in range(ids.size())],
+                [(ws.spans[k], ws.spans[k + 1]) for k in range(0, ws.spans.size(), 2)])
 
     def normalize(self, str text) -> str:
         """The normalized text (sentencepiece's `normalize`; the model's input after HF's whitespace
@@ -681,16 +766,20 @@ cdef class SentencePieceEncoder:
             return hf_out.decode()
         return out.decode()
 
-    def hf_precompiled(self, str text, list grapheme_ends) -> str:
+    def hf_precompiled(self, str text, list grapheme_ends, bint with_units=False):
         """`text` through HF's Precompiled normalizer (`hf_precompiled.pxd`) with this model's
-        charsmap; `grapheme_ends`: the UTF-8 byte offset where each of its graphemes ends."""
+        charsmap; `grapheme_ends`: the UTF-8 byte offset where each of its graphemes ends. With
+        `with_units`, (text, units): each replacement's input and output (start, end) bytes, four
+        numbers each."""
         cdef bytes b = text.encode()
         cdef vector[int64_t] ends = grapheme_ends
+        cdef vector[int64_t] units
         cdef string out
         if ends.size() and (ends.back() != len(b) or any(e <= s for e, s in zip(grapheme_ends, [0] + grapheme_ends))):
             raise ValueError("grapheme_ends must rise to the text's UTF-8 length")
-        hf_precompiled(&self.normalizer.charsmap, <const uint8_t*>b, ends.data(), ends.size(), out)
-        return out.decode()
+        hf_precompiled(&self.normalizer.charsmap, <const uint8_t*>b, ends.data(), ends.size(), out,
+                       &units if with_units else NULL)
+        return (out.decode(), list(units)) if with_units else out.decode()
 
     # -- ids -> text -------------------------------------------------------------------------------
     cdef void _flush_bytes(self, string& pending, string& out) noexcept nogil:

@@ -16,7 +16,8 @@ Two kinds of pipeline are read:
   Split(Isolated) of the user-defined pieces (generic pipelines);
 - BPE: ranks from `merges`, turned into scores that make sentencepiece's highest-score-first merge
   order HF's lowest-rank-first (checked: every pair sentencepiece could join is a listed merge,
-  each piece's merges are consecutive); `fuse_unk` true; `ignore_merges` false;
+  each piece's merges are consecutive); `fuse_unk` true; `ignore_merges` (a word that is a piece
+  is that piece: the words are HF's pre-tokens, see `HfSentencePiece.ignore_merges`);
 - decoder: Sequence[Replace("▁" -> " "), ByteFallback?, Fuse?, Strip(" ", 1, 0)?], or Metaspace
   (see `HfDecoder`); a TemplateProcessing post-processor adds nothing to sqltok's `encode`, which
   is HF's `add_special_tokens=False`.
@@ -73,6 +74,12 @@ class HfSentencePiece:
     whitespace: tuple[bool, bool, bool, bool] | None = None
     added_tokens: dict[str, int] = field(default_factory=dict)   # not special: matched always
     added_flags: dict[str, AddedTokenFlags] = field(default_factory=dict)  # of the added tokens with any set
+    # BPE ignore_merges: "texts" (a word is a text between user-defined pieces) or "words" (Metaspace
+    # split: cut before each "▁" too); None when off
+    ignore_merges: str | None = None
+    # the normalizer's and the pre-tokenizer's steps as the file lists them (for HF's offsets)
+    hf_normalizer: tuple[dict, ...] = ()
+    hf_pre_tokenizer: tuple[dict, ...] = ()
 
 
 def _describe(value: object) -> str:
@@ -176,7 +183,7 @@ def _pre_tokenizer(pre: object, o: _Options, problems: list[str]) -> None:
         if kind == "Metaspace" and o.scheme is None and not o.user_defined:
             if step.get("replacement") != SPACE:
                 problems.append(f"pre_tokenizer Metaspace with replacement {step.get('replacement')!r}")
-            o.scheme = _scheme(step)
+            o.scheme = metaspace_scheme(step)
             if o.scheme not in ("always", "first", "never"):
                 problems.append(f"pre_tokenizer Metaspace with prepend_scheme {o.scheme!r}")
             o.split = bool(step.get("split", True))
@@ -212,7 +219,7 @@ def _pre_tokenizer(pre: object, o: _Options, problems: list[str]) -> None:
         problems.append(f"normalizer Strip or Replace( {{2,}}) without a Metaspace 'always' or 'never' after it")
 
 
-def _scheme(step: dict) -> object:
+def metaspace_scheme(step: dict) -> object:
     """A Metaspace's prepend_scheme (older files: add_prefix_space)."""
     return step.get("prepend_scheme", "always" if step.get("add_prefix_space", True) else "never")
 
@@ -226,8 +233,8 @@ def _alternatives(pattern: str) -> list[str]:
 def _decoder(dec: object, problems: list[str]) -> HfDecoder:
     steps = _steps(dec, "decoders")
     if len(steps) == 1 and isinstance(steps[0], dict) and steps[0].get("type") == "Metaspace" \
-            and steps[0].get("replacement") == SPACE and _scheme(steps[0]) in ("always", "first", "never"):
-        return HfDecoder(True, False, False, _scheme(steps[0]) != "never")
+            and steps[0].get("replacement") == SPACE and metaspace_scheme(steps[0]) in ("always", "first", "never"):
+        return HfDecoder(True, False, False, metaspace_scheme(steps[0]) != "never")
     kinds = []
     for step in steps:
         kind = step.get("type") if isinstance(step, dict) else None
@@ -295,9 +302,8 @@ def _bpe(model: dict, problems: list[str]) -> tuple[list[str], list[float], int 
     """Pieces by id, scores whose order is the merges' ranks, and the unknown piece's id."""
     vocab = model.get("vocab")
     pieces = strings_by_id(vocab, "model.vocab of a BPE model")
-    for key, want in (("fuse_unk", True), ("ignore_merges", False)):
-        if bool(model.get(key, False)) != want:
-            problems.append(f"model.{key} {str(not want).lower()}")
+    if not model.get("fuse_unk", False):
+        problems.append("model.fuse_unk false")
     if model.get("dropout") not in (None, 0, 0.0):
         problems.append(f"model.dropout {model['dropout']}")
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):
@@ -382,6 +388,10 @@ def read_hf_sentencepiece(doc: dict) -> HfSentencePiece:
                         "normalizer, normalizer steps or WhitespaceSplit")
     if o.prepend and o.scheme is not None:
         problems.append("normalizer Prepend('▁') together with a Metaspace pre_tokenizer")
+    ignore_merges = bpe and bool(model.get("ignore_merges", False))
+    if ignore_merges and o.hf_whitespace:
+        problems.append("model.ignore_merges true with a Metaspace 'always' or 'never' without SentencePiece's "
+                        "whitespace Replace steps (HF's words are not the encoder's there)")
     if unk is None and not byte_fallback:
         problems.append(f"model {model['type']} without an unknown token or byte_fallback (HF then drops "
                         "unknown characters)")
@@ -399,7 +409,9 @@ def read_hf_sentencepiece(doc: dict) -> HfSentencePiece:
     check_model(sp, "tokenizer.json")
     whitespace = (o.strip_right, o.collapse, o.split_words, o.scheme == "always") if o.hf_whitespace else None
     return HfSentencePiece(sp, o.scheme == "first", special, decoder, tuple(o.text_steps), whitespace,
-                           added.added, added.flags)
+                           added.added, added.flags, ("words" if o.split else "texts") if ignore_merges else None,
+                           tuple(_steps(doc.get("normalizer"), "normalizers")),
+                           tuple(_steps(doc.get("pre_tokenizer"), "pretokenizers")))
 
 
 def _template(post: object) -> bool:

@@ -5,7 +5,8 @@ encoded on HF's lattice (float64 scores, where sentencepiece's float32 can break
 A text holding a grapheme of several characters goes through HF's own Precompiled normalizer
 (`hf_precompiled.pxd`, picked out by `hf_graphemes`); the others through sentencepiece's, equal there.
 Added tokens (the allowed special ones, and always the others, with HF's flags) are matched before
-the normalizer, and each text between them is encoded on its own, as HF does.
+the normalizer, and each text between them is encoded on its own, as HF does. Offsets
+(`encode_with_offsets`) are HF's, by its pipeline followed with alignments (`hf_offsets`).
 
 Decoding follows HF's decoder chain: special tokens are left out (HF's `skip_special_tokens`
 default; with `skip_special_tokens=False` they are their text), every other id is its piece ("<unk>"
@@ -28,13 +29,14 @@ from sqltok.formats.files import read_bytes
 from sqltok.formats.json_file import load_json
 from sqltok.formats.kind import TokenizerFile
 from sqltok.sentencepiece.hf_graphemes import grapheme_ends, multi_char_graphemes
+from sqltok.sentencepiece.hf_offsets import hf_offsets
 from sqltok.sentencepiece.hf_read import SPACE, HfSentencePiece, read_hf_sentencepiece
 from sqltok.sentencepiece.hf_text_steps import apply_text_steps
 from sqltok.sentencepiece.model_proto import BYTE_PIECE, PieceType
 from sqltok.sentencepiece.tokenizer import SentencePieceTokenizer, sentencepiece_encoder
 from sqltok.threads import default_threads
-from sqltok.token_offsets import EncodedText
-from sqltok.tokenizer import AllowedSpecial
+from sqltok.token_offsets import EncodedText, require_unicode
+from sqltok.tokenizer import AllowedSpecial, require_str
 
 
 class HfSentencePieceTokenizer(SentencePieceTokenizer):
@@ -45,9 +47,9 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
     skips_special_tokens = True  # HF's decode default
 
     def __init__(self, hf: HfSentencePiece, name: str) -> None:
-        super().__init__(hf.model, name, hf.whitespace, hf_json=True)
+        super().__init__(hf.model, name, hf.whitespace, hf_json=True, ignore_merges=hf.ignore_merges)
         # texts with a grapheme of several characters: HF's Precompiled, then this encoder without one
-        self._after_charsmap = sentencepiece_encoder(hf.model, b"", hf.whitespace, True) \
+        self._after_charsmap = sentencepiece_encoder(hf.model, b"", hf.whitespace, True, hf.ignore_merges) \
             if hf.model.normalizer.precompiled_charsmap else None
         self._special_tokens = dict(hf.special_tokens)
         self._special_by_id = {i: s for s, i in self._special_tokens.items()}
@@ -145,10 +147,18 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
         return pc.if_else(bare, pc.binary_join_element_wise(pa.scalar(SPACE, pa.large_string()), texts,
                                                             pa.scalar("", pa.large_string())), texts)
 
-    def encode_with_offsets(self, text: str) -> EncodedText:
-        """Not available: HF's offsets of a SentencePiece-style tokenizer.json are not followed."""
-        raise SqltokError(f"{self.name}: offsets are not available for a SentencePiece-style tokenizer.json "
-                          "(only for .model files)")
+    def encode_with_offsets(self, text: str, allowed_special: AllowedSpecial = ()) -> EncodedText:
+        """`encode(text, allowed_special=...)` (special-token text as text unless allowed; the other
+        added tokens always matched) with each token's character offsets into `text`, equal to HF's
+        `encode(text, add_special_tokens=False).offsets` (HF matches every special token: pass
+        `allowed_special="all"` for its ids). How they are found: `hf_offsets`."""
+        text = require_str([text])[0]
+        require_unicode(text)
+        allowed = self._allowed_ids(allowed_special)
+        try:
+            return hf_offsets(self.hf, self._encoder, self._added.splitter, text, allowed)
+        except ValueError as e:
+            raise SqltokError(f"{self.name}: offsets of this text cannot be aligned as HF aligns them ({e})") from None
 
     def decode_arrow(self, ids: pa.Array, errors: str = "replace",
                      skip_special_tokens: bool | None = None) -> pa.Array:

@@ -19,7 +19,7 @@ from sqltok.sentencepiece._encode import SentencePieceEncoder
 from sqltok.sentencepiece.model_proto import ModelType, PieceType, SentencePieceModel, read_model_proto
 from sqltok.sentencepiece.model_write import write_model_proto
 from sqltok.threads import default_threads
-from sqltok.token_offsets import EncodedText, byte_offsets_to_chars
+from sqltok.token_offsets import EncodedText, byte_offsets_to_chars, require_unicode
 from sqltok.tokenizer import AllowedSpecial, Tokenizer, require_str
 
 
@@ -30,14 +30,16 @@ class SentencePieceTokenizer(Tokenizer):
     file_kinds = ("sentencepiece",)
 
     def __init__(self, model: SentencePieceModel, name: str,
-                 hf_whitespace: tuple[bool, bool, bool, bool] | None = None, hf_json: bool = False) -> None:
-        """`hf_whitespace` and `hf_json`: HF `tokenizers`' steps in place of sentencepiece's (see
-        `HfSentencePieceTokenizer`)."""
+                 hf_whitespace: tuple[bool, bool, bool, bool] | None = None, hf_json: bool = False,
+                 ignore_merges: str | None = None) -> None:
+        """`hf_whitespace`, `hf_json` and `ignore_merges`: HF `tokenizers`' steps in place of
+        sentencepiece's (see `HfSentencePieceTokenizer`)."""
         specials = {p: i for i, (p, t) in enumerate(zip(model.pieces, model.types))
                     if t in (PieceType.CONTROL, PieceType.UNKNOWN)}
         super().__init__(name, specials)
         self.model = model
-        self._encoder = sentencepiece_encoder(model, model.normalizer.precompiled_charsmap, hf_whitespace, hf_json)
+        self._encoder = sentencepiece_encoder(model, model.normalizer.precompiled_charsmap, hf_whitespace, hf_json,
+                                              ignore_merges)
         self._token_strings = pa.array(model.pieces, pa.large_string())  # tokens() shows pieces as spelled
         self._token_bytes = self._token_strings.cast(pa.large_binary())
 
@@ -121,10 +123,8 @@ class SentencePieceTokenizer(Tokenizer):
         word); a run of unknown characters is one token over them all; of an unknown character's
         byte pieces the last covers the character and the others are empty at its start."""
         text = require_str([text])[0]
-        try:
-            ids, begins, ends = self._encoder.encode_with_byte_offsets(text)
-        except UnicodeEncodeError:
-            raise SqltokError("offsets are into valid Unicode text; this text holds a surrogate") from None
+        require_unicode(text)
+        ids, begins, ends = self._encoder.encode_with_byte_offsets(text)
         return EncodedText(ids, byte_offsets_to_chars(text, begins, ends))
 
     def decode_single_token_bytes(self, token: int) -> bytes:
@@ -134,11 +134,12 @@ class SentencePieceTokenizer(Tokenizer):
 
 def sentencepiece_encoder(model: SentencePieceModel, charsmap: bytes,
                           hf_whitespace: tuple[bool, bool, bool, bool] | None = None,
-                          hf_json: bool = False) -> SentencePieceEncoder:
-    """The encoder of a model, with `charsmap` as its precompiled charsmap."""
+                          hf_json: bool = False, ignore_merges: str | None = None) -> SentencePieceEncoder:
+    """The encoder of a model, with `charsmap` as its precompiled charsmap (the other options: see
+    `SentencePieceEncoder`)."""
     norm = model.normalizer
     return SentencePieceEncoder(
         model.pieces, model.scores, [int(t) for t in model.types], model.trainer.model_type == ModelType.BPE,
         model.trainer.byte_fallback, charsmap, norm.add_dummy_prefix, norm.remove_extra_whitespaces,
         norm.escape_whitespaces, model.trainer.treat_whitespace_as_suffix, model.unk_surface, hf_whitespace,
-        hf_json)
+        hf_json, ignore_merges)
