@@ -5,8 +5,9 @@ library's malloc (NumPy, the Cython kernels' vectors). Each keeps what a stage f
 later use, so without help the peak RSS of a run is the sum of every allocator's own peak rather than
 the largest set of data alive at once. `returning_freed_memory(con)` turns on jemalloc's background
 purging for the run (DuckDB's `allocator_background_threads`, restored afterwards);
-`release_freed_memory()` empties pyarrow's pool of unused pages and trims malloc's heap (glibc only).
-Neither changes a result.
+`release_freed_memory()` purges jemalloc's freed pages at once (background purging waits seconds, and
+a query's freed pages would be resident through the Cython stage after it), empties pyarrow's pool
+of unused pages and trims malloc's heap (glibc only). Neither changes a result.
 """
 from __future__ import annotations
 
@@ -15,10 +16,22 @@ import ctypes.util
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import duckdb
 import pyarrow as pa
 
 _LIBC = ctypes.util.find_library("c")
 _MALLOC_TRIM = getattr(ctypes.CDLL(_LIBC), "malloc_trim", None) if _LIBC else None
+
+
+def _duckdb_mallctl():
+    """DuckDB's `mallctl` (None where its library has no jemalloc, as on Windows and macOS)."""
+    native = getattr(duckdb, "_duckdb", None) or getattr(duckdb, "duckdb", None)  # 2.x, 1.x
+    library = getattr(native, "__file__", None)
+    return getattr(ctypes.CDLL(library), "duckdb_je_mallctl", None) if library else None
+
+
+_JE_MALLCTL = _duckdb_mallctl()
+_PURGE_ALL_ARENAS = b"arena.4096.purge"  # 4096 is jemalloc's MALLCTL_ARENAS_ALL
 
 
 @contextmanager
@@ -33,7 +46,10 @@ def returning_freed_memory(con) -> Iterator[None]:
 
 
 def release_freed_memory() -> None:
-    """Pages pyarrow's pool and the C library's malloc hold free, back to the operating system."""
+    """Pages DuckDB's jemalloc, pyarrow's pool and the C library's malloc hold free, back to the
+    operating system."""
+    if _JE_MALLCTL is not None:
+        _JE_MALLCTL(_PURGE_ALL_ARENAS, None, None, None, ctypes.c_size_t(0))
     pa.default_memory_pool().release_unused()
     if _MALLOC_TRIM is not None:
         _MALLOC_TRIM(0)

@@ -1,11 +1,15 @@
 """Unigram training's memory-saving steps give what the textbook steps give: the permuted LCP array
-(one int32 array) against pydivsufsort's Kasai LCP, and the connection's allocator setting restored
-after a run."""
+(one int32 array) against pydivsufsort's Kasai LCP, the connection's allocator setting restored
+after a run, and jemalloc's purge accepted."""
+import ctypes
+
 import duckdb
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 from pydivsufsort import divsufsort, kasai
 
+from sqltok import freed_memory
 from sqltok.freed_memory import release_freed_memory, returning_freed_memory
 from sqltok.unigram._seeds import permuted_lcp
 
@@ -44,3 +48,10 @@ def test_allocator_setting_restored():
             assert con.execute("SELECT current_setting('allocator_background_threads')").fetchall() == [(True,)]
             release_freed_memory()
         assert con.execute("SELECT current_setting('allocator_background_threads')").fetchall() == [(before,)]
+
+
+def test_jemalloc_purge_is_accepted():
+    """DuckDB's jemalloc (Linux builds) knows the purge `release_freed_memory` asks for: 0, not ENOENT."""
+    if freed_memory._JE_MALLCTL is None:
+        pytest.skip("this DuckDB build has no jemalloc")
+    assert freed_memory._JE_MALLCTL(freed_memory._PURGE_ALL_ARENAS, None, None, None, ctypes.c_size_t(0)) == 0
