@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 
 from sqltok.errors import SqltokError
+from sqltok.freed_memory import release_freed_memory
 from sqltok.unigram._lattice import WordLattices, reachable, second_best
 from sqltok.unigram._scores import m_step, prune_losses
 from sqltok.unigram.spec import UnigramSpec
@@ -43,6 +44,7 @@ def run_em(model: PieceSet, words: pa.Array, counts: pa.Array, spec: UnigramSpec
     threads = default_threads()
     with watch("em"):
         lattices = WordLattices(model.pieces, model.scores, words, counts)
+        release_freed_memory()  # the seed trie's and the node count's memory, before the sweeps
     while True:
         with watch("em"):
             for _ in range(spec.num_sub_iterations):

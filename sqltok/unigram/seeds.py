@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 from pydivsufsort import divsufsort
 
 from sqltok.duck import arrow_table
+from sqltok.freed_memory import release_freed_memory
 from sqltok.sql_files import sql_text
 from sqltok.training.work_tables import WorkTables
 from sqltok.unigram._characters import character_counts
@@ -43,6 +44,7 @@ def _best_substrings(con, sentences: Sentences, spec: UnigramSpec, work: WorkTab
     """The `seed_sentencepiece_size` best candidates of two characters or more, best first, and their
     float32 scores."""
     across = _boundary_candidates(con, sentences, spec, work)
+    release_freed_memory()  # what the boundary queries freed, before the suffix array
     text, starts = joined_bytes(sentences.text)
     sa = divsufsort(text)
     plcp = permuted_lcp(text, sa)
