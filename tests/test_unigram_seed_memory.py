@@ -1,5 +1,5 @@
 """Unigram training's memory-saving steps give what the textbook steps give: the permuted LCP array
-(one int32 array) against pydivsufsort's Kasai LCP, the connection's allocator setting restored
+(uint16, capped, in parts) against pydivsufsort's Kasai LCP, the connection's allocator setting restored
 after a run, jemalloc's purge accepted, the distinct sentences grouped as a dict groups them and
 the unknown characters marked in buffers measured first."""
 import ctypes
@@ -21,10 +21,11 @@ from sqltok.unigram.sentences import distinct_sentences
 def _check(data: bytes) -> None:
     text = np.frombuffer(bytearray(data), dtype=np.uint8)
     sa = divsufsort(text)
-    plcp = permuted_lcp(text, sa)
     lcp = kasai(text, sa)  # lcp[i]: the common prefix of the suffixes sa[i] and sa[i + 1]
-    assert plcp[sa[0]] == 0
-    assert plcp[sa[1:]].tolist() == lcp[:-1].tolist()
+    for cap, chunk in ((0xFFFF, 0), (0xFFFF, 7), (3, 0), (1, 5), (65, 64)):  # one part or several
+        plcp = permuted_lcp(text, sa, cap, chunk)
+        assert plcp[sa[0]] == 0
+        assert plcp[sa[1:]].tolist() == np.minimum(lcp[:-1], cap).tolist()
 
 
 @settings(max_examples=300, deadline=None)

@@ -44,10 +44,10 @@ def run_em(model: PieceSet, words: pa.Array, counts: pa.Array, spec: UnigramSpec
     threads = default_threads()
     with watch("em"):
         lattices = WordLattices(model.pieces, model.scores, words, counts)
-        release_freed_memory()  # the seed trie's and the node count's memory, before the sweeps
     while True:
         with watch("em"):
             for _ in range(spec.num_sub_iterations):
+                release_freed_memory()  # what the last pass freed (each thread's heap keeps it)
                 expected = lattices.e_step(model.scores, threads)
                 keep, scores = m_step(expected)
                 if not keep.any():
@@ -56,6 +56,7 @@ def run_em(model: PieceSet, words: pa.Array, counts: pa.Array, spec: UnigramSpec
                 model = PieceSet(model.take(index).pieces, scores)
                 lattices.keep(index)
         with watch("prune"):
+            release_freed_memory()
             kept = prune(model, lattices, desired, spec.shrinking_factor, threads)
             model = model.take(kept)
             lattices.keep(kept)

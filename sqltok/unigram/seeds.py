@@ -47,7 +47,7 @@ def _best_substrings(con, sentences: Sentences, spec: UnigramSpec, work: WorkTab
     release_freed_memory()  # what the boundary queries freed, before the suffix array
     text, starts = joined_bytes(sentences.text)
     sa = divsufsort(text)
-    plcp = permuted_lcp(text, sa)
+    plcp = permuted_lcp(text, sa, 4 * spec.max_sentencepiece_length + 1)  # a node deeper has too many characters
     offsets, lengths, score = frequent_substrings(text, starts, sentences.counts, sa, plcp, spec.flags(), across)
     del sa, plcp
     if across:  # boundary candidates that are no node of their own
