@@ -1,6 +1,6 @@
 """Unigram training's memory-saving steps give what the textbook steps give: the permuted LCP array
-(uint16, capped, in parts) against pydivsufsort's Kasai LCP, the connection's allocator setting restored
-after a run, jemalloc's purge accepted, the distinct sentences grouped as a dict groups them and
+(uint16, capped, in parts) against pydivsufsort's Kasai LCP, the connection's and pyarrow's allocator settings
+restored after a run, jemalloc's purge accepted, the distinct sentences grouped as a dict groups them and
 the unknown characters marked in buffers measured first."""
 import ctypes
 
@@ -45,14 +45,17 @@ def test_permuted_lcp_of_one_byte_and_long_runs():
     _check(b"a" * 5000 + b"b" + b"a" * 5000)
 
 
-def test_allocator_setting_restored():
+def test_allocator_settings_restored():
     con = duckdb.connect()
+    pool = pa.default_memory_pool()
     for before in (False, True):
         con.execute(f"SET allocator_background_threads = {str(before).lower()}")
         with returning_freed_memory(con):
             assert con.execute("SELECT current_setting('allocator_background_threads')").fetchall() == [(True,)]
+            assert pa.default_memory_pool().backend_name == "system"
             release_freed_memory()
         assert con.execute("SELECT current_setting('allocator_background_threads')").fetchall() == [(before,)]
+        assert pa.default_memory_pool().backend_name == pool.backend_name
 
 
 def test_jemalloc_purge_is_accepted():
