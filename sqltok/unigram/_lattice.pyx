@@ -257,8 +257,9 @@ cdef class WordLattices:
     cdef vector[int32_t] piece_chars  # per piece: its length in characters
     cdef object words               # the words (the row driver shares them out by their bytes)
 
-    def __init__(self, pieces, scores, words, counts):
-        """The nodes of the (large_)string/binary `words`, weighted by int64 `counts`, for `pieces`."""
+    def __init__(self, pieces, scores, words, counts, int threads=1):
+        """The nodes of the (large_)string/binary `words`, weighted by int64 `counts`, for `pieces`,
+        found on `threads` threads (each counts, then stores, the nodes of a run of words)."""
         cdef Pieces p
         cdef list keep = []
         _load_pieces(p, pieces, scores)
@@ -266,8 +267,10 @@ cdef class WordLattices:
             raise ValueError(f"a piece of {p.max_chars} characters is longer than a lattice node can be")
         cdef BinaryView w = binary_view(words, keep)
         cdef const int64_t* n = int64_values(counts, keep)
-        cdef Lattice lat
-        cdef int64_t i, pos, node, start
+        cdef int n_threads = max(1, min(threads, <int>(w.length // 64) + 1))
+        cdef vector[Lattice] lats = vector[Lattice](n_threads)
+        cdef int64_t i
+        cdef int t
         self.piece_chars = p.chars
         with nogil:
             self.word_pos.resize(w.length + 1)
@@ -278,20 +281,35 @@ cdef class WordLattices:
                 self.word_pos[i + 1] = self.word_pos[i] + _n_chars(w.values + view_start(w, i),
                                                                    view_end(w, i) - view_start(w, i))
             self.starting.resize(self.word_pos[w.length])
+        if w.length:
+            for t in prange(n_threads, nogil=True, num_threads=n_threads, schedule="static"):
+                self._find(lats[t], p, w, t * w.length // n_threads, (t + 1) * w.length // n_threads, False)
+        with nogil:
             self.word_node[0] = 0
-            for i in range(w.length):  # how many nodes start at each position
-                _build(lat, p, w.values + view_start(w, i), view_end(w, i) - view_start(w, i), False)
-                start = self.word_pos[i]
-                for pos in range(lat.length):
-                    self.starting[start + pos] = <uint16_t>(lat.begin_start[pos + 1] - lat.begin_start[pos])
-                self.word_node[i + 1] = self.word_node[i] + <int64_t>lat.node_pos.size() - 2
+            for i in range(w.length):
+                self.word_node[i + 1] += self.word_node[i]
             self.ids.resize(self.word_node[w.length])
-            for i in range(w.length):  # the nodes
-                _build(lat, p, w.values + view_start(w, i), view_end(w, i) - view_start(w, i), False)
+        if w.length:
+            for t in prange(n_threads, nogil=True, num_threads=n_threads, schedule="static"):
+                self._find(lats[t], p, w, t * w.length // n_threads, (t + 1) * w.length // n_threads, True)
+        self.words = words
+
+    cdef void _find(self, Lattice& lat, const Pieces& p, const BinaryView& w, int64_t lo, int64_t hi,
+                    bint store) noexcept nogil:
+        """The nodes of words lo..hi-1: how many start at each position and in each word (in
+        `word_node[i + 1]`, summed later), or, once summed, their pieces (`store`)."""
+        cdef int64_t i, pos, node, start
+        for i in range(lo, hi):
+            _build(lat, p, w.values + view_start(w, i), view_end(w, i) - view_start(w, i), False)
+            if store:
                 start = self.word_node[i] - 2
                 for node in range(2, <int64_t>lat.node_pos.size()):
                     self.ids[start + node] = lat.node_id[node]
-        self.words = words
+            else:
+                start = self.word_pos[i]
+                for pos in range(lat.length):
+                    self.starting[start + pos] = <uint16_t>(lat.begin_start[pos + 1] - lat.begin_start[pos])
+                self.word_node[i + 1] = <int64_t>lat.node_pos.size() - 2
 
     def keep(self, index) -> None:
         """Follow the pieces to `[old piece index[k] for k]`: nodes of other pieces go, the rest are

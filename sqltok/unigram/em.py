@@ -43,7 +43,7 @@ def run_em(model: PieceSet, words: pa.Array, counts: pa.Array, spec: UnigramSpec
     desired = int(spec.vocab_size * 1.1)
     threads = default_threads()
     with watch("em"):
-        lattices = WordLattices(model.pieces, model.scores, words, counts)
+        lattices = WordLattices(model.pieces, model.scores, words, counts, threads)
     while True:
         with watch("em"):
             for _ in range(spec.num_sub_iterations):
