@@ -15,6 +15,7 @@ released over the words and the pieces.
 """
 from cython.operator cimport dereference as deref
 from libc.math cimport INFINITY, exp, log1p
+from libc.string cimport memmove
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t
 from libcpp.string cimport string
 from libcpp.vector cimport vector
@@ -311,14 +312,17 @@ cdef class WordLattices:
                     self.starting[start + pos] = <uint16_t>(lat.begin_start[pos + 1] - lat.begin_start[pos])
                 self.word_node[i + 1] = <int64_t>lat.node_pos.size() - 2
 
-    def keep(self, index) -> None:
+    def keep(self, index, int threads=1) -> None:
         """Follow the pieces to `[old piece index[k] for k]`: nodes of other pieces go, the rest are
-        renumbered."""
+        renumbered, on `threads` threads (each compacts a run of words in place, then the runs are
+        moved together)."""
         cdef const int64_t[:] idx = np.ascontiguousarray(index, dtype=np.int64)
         cdef vector[int32_t] renumber, chars
-        cdef int64_t k, word, pos, m = 0, out = 0
-        cdef int32_t piece, c, j, kept
+        cdef int64_t k, word, out, shift, n_words = <int64_t>self.counts.size()
         cdef int32_t n_pieces = <int32_t>self.piece_chars.size()
+        cdef int n_threads = max(1, min(threads, <int>(n_words // 64) + 1)), t
+        cdef vector[int64_t] kept = vector[int64_t](n_threads)
+        cdef vector[int64_t] source = vector[int64_t](n_threads)  # each run's first node before
         if idx.shape[0] == n_pieces and np.array_equal(index, np.arange(n_pieces)):
             return  # every piece stays where it was
         renumber.assign(n_pieces, -1)
@@ -326,23 +330,43 @@ cdef class WordLattices:
         for k in range(idx.shape[0]):
             renumber[idx[k]] = <int32_t>k
             chars[k] = self.piece_chars[idx[k]]
+        for t in range(n_threads):
+            source[t] = self.word_node[t * n_words // n_threads]
+        for t in prange(n_threads, nogil=True, num_threads=n_threads, schedule="static"):
+            kept[t] = self._compact(renumber.data(), t * n_words // n_threads, (t + 1) * n_words // n_threads,
+                                    source[t])
         with nogil:
-            for word in range(<int64_t>self.counts.size()):
-                self.word_node[word] = out
-                for pos in range(self.word_pos[word], self.word_pos[word + 1]):
-                    c = self.starting[pos]
-                    kept = 0
-                    for j in range(c):
-                        piece = renumber[self.ids[m + j]]
-                        if piece >= 0:
-                            self.ids[out] = piece
-                            out += 1
-                            kept += 1
-                    m += c
-                    self.starting[pos] = <uint16_t>kept
-            self.word_node[self.counts.size()] = out
+            out = kept[0]
+            for t in range(1, n_threads):
+                shift = source[t] - out
+                if shift:
+                    memmove(self.ids.data() + out, self.ids.data() + source[t], kept[t] * sizeof(int32_t))
+                    for word in range(t * n_words // n_threads, (t + 1) * n_words // n_threads):
+                        self.word_node[word] -= shift
+                out += kept[t]
+            self.word_node[n_words] = out
             self.ids.resize(out)  # in place: a smaller copy would be alive beside them
         self.piece_chars.swap(chars)
+
+    cdef int64_t _compact(self, const int32_t* renumber, int64_t lo, int64_t hi, int64_t m) noexcept nogil:
+        """Words lo..hi-1, whose nodes start at node m, keep the nodes of pieces left (renumbered),
+        moved to the front of their run; how many."""
+        cdef int64_t word, pos, out = m, first = m
+        cdef int32_t piece, c, j, kept
+        for word in range(lo, hi):
+            self.word_node[word] = out
+            for pos in range(self.word_pos[word], self.word_pos[word + 1]):
+                c = self.starting[pos]
+                kept = 0
+                for j in range(c):
+                    piece = renumber[self.ids[m + j]]
+                    if piece >= 0:
+                        self.ids[out] = piece
+                        out += 1
+                        kept += 1
+                m += c
+                self.starting[pos] = <uint16_t>kept
+        return out - first
 
     @property
     def nodes(self) -> int:

@@ -54,12 +54,12 @@ def run_em(model: PieceSet, words: pa.Array, counts: pa.Array, spec: UnigramSpec
                     raise SqltokError("EM left no piece expected at least half a time; the corpus is too small")
                 index = np.nonzero(keep)[0]
                 model = PieceSet(model.take(index).pieces, scores)
-                lattices.keep(index)
+                lattices.keep(index, threads)
         with watch("prune"):
             release_freed_memory()
             kept = prune(model, lattices, desired, spec.shrinking_factor, threads)
             model = model.take(kept)
-            lattices.keep(kept)
+            lattices.keep(kept, threads)
         if len(model.pieces) <= desired:
             break
     with watch("prune"):
