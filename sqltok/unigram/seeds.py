@@ -73,9 +73,9 @@ def _boundary_candidates(con, sentences: Sentences, spec: UnigramSpec, work: Wor
     """Bytes -> count of the valid texts that end sentences followed by different bytes."""
     view = work.view("unigram_marked_ids", pa.table({"sid": pa.array(np.arange(len(sentences.text))),
                                                      "sentence": sentences.text, "n": sentences.counts}))
-    span = work.table("unigram_follower_span")
+    span, follow = work.table("unigram_follower_span"), work.view("unigram_followers", sentences.followers)
     con.execute(f"CREATE TEMP TABLE {span} AS SELECT sid, min(follower) AS lo, max(follower) AS hi "
-                f"FROM {work.view('unigram_followers', sentences.followers)} GROUP BY sid")
+                f"FROM {follow} GROUP BY sid")
     levels = [work.table("unigram_boundary_level_a"), work.table("unigram_boundary_level_b")]
     con.execute(f"CREATE OR REPLACE TEMP TABLE {levels[1]} (w VARCHAR, n BIGINT)")
     found = []
@@ -87,6 +87,8 @@ def _boundary_candidates(con, sentences: Sentences, spec: UnigramSpec, work: Wor
         if level.num_rows == 0:
             break
         found.append(level)
+    for name in (view, follow, span, *levels):  # nothing of them is needed after the candidates
+        work.release(name)
     flags = spec.flags()
     return {w.encode(): n for level in found for w, n in zip(level.column(0).to_pylist(), level.column(1).to_pylist())
             if "\x00" not in w and piece_is_valid(w, flags)}
