@@ -382,13 +382,12 @@ cdef class WordLattices:
         backtrace + score (float32). That best score is the best backtrace + score, as rounding is
         monotonic, and its node the first of highest backtrace unless an earlier node's backtrace
         rounds to the same sum: then (rarely) the nodes ending there are searched in their order."""
-        cdef int64_t base = self.word_pos[word], m, m1, mb = self.word_node[word]
-        cdef int32_t length = <int32_t>(self.word_pos[word + 1] - base), pos, e, j, prev
+        cdef int64_t base = self.word_pos[word], m, m0, m1, mb = self.word_node[word]
+        cdef int32_t length = <int32_t>(self.word_pos[word + 1] - base), pos
         cdef int32_t n_stored = <int32_t>(self.word_node[word + 1] - mb)
         cdef const uint16_t* starting = self.starting.data() + base
         cdef const int32_t* ids = self.ids.data()
-        cdef float score, t
-        cdef bint unknown
+        cdef PieceNode node
         lat.backtrace.resize(n_stored + length)
         lat.prev.resize(n_stored + length)
         lat.best_score.assign(length + 1, -INFINITY)  # per position: the best backtrace ending there
@@ -398,26 +397,29 @@ cdef class WordLattices:
         lat.best_node[0] = -1                          # BOS
         m = mb
         for pos in range(length):
-            m1 = m + starting[pos]
-            unknown = m == m1 or pieces[ids[m]].chars != 1
-            while m < m1 or unknown:
-                if m < m1:
-                    j, score, e = <int32_t>(m - mb), pieces[ids[m]].score, pos + pieces[ids[m]].chars
-                    m += 1
-                else:
-                    j, score, e = n_stored + pos, unk_score, pos + 1
-                    unknown = False
-                t = lat.best_score[pos] + score
-                prev = lat.best_node[pos]
-                if lat.runner_up[pos] + score == t:
-                    prev = self._first_ending(lat, pieces, starting, mb, n_stored, pos, score, t)
-                lat.backtrace[j] = t
-                lat.prev[j] = prev
-                if lat.best_node[e] == -2 or t > lat.best_score[e]:
-                    lat.runner_up[e] = lat.best_score[e]
-                    lat.best_score[e] = t
-                    lat.best_node[e] = j
+            m0, m1 = m, m + starting[pos]
+            while m < m1:
+                node = pieces[ids[m]]
+                self._relax(lat, pieces, starting, mb, n_stored, pos, <int32_t>(m - mb), node.score, pos + node.chars)
+                m += 1
+            if m0 == m1 or pieces[ids[m0]].chars != 1:
+                self._relax(lat, pieces, starting, mb, n_stored, pos, n_stored + pos, unk_score, pos + 1)
         return lat.best_node[length] if length > 0 else -1
+
+    cdef inline void _relax(self, Lattice& lat, const PieceNode* pieces, const uint16_t* starting, int64_t mb,
+                            int32_t n_stored, int32_t pos, int32_t j, float score, int32_t e) noexcept nogil:
+        """Node j (from pos to e, `score`) of `_best_path`: its backtrace and predecessor, and the best
+        path ending at e."""
+        cdef float t = lat.best_score[pos] + score
+        cdef int32_t prev = lat.best_node[pos]
+        if lat.runner_up[pos] + score == t:
+            prev = self._first_ending(lat, pieces, starting, mb, n_stored, pos, score, t)
+        lat.backtrace[j] = t
+        lat.prev[j] = prev
+        if lat.best_node[e] == -2 or t > lat.best_score[e]:
+            lat.runner_up[e] = lat.best_score[e]
+            lat.best_score[e] = t
+            lat.best_node[e] = j
 
     cdef int32_t _first_ending(self, const Lattice& lat, const PieceNode* pieces, const uint16_t* starting,
                                int64_t mb, int32_t n_stored, int32_t pos, float score, float t) noexcept nogil:
