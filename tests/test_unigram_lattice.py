@@ -33,11 +33,11 @@ def _words_and_pieces(data, min_words: int = 1):
 @given(st.data())
 def test_kept_lattices_equal_fresh_ones_on_any_threads(data):
     pieces, scores, words, counts = _words_and_pieces(data, 200)  # enough for two threads
-    lattices = WordLattices(pieces, scores, words, counts)
+    lattices = WordLattices(pieces, scores, words, counts, data.draw(st.integers(1, 3)))  # built on threads
     for _ in range(2):
         index = np.array(data.draw(st.permutations(range(len(pieces)))), dtype=np.int64)
         index = index[:data.draw(st.integers(1, len(index)))]
-        lattices.keep(index)
+        lattices.keep(index, data.draw(st.integers(1, 3)))  # renumbered on threads
         pieces, scores = pieces.take(pa.array(index)), scores[index]
         fresh = WordLattices(pieces, scores, words, counts)
         assert lattices.nodes == fresh.nodes

@@ -4,12 +4,12 @@ sentences' counts) and the sentences with every character outside the alphabet w
 unknown mark U+2585 (`mark_unknown`), as SentencePiece's trainer does before it looks for pieces.
 The GIL is released over the rows."""
 from libc.stdint cimport int64_t, uint8_t, uint32_t
-from libcpp.string cimport string
-from libcpp.vector cimport vector
+from libc.string cimport memcpy
 
 import numpy as np
+import pyarrow as pa
 
-from sqltok.native.arrow_buffers cimport BinaryView, binary_view, int64_values, large_binary_array
+from sqltok.native.arrow_buffers cimport BinaryView, binary_view, int64_values
 from sqltok.native.arrow_buffers cimport view_end, view_start
 
 cdef const char* UNK_MARK = b"\xe2\x96\x85"
@@ -49,21 +49,36 @@ def character_counts(sentences, counts):
 
 
 def mark_unknown(sentences, alphabet):
-    """The sentences (large_binary) with each character c where alphabet[c] is 0 written as U+2585."""
+    """The sentences (large_binary) with each character c where alphabet[c] is 0 written as U+2585.
+    The output is measured first, so that it is written once into buffers of its size."""
     cdef list keep = []
     cdef BinaryView v = binary_view(sentences, keep)
     cdef const uint8_t[:] known = np.ascontiguousarray(alphabet, dtype=np.uint8)
-    cdef vector[string] out
-    cdef int64_t i, j, e, k
-    out.resize(v.length)
+    offsets_arr = np.empty(v.length + 1, dtype=np.int64)
+    cdef int64_t[:] offsets = offsets_arr
+    cdef int64_t i, j, e, k, size = 0
     with nogil:
+        offsets[0] = 0
         for i in range(v.length):
             j, e = view_start(v, i), view_end(v, i)
             while j < e:
                 k = _char_len(v.values[j])
-                if known[_code_point(v.values + j, k)]:
-                    out[i].append(<const char*>v.values + j, k)
-                else:
-                    out[i].append(UNK_MARK, 3)
+                size += k if known[_code_point(v.values + j, k)] else 3
                 j += k
-    return large_binary_array(out)
+            offsets[i + 1] = size
+    values_arr = np.empty(size, dtype=np.uint8)
+    cdef uint8_t[:] values = values_arr
+    with nogil:
+        for i in range(v.length):
+            j, e, size = view_start(v, i), view_end(v, i), offsets[i]
+            while j < e:
+                k = _char_len(v.values[j])
+                if known[_code_point(v.values + j, k)]:
+                    memcpy(&values[size], v.values + j, k)
+                    size += k
+                else:
+                    memcpy(&values[size], UNK_MARK, 3)
+                    size += 3
+                j += k
+    return pa.Array.from_buffers(pa.large_binary(), v.length, [None, pa.py_buffer(offsets_arr),
+                                                              pa.py_buffer(values_arr)])

@@ -15,6 +15,7 @@ released over the words and the pieces.
 """
 from cython.operator cimport dereference as deref
 from libc.math cimport INFINITY, exp, log1p
+from libc.string cimport memmove
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t
 from libcpp.string cimport string
 from libcpp.vector cimport vector
@@ -52,6 +53,7 @@ cdef struct Lattice:
 cdef struct Pieces:
     PieceTrie trie
     vector[float] scores
+    vector[int32_t] chars        # per piece: its length in characters
     int32_t max_chars
     float unk_score
 
@@ -63,9 +65,14 @@ cdef struct Part:               # what a thread found for a run of words it coul
     int64_t last
 
 
+cdef struct PieceNode:          # what a sweep reads of a node's piece, side by side
+    float score
+    int32_t chars
+
+
 cdef struct Sweep:              # one E step or Viterbi pass over the words
     void* lattices              # the WordLattices
-    const float* scores
+    const PieceNode* pieces     # per piece: its score and length
     float unk_score
     bint expect                 # E step (else Viterbi)
     float* out                  # per piece: the float32 totals
@@ -83,6 +90,15 @@ cdef inline int64_t _char_len(uint8_t b) noexcept nogil:
     if b < 0xF0:
         return 3
     return 4
+
+
+cdef inline int64_t _n_chars(const uint8_t* s, int64_t n) noexcept nogil:
+    """The characters of s[:n] as `_build` cuts them (a character cut short by the end counts)."""
+    cdef int64_t i = 0, chars = 0
+    while i < n:
+        i += _char_len(s[i])
+        chars += 1
+    return chars
 
 
 cdef void _build(Lattice& lat, const Pieces& pieces, const uint8_t* s, int64_t n, bint unknown) noexcept nogil:
@@ -210,42 +226,41 @@ cdef int _load_pieces(Pieces& p, object pieces, object scores) except -1:
     cdef list keep = []
     cdef BinaryView v = binary_view(pieces, keep)
     cdef const float[:] sc = np.ascontiguousarray(scores, dtype=np.float32)
-    cdef int64_t i, n_chars, j, b, e
+    cdef int64_t i, b, e
     cdef float low = 3.4028234663852886e38
     trie_init(p.trie)
     p.scores.resize(v.length)
+    p.chars.resize(v.length)
     p.max_chars = 1
     for i in range(v.length):
         b, e = view_start(v, i), view_end(v, i)
         trie_insert(p.trie, v.values + b, e - b, <int32_t>i)
         p.scores[i] = sc[i]
         low = sc[i] if sc[i] < low else low
-        n_chars = 0
-        j = b
-        while j < e:
-            j += _char_len(v.values[j])
-            n_chars += 1
-        p.max_chars = max(p.max_chars, <int32_t>n_chars)
+        p.chars[i] = <int32_t>_n_chars(v.values + b, e - b)
+        p.max_chars = max(p.max_chars, p.chars[i])
     p.unk_score = low - UNK_PENALTY
     return 0
 
 
 cdef class WordLattices:
-    """The lattice nodes of every word, found once with the seed pieces' trie and kept as runs of
-    (piece, characters) per character position, so that an E step or a Viterbi pass reads each word's
-    nodes instead of searching a trie; `keep` follows the pieces as EM and pruning drop them. Only
-    the pieces can change: a position's nodes are its current pieces in order of length, and the
-    unknown node where no one-character piece is left."""
+    """The lattice nodes of every word, found once with the seed pieces' trie and kept as each
+    node's piece, position by position (the nodes starting at a position, by length), so that an
+    E step or a Viterbi pass reads each word's nodes instead of searching a trie; `keep` follows
+    the pieces as EM and pruning drop them. Only the pieces can change: a position's nodes are its
+    current pieces in order of length, and the unknown node where no one-character piece is left.
+    The nodes are counted before they are stored, so that every array is allocated once at its size."""
     cdef vector[int32_t] ids        # per node: its piece
-    cdef vector[uint16_t] chars     # per node: its length in characters
-    cdef vector[int64_t] first      # per character position of the words: its first node (+ the end)
+    cdef vector[uint16_t] starting  # per character position of the words: how many nodes start there
     cdef vector[int64_t] word_pos   # per word: its first character position (+ the end)
+    cdef vector[int64_t] word_node  # per word: its first node (+ the end)
     cdef vector[int64_t] counts     # per word
-    cdef int32_t n_pieces
+    cdef vector[int32_t] piece_chars  # per piece: its length in characters
     cdef object words               # the words (the row driver shares them out by their bytes)
 
-    def __init__(self, pieces, scores, words, counts):
-        """The nodes of the (large_)string/binary `words`, weighted by int64 `counts`, for `pieces`."""
+    def __init__(self, pieces, scores, words, counts, int threads=1):
+        """The nodes of the (large_)string/binary `words`, weighted by int64 `counts`, for `pieces`,
+        found on `threads` threads (each counts, then stores, the nodes of a run of words)."""
         cdef Pieces p
         cdef list keep = []
         _load_pieces(p, pieces, scores)
@@ -253,58 +268,112 @@ cdef class WordLattices:
             raise ValueError(f"a piece of {p.max_chars} characters is longer than a lattice node can be")
         cdef BinaryView w = binary_view(words, keep)
         cdef const int64_t* n = int64_values(counts, keep)
-        cdef Lattice lat
-        cdef int64_t i, node
-        self.n_pieces = <int32_t>len(pieces)
+        cdef int n_threads = max(1, min(threads, <int>(w.length // 64) + 1))
+        cdef vector[Lattice] lats = vector[Lattice](n_threads)
+        cdef int64_t i
+        cdef int t
+        self.piece_chars = p.chars
         with nogil:
-            self.word_pos.push_back(0)
-            self.first.push_back(0)
+            self.word_pos.resize(w.length + 1)
+            self.word_node.resize(w.length + 1)
+            self.counts.assign(n, n + w.length)
+            self.word_pos[0] = 0
             for i in range(w.length):
-                _build(lat, p, w.values + view_start(w, i), view_end(w, i) - view_start(w, i), False)
-                for node in range(2, <int64_t>lat.node_pos.size()):
-                    self.ids.push_back(lat.node_id[node])
-                    self.chars.push_back(<uint16_t>lat.node_len[node])
-                for node in range(lat.length):
-                    self.first.push_back(self.first.back() + lat.begin_start[node + 1] - lat.begin_start[node])
-                self.word_pos.push_back(self.word_pos.back() + lat.length)
-                self.counts.push_back(n[i])
+                self.word_pos[i + 1] = self.word_pos[i] + _n_chars(w.values + view_start(w, i),
+                                                                   view_end(w, i) - view_start(w, i))
+            self.starting.resize(self.word_pos[w.length])
+        if w.length:
+            for t in prange(n_threads, nogil=True, num_threads=n_threads, schedule="static"):
+                self._find(lats[t], p, w, t * w.length // n_threads, (t + 1) * w.length // n_threads, False)
+        with nogil:
+            self.word_node[0] = 0
+            for i in range(w.length):
+                self.word_node[i + 1] += self.word_node[i]
+            self.ids.resize(self.word_node[w.length])
+        if w.length:
+            for t in prange(n_threads, nogil=True, num_threads=n_threads, schedule="static"):
+                self._find(lats[t], p, w, t * w.length // n_threads, (t + 1) * w.length // n_threads, True)
         self.words = words
 
-    def keep(self, index) -> None:
+    cdef void _find(self, Lattice& lat, const Pieces& p, const BinaryView& w, int64_t lo, int64_t hi,
+                    bint store) noexcept nogil:
+        """The nodes of words lo..hi-1: how many start at each position and in each word (in
+        `word_node[i + 1]`, summed later), or, once summed, their pieces (`store`)."""
+        cdef int64_t i, pos, node, start
+        for i in range(lo, hi):
+            _build(lat, p, w.values + view_start(w, i), view_end(w, i) - view_start(w, i), False)
+            if store:
+                start = self.word_node[i] - 2
+                for node in range(2, <int64_t>lat.node_pos.size()):
+                    self.ids[start + node] = lat.node_id[node]
+            else:
+                start = self.word_pos[i]
+                for pos in range(lat.length):
+                    self.starting[start + pos] = <uint16_t>(lat.begin_start[pos + 1] - lat.begin_start[pos])
+                self.word_node[i + 1] = <int64_t>lat.node_pos.size() - 2
+
+    def keep(self, index, int threads=1) -> None:
         """Follow the pieces to `[old piece index[k] for k]`: nodes of other pieces go, the rest are
-        renumbered."""
+        renumbered, on `threads` threads (each compacts a run of words in place, then the runs are
+        moved together)."""
         cdef const int64_t[:] idx = np.ascontiguousarray(index, dtype=np.int64)
-        cdef vector[int32_t] renumber
-        cdef int64_t k, pos, m, lo, hi, out = 0
-        cdef int32_t piece
-        if idx.shape[0] == self.n_pieces and np.array_equal(index, np.arange(self.n_pieces)):
+        cdef vector[int32_t] renumber, chars
+        cdef int64_t k, word, out, shift, n_words = <int64_t>self.counts.size()
+        cdef int32_t n_pieces = <int32_t>self.piece_chars.size()
+        cdef int n_threads = max(1, min(threads, <int>(n_words // 64) + 1)), t
+        cdef vector[int64_t] kept = vector[int64_t](n_threads)
+        cdef vector[int64_t] source = vector[int64_t](n_threads)  # each run's first node before
+        if idx.shape[0] == n_pieces and np.array_equal(index, np.arange(n_pieces)):
             return  # every piece stays where it was
-        renumber.assign(self.n_pieces, -1)
+        renumber.assign(n_pieces, -1)
+        chars.resize(idx.shape[0])
         for k in range(idx.shape[0]):
             renumber[idx[k]] = <int32_t>k
+            chars[k] = self.piece_chars[idx[k]]
+        for t in range(n_threads):
+            source[t] = self.word_node[t * n_words // n_threads]
+        for t in prange(n_threads, nogil=True, num_threads=n_threads, schedule="static"):
+            kept[t] = self._compact(renumber.data(), t * n_words // n_threads, (t + 1) * n_words // n_threads,
+                                    source[t])
         with nogil:
-            lo = self.first[0]
-            for pos in range(<int64_t>self.first.size() - 1):
-                hi = self.first[pos + 1]
-                self.first[pos] = out
-                for m in range(lo, hi):
-                    piece = renumber[self.ids[m]]
+            out = kept[0]
+            for t in range(1, n_threads):
+                shift = source[t] - out
+                if shift:
+                    memmove(self.ids.data() + out, self.ids.data() + source[t], kept[t] * sizeof(int32_t))
+                    for word in range(t * n_words // n_threads, (t + 1) * n_words // n_threads):
+                        self.word_node[word] -= shift
+                out += kept[t]
+            self.word_node[n_words] = out
+            self.ids.resize(out)  # in place: a smaller copy would be alive beside them
+        self.piece_chars.swap(chars)
+
+    cdef int64_t _compact(self, const int32_t* renumber, int64_t lo, int64_t hi, int64_t m) noexcept nogil:
+        """Words lo..hi-1, whose nodes start at node m, keep the nodes of pieces left (renumbered),
+        moved to the front of their run; how many."""
+        cdef int64_t word, pos, out = m, first = m
+        cdef int32_t piece, c, j, kept
+        for word in range(lo, hi):
+            self.word_node[word] = out
+            for pos in range(self.word_pos[word], self.word_pos[word + 1]):
+                c = self.starting[pos]
+                kept = 0
+                for j in range(c):
+                    piece = renumber[self.ids[m + j]]
                     if piece >= 0:
                         self.ids[out] = piece
-                        self.chars[out] = self.chars[m]
                         out += 1
-                lo = hi
-            self.first[self.first.size() - 1] = out
-            self.ids.resize(out)  # in place: a smaller copy would be alive beside them
-            self.chars.resize(out)
-        self.n_pieces = <int32_t>idx.shape[0]
+                        kept += 1
+                m += c
+                self.starting[pos] = <uint16_t>kept
+        return out - first
 
     @property
     def nodes(self) -> int:
         """The lattices' piece nodes (unknown nodes not counted)."""
         return self.ids.size()
 
-    cdef int32_t _best_path(self, Lattice& lat, const float* scores, float unk_score, int64_t word) noexcept nogil:
+    cdef int32_t _best_path(self, Lattice& lat, const PieceNode* pieces, float unk_score, int64_t word) noexcept nogil:
         """SentencePiece's Viterbi over word `word`, read from its stored nodes: the last node of the
         best path (-1: none), each node's predecessor in `lat.prev` (-1: BOS). Nodes are numbered
         within the word: its stored nodes in order, then position pos's unknown node as W + pos.
@@ -313,14 +382,12 @@ cdef class WordLattices:
         backtrace + score (float32). That best score is the best backtrace + score, as rounding is
         monotonic, and its node the first of highest backtrace unless an earlier node's backtrace
         rounds to the same sum: then (rarely) the nodes ending there are searched in their order."""
-        cdef int64_t base = self.word_pos[word], m, m0, m1, mb
-        cdef int32_t length = <int32_t>(self.word_pos[word + 1] - base), pos, e, j, prev, n_stored
-        cdef const int64_t* first = self.first.data() + base
+        cdef int64_t base = self.word_pos[word], m, m0, m1, mb = self.word_node[word]
+        cdef int32_t length = <int32_t>(self.word_pos[word + 1] - base), pos
+        cdef int32_t n_stored = <int32_t>(self.word_node[word + 1] - mb)
+        cdef const uint16_t* starting = self.starting.data() + base
         cdef const int32_t* ids = self.ids.data()
-        cdef const uint16_t* chars = self.chars.data()
-        cdef float score, t
-        mb = first[0]
-        n_stored = <int32_t>(first[length] - mb)
+        cdef PieceNode node
         lat.backtrace.resize(n_stored + length)
         lat.prev.resize(n_stored + length)
         lat.best_score.assign(length + 1, -INFINITY)  # per position: the best backtrace ending there
@@ -328,43 +395,50 @@ cdef class WordLattices:
         lat.best_node.assign(length + 1, -2)          # and its node (-2: none yet)
         lat.best_score[0] = 0
         lat.best_node[0] = -1                          # BOS
+        m = mb
         for pos in range(length):
-            m0, m1 = first[pos], first[pos + 1]
-            m = m0
-            while m < m1 or (m == m1 and (m0 == m1 or chars[m0] != 1)):
-                if m < m1:
-                    j, score, e = <int32_t>(m - mb), scores[ids[m]], pos + chars[m]
-                else:
-                    j, score, e = n_stored + pos, unk_score, pos + 1
-                t = lat.best_score[pos] + score
-                prev = lat.best_node[pos]
-                if lat.runner_up[pos] + score == t:
-                    prev = self._first_ending(lat, first, chars, mb, n_stored, pos, score, t)
-                lat.backtrace[j] = t
-                lat.prev[j] = prev
-                if lat.best_node[e] == -2 or t > lat.best_score[e]:
-                    lat.runner_up[e] = lat.best_score[e]
-                    lat.best_score[e] = t
-                    lat.best_node[e] = j
+            m0, m1 = m, m + starting[pos]
+            while m < m1:
+                node = pieces[ids[m]]
+                self._relax(lat, pieces, starting, mb, n_stored, pos, <int32_t>(m - mb), node.score, pos + node.chars)
                 m += 1
+            if m0 == m1 or pieces[ids[m0]].chars != 1:
+                self._relax(lat, pieces, starting, mb, n_stored, pos, n_stored + pos, unk_score, pos + 1)
         return lat.best_node[length] if length > 0 else -1
 
-    cdef int32_t _first_ending(self, const Lattice& lat, const int64_t* first, const uint16_t* chars, int64_t mb,
-                               int32_t n_stored, int32_t pos, float score, float t) noexcept nogil:
+    cdef inline void _relax(self, Lattice& lat, const PieceNode* pieces, const uint16_t* starting, int64_t mb,
+                            int32_t n_stored, int32_t pos, int32_t j, float score, int32_t e) noexcept nogil:
+        """Node j (from pos to e, `score`) of `_best_path`: its backtrace and predecessor, and the best
+        path ending at e."""
+        cdef float t = lat.best_score[pos] + score
+        cdef int32_t prev = lat.best_node[pos]
+        if lat.runner_up[pos] + score == t:
+            prev = self._first_ending(lat, pieces, starting, mb, n_stored, pos, score, t)
+        lat.backtrace[j] = t
+        lat.prev[j] = prev
+        if lat.best_node[e] == -2 or t > lat.best_score[e]:
+            lat.runner_up[e] = lat.best_score[e]
+            lat.best_score[e] = t
+            lat.best_node[e] = j
+
+    cdef int32_t _first_ending(self, const Lattice& lat, const PieceNode* pieces, const uint16_t* starting,
+                               int64_t mb, int32_t n_stored, int32_t pos, float score, float t) noexcept nogil:
         """The first node ending at `pos`, in SentencePiece's order (by start), whose backtrace +
         `score` is `t`."""
         cdef int32_t q
-        cdef int64_t m
+        cdef int64_t m = mb, m0, m1
+        cdef const int32_t* ids = self.ids.data()
         for q in range(pos):
-            for m in range(first[q], first[q + 1]):
-                if q + chars[m] == pos and lat.backtrace[m - mb] + score == t:
+            m0, m1 = m, m + starting[q]
+            while m < m1:
+                if q + pieces[ids[m]].chars == pos and lat.backtrace[m - mb] + score == t:
                     return <int32_t>(m - mb)
-            if q + 1 == pos and (first[q] == first[q + 1] or chars[first[q]] != 1) \
-                    and lat.backtrace[n_stored + q] + score == t:
+                m += 1
+            if q + 1 == pos and (m0 == m1 or pieces[ids[m0]].chars != 1) and lat.backtrace[n_stored + q] + score == t:
                 return n_stored + q
         return -1
 
-    cdef float _expect(self, Lattice& lat, const float* scores, float unk_score, int64_t word, float* out,
+    cdef float _expect(self, Lattice& lat, const PieceNode* pieces, float unk_score, int64_t word, float* out,
                        vector[double]& values) noexcept nogil:
         """Forward-backward over word `word`, read straight from its stored nodes (no lattice built):
         freq x marginal of each node, in node order, added to its piece's total in `out`, or (out
@@ -378,46 +452,53 @@ cdef class WordLattices:
         `_log_sum_exp` gives its first term exactly, as SentencePiece's first-term case does."""
         cdef int64_t base = self.word_pos[word], m, m0, m1
         cdef int32_t length = <int32_t>(self.word_pos[word + 1] - base), pos, e
-        cdef const int64_t* first = self.first.data() + base
+        cdef const uint16_t* starting = self.starting.data() + base
         cdef const int32_t* ids = self.ids.data()
-        cdef const uint16_t* chars = self.chars.data()
         cdef float a, z, v, freq = <float>self.counts[word]
         cdef double value
+        cdef PieceNode node
         lat.alpha.assign(length + 1, -INFINITY)  # per position: alpha of the nodes starting there
         lat.beta.resize(length + 1)              # per position: beta of the nodes ending there
         cdef float* alpha = lat.alpha.data()
         cdef float* beta = lat.beta.data()
         alpha[0] = 0
         beta[length] = 0
+        m = self.word_node[word]
         for pos in range(length):
             a = alpha[pos]
-            m0, m1 = first[pos], first[pos + 1]
-            for m in range(m0, m1):
-                e = pos + chars[m]
-                alpha[e] = _log_sum_exp(alpha[e], scores[ids[m]] + a)
-            if m0 == m1 or chars[m0] != 1:
+            m0, m1 = m, m + starting[pos]
+            while m < m1:
+                node = pieces[ids[m]]
+                e = pos + node.chars
+                alpha[e] = _log_sum_exp(alpha[e], node.score + a)
+                m += 1
+            if m0 == m1 or pieces[ids[m0]].chars != 1:
                 alpha[pos + 1] = _log_sum_exp(alpha[pos + 1], unk_score + a)
         pos = length - 1
         while pos >= 0:
-            m0, m1 = first[pos], first[pos + 1]
+            m0, m1 = m - starting[pos], m
             a = -INFINITY
             for m in range(m0, m1):
-                a = _log_sum_exp(a, scores[ids[m]] + beta[pos + chars[m]])
-            if m0 == m1 or chars[m0] != 1:
+                node = pieces[ids[m]]
+                a = _log_sum_exp(a, node.score + beta[pos + node.chars])
+            if m0 == m1 or pieces[ids[m0]].chars != 1:
                 a = _log_sum_exp(a, unk_score + beta[pos + 1])
             beta[pos] = a
+            m = m0
             pos -= 1
         z = alpha[length]
         for pos in range(length):
-            m0, m1 = first[pos], first[pos + 1]
-            for m in range(m0, m1):
-                v = alpha[pos] + scores[ids[m]] + beta[pos + chars[m]] - z
+            m0, m1 = m, m + starting[pos]
+            while m < m1:
+                node = pieces[ids[m]]
+                v = alpha[pos] + node.score + beta[pos + node.chars] - z
                 value = <double>freq * exp(<double>v)
                 if out != NULL:
                     _add(out, ids[m], value)
                 else:
                     values.push_back(value)
-            if m0 == m1 or chars[m0] != 1:
+                m += 1
+            if m0 == m1 or pieces[ids[m0]].chars != 1:
                 v = alpha[pos] + unk_score + beta[pos + 1] - z
                 value = <double>freq * exp(<double>v)
                 if out != NULL:
@@ -440,13 +521,13 @@ cdef class WordLattices:
         p.last = last
         for i in range(first, last):
             if s.expect:
-                z = self._expect(lat[0], s.scores, s.unk_score, i, out, p.values)
+                z = self._expect(lat[0], s.pieces, s.unk_score, i, out, p.values)
                 if z != z:
                     s.nan[thread] = 1
             else:
-                node = self._best_path(lat[0], s.scores, s.unk_score, i)
-                first_stored = self.first[self.word_pos[i]]
-                n_stored = <int32_t>(self.first[self.word_pos[i + 1]] - first_stored)
+                node = self._best_path(lat[0], s.pieces, s.unk_score, i)
+                first_stored = self.word_node[i]
+                n_stored = <int32_t>(self.word_node[i + 1] - first_stored)
                 while node >= 0:
                     piece = self.ids[first_stored + node] if node < n_stored else 0
                     if out != NULL:
@@ -458,21 +539,21 @@ cdef class WordLattices:
 
     cdef void _add_part(self, const Part& p, float* out, bint expect) noexcept nogil:
         """Add a kept part to the totals, its nodes in the order `_rows` met them."""
-        cdef int64_t i, pos, m, m0, m1, base, j = 0
+        cdef int64_t pos, m, m0, m1, j = 0
         if not expect:
             for j in range(<int64_t>p.ids.size()):
                 out[p.ids[j]] += <float>p.values[j]
             return
-        for i in range(p.first, p.last):
-            base = self.word_pos[i]
-            for pos in range(base, self.word_pos[i + 1]):
-                m0, m1 = self.first[pos], self.first[pos + 1]
-                for m in range(m0, m1):
-                    _add(out, self.ids[m], p.values[j])
-                    j += 1
-                if m0 == m1 or self.chars[m0] != 1:
-                    _add(out, 0, p.values[j])
-                    j += 1
+        m = self.word_node[p.first]
+        for pos in range(self.word_pos[p.first], self.word_pos[p.last]):
+            m0, m1 = m, m + self.starting[pos]
+            while m < m1:
+                _add(out, self.ids[m], p.values[j])
+                j += 1
+                m += 1
+            if m0 == m1 or self.piece_chars[self.ids[m0]] != 1:
+                _add(out, 0, p.values[j])
+                j += 1
 
     cdef object _sweep(self, scores_arr, int threads, bint expect, int64_t block_nodes):
         """Both passes' driver: block after block of about `block_nodes` nodes, the words of a
@@ -480,9 +561,10 @@ cdef class WordLattices:
         adds to the float32 totals as it goes, every other part after it, in word order, so that
         every sum rounds as in one thread, and what the parts keep follows one block, not all words."""
         cdef const float[:] sc = np.ascontiguousarray(scores_arr, dtype=np.float32)
-        if sc.shape[0] != self.n_pieces:
-            raise ValueError(f"{sc.shape[0]} scores for {self.n_pieces} pieces")
-        out_arr = np.zeros(self.n_pieces, dtype=np.float32)
+        cdef int64_t n_pieces = <int64_t>self.piece_chars.size()
+        if sc.shape[0] != n_pieces:
+            raise ValueError(f"{sc.shape[0]} scores for {n_pieces} pieces")
+        out_arr = np.zeros(n_pieces, dtype=np.float32)
         cdef float[:] out = out_arr
         cdef Sweep s
         cdef RowRun run
@@ -490,13 +572,16 @@ cdef class WordLattices:
         cdef int64_t i, start, end, n_words = <int64_t>self.counts.size()
         cdef size_t k
         cdef float low = 3.4028234663852886e38
-        for i in range(sc.shape[0]):
+        cdef vector[PieceNode] pieces = vector[PieceNode](n_pieces)
+        for i in range(n_pieces):
             low = sc[i] if sc[i] < low else low
+            pieces[i].score = sc[i]
+            pieces[i].chars = self.piece_chars[i]
         cdef vector[Part] parts
         cdef vector[Lattice] lats = vector[Lattice](max(threads, 1))
         cdef vector[int] nan = vector[int](max(threads, 1), 0)
         s.lattices = <void*>self
-        s.scores = &sc[0] if sc.shape[0] else NULL
+        s.pieces = pieces.data()
         s.unk_score = low - UNK_PENALTY
         s.expect = expect
         s.out = &out[0] if out.shape[0] else NULL
@@ -505,8 +590,7 @@ cdef class WordLattices:
         start = 0
         while start < n_words:
             end = start + 1
-            while end < n_words and (self.first[self.word_pos[end]] - self.first[self.word_pos[start]]
-                                     < block_nodes):
+            while end < n_words and self.word_node[end] - self.word_node[start] < block_nodes:
                 end += 1
             keep = []
             rows_open(run, self.words[start:end], keep, threads, True)

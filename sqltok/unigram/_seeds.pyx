@@ -147,31 +147,60 @@ def joined_bytes(sentences):
     return text_arr, starts_arr
 
 
-def permuted_lcp(text_arr, sa_arr):
-    """The permuted LCP array of `text` (uint8) and its suffix array `sa` (int32): at each text
-    position j, the length of the common prefix of the suffix j and the suffix before it in `sa` (0
-    for the first). Kaerkkaeinen, Manzini and Puglisi's Phi method, computed in the one int32 array it
-    returns (Kasai's method needs a rank array too: a third of the memory more)."""
-    cdef const uint8_t[:] text = text_arr
-    cdef const int32_t[:] sa = sa_arr
-    cdef int64_t n = text.shape[0], i, j, k, l = 0
-    plcp_arr = np.empty(n, dtype=np.int32)
-    cdef int32_t[:] plcp = plcp_arr
-    with nogil:
-        if n:
-            plcp[sa[0]] = -1
-        for i in range(1, n):
-            plcp[sa[i]] = sa[i - 1]          # Phi: the suffix before, overwritten by its LCP below
-        for j in range(n):
-            k = plcp[j]
+ctypedef fused lcp_t:
+    uint8_t
+    uint16_t
+
+
+cdef void _permuted_lcp(const uint8_t[:] text, const int32_t[:] sa, lcp_t[:] plcp, int32_t[:] phi, int64_t cap,
+                        int64_t chunk) noexcept nogil:
+    cdef int64_t n = text.shape[0], i, j, k, p, lo = 0, hi, l = 0
+    while lo < n:
+        hi = min(lo + chunk, n)
+        for i in range(n):
+            p = sa[i]
+            if lo <= p < hi:
+                phi[p - lo] = sa[i - 1] if i else -1  # Phi: the suffix before it in sa
+        for j in range(lo, hi):
+            k = phi[j - lo]
             if k < 0:
                 l = 0
-            else:
-                while j + l < n and k + l < n and text[j + l] == text[k + l]:
+            else:  # l, one less than the last (capped) prefix, is no more than this one
+                while l < cap and j + l < n and k + l < n and text[j + l] == text[k + l]:
                     l += 1
-            plcp[j] = <int32_t>l
+            plcp[j] = <lcp_t>l
             if l:
                 l -= 1
+        lo = hi
+
+
+def permuted_lcp(text_arr, sa_arr, int64_t cap=0xFFFF, int64_t chunk=0):
+    """The permuted LCP array of `text` (uint8) and its suffix array `sa` (int32), capped at `cap`: at
+    each text position j, min(cap, the common prefix of the suffix j and the suffix before it in
+    `sa`) (0 for the first), as uint8 (cap below 256) or uint16. Kaerkkaeinen, Manzini and Puglisi's
+    Phi method, over the text in parts of `chunk` positions (default: an eighth of it, at least
+    2^20), each part's Phi values found by a pass over `sa`: beside the result only one part's int32
+    values are alive (Kasai's method needs a whole int32 rank array). A prefix capped above the
+    longest node that can be a seed leaves every such node of the suffix tree as it is."""
+    if not 0 < cap <= 0xFFFF:
+        raise ValueError(f"cap {cap} is not in 1..65535")
+    cdef const uint8_t[:] text = text_arr
+    cdef const int32_t[:] sa = sa_arr
+    cdef int64_t n = text.shape[0]
+    if chunk <= 0:
+        chunk = max(n // 8 + 1, 1 << 20)
+    plcp_arr = np.empty(n, dtype=np.uint8 if cap <= 0xFF else np.uint16)
+    cdef int32_t[:] phi = np.empty(min(chunk, n), dtype=np.int32)
+    cdef uint8_t[:] narrow
+    cdef uint16_t[:] wide
+    if cap <= 0xFF:
+        narrow = plcp_arr
+        with nogil:
+            _permuted_lcp(text, sa, narrow, phi, cap, chunk)
+    else:
+        wide = plcp_arr
+        with nogil:
+            _permuted_lcp(text, sa, wide, phi, cap, chunk)
     return plcp_arr
 
 
@@ -181,12 +210,14 @@ def frequent_substrings(text_arr, starts_arr, counts, sa_arr, plcp_arr, dict fla
     character boundaries, no NUL, 2..max_sentencepiece_length characters, a valid piece. A node's
     score is its frequency x its characters in float32; its frequency counts each sentence as often
     as `counts` says, plus `extra[its bytes]` (the entries used are removed from `extra`). `plcp` is
-    `permuted_lcp(text, sa)`."""
+    `permuted_lcp(text, sa, cap)` with cap above 4 x max_sentencepiece_length bytes."""
     cdef PieceRules r = _rules(flags)
     cdef const uint8_t[:] text = text_arr
     cdef const int64_t[:] starts = starts_arr
     cdef const int32_t[:] sa = np.ascontiguousarray(sa_arr, dtype=np.int32)
-    cdef const int32_t[:] plcp = plcp_arr
+    cdef bint wide = plcp_arr.dtype == np.uint16
+    cdef const uint8_t[:] plcp8 = plcp_arr if not wide else np.zeros(0, np.uint8)
+    cdef const uint16_t[:] plcp16 = plcp_arr if wide else np.zeros(0, np.uint16)
     cdef list keep = []
     cdef const int64_t* n_of = int64_values(counts, keep)
     cdef int64_t n = text.shape[0], i, lo, hi, mid, lb, d, off, k
@@ -233,7 +264,7 @@ def frequent_substrings(text_arr, starts_arr, counts, sa_arr, plcp_arr, dict fla
                         hi = mid - 1
                 leaf = n_of[lo]
             seen += leaf                           # the counts of suffixes sa[0 .. i-1]
-            h = plcp[sa[i]] if i < n else 0  # the common prefix of the suffixes sa[i - 1] and sa[i]
+            h = 0 if i == n else plcp16[sa[i]] if wide else plcp8[sa[i]]  # the prefix of suffixes sa[i - 1], sa[i]
             lb = i - 1
             w_lb = seen - leaf
             while h < st_d.back():

@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 
 from sqltok.errors import SqltokError
+from sqltok.freed_memory import release_freed_memory
 from sqltok.unigram._lattice import WordLattices, reachable, second_best
 from sqltok.unigram._scores import m_step, prune_losses
 from sqltok.unigram.spec import UnigramSpec
@@ -42,21 +43,23 @@ def run_em(model: PieceSet, words: pa.Array, counts: pa.Array, spec: UnigramSpec
     desired = int(spec.vocab_size * 1.1)
     threads = default_threads()
     with watch("em"):
-        lattices = WordLattices(model.pieces, model.scores, words, counts)
+        lattices = WordLattices(model.pieces, model.scores, words, counts, threads)
     while True:
         with watch("em"):
             for _ in range(spec.num_sub_iterations):
+                release_freed_memory()  # what the last pass freed (each thread's heap keeps it)
                 expected = lattices.e_step(model.scores, threads)
                 keep, scores = m_step(expected)
                 if not keep.any():
                     raise SqltokError("EM left no piece expected at least half a time; the corpus is too small")
                 index = np.nonzero(keep)[0]
                 model = PieceSet(model.take(index).pieces, scores)
-                lattices.keep(index)
+                lattices.keep(index, threads)
         with watch("prune"):
+            release_freed_memory()
             kept = prune(model, lattices, desired, spec.shrinking_factor, threads)
             model = model.take(kept)
-            lattices.keep(kept)
+            lattices.keep(kept, threads)
         if len(model.pieces) <= desired:
             break
     with watch("prune"):

@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 from pydivsufsort import divsufsort
 
 from sqltok.duck import arrow_table
+from sqltok.freed_memory import release_freed_memory
 from sqltok.sql_files import sql_text
 from sqltok.training.work_tables import WorkTables
 from sqltok.unigram._characters import character_counts
@@ -43,9 +44,10 @@ def _best_substrings(con, sentences: Sentences, spec: UnigramSpec, work: WorkTab
     """The `seed_sentencepiece_size` best candidates of two characters or more, best first, and their
     float32 scores."""
     across = _boundary_candidates(con, sentences, spec, work)
+    release_freed_memory()  # what the boundary queries freed, before the suffix array
     text, starts = joined_bytes(sentences.text)
     sa = divsufsort(text)
-    plcp = permuted_lcp(text, sa)
+    plcp = permuted_lcp(text, sa, 4 * spec.max_sentencepiece_length + 1)  # a node deeper has too many characters
     offsets, lengths, score = frequent_substrings(text, starts, sentences.counts, sa, plcp, spec.flags(), across)
     del sa, plcp
     if across:  # boundary candidates that are no node of their own
@@ -71,9 +73,9 @@ def _boundary_candidates(con, sentences: Sentences, spec: UnigramSpec, work: Wor
     """Bytes -> count of the valid texts that end sentences followed by different bytes."""
     view = work.view("unigram_marked_ids", pa.table({"sid": pa.array(np.arange(len(sentences.text))),
                                                      "sentence": sentences.text, "n": sentences.counts}))
-    span = work.table("unigram_follower_span")
+    span, follow = work.table("unigram_follower_span"), work.view("unigram_followers", sentences.followers)
     con.execute(f"CREATE TEMP TABLE {span} AS SELECT sid, min(follower) AS lo, max(follower) AS hi "
-                f"FROM {work.view('unigram_followers', sentences.followers)} GROUP BY sid")
+                f"FROM {follow} GROUP BY sid")
     levels = [work.table("unigram_boundary_level_a"), work.table("unigram_boundary_level_b")]
     con.execute(f"CREATE OR REPLACE TEMP TABLE {levels[1]} (w VARCHAR, n BIGINT)")
     found = []
@@ -85,6 +87,8 @@ def _boundary_candidates(con, sentences: Sentences, spec: UnigramSpec, work: Wor
         if level.num_rows == 0:
             break
         found.append(level)
+    for name in (view, follow, span, *levels):  # nothing of them is needed after the candidates
+        work.release(name)
     flags = spec.flags()
     return {w.encode(): n for level in found for w, n in zip(level.column(0).to_pylist(), level.column(1).to_pylist())
             if "\x00" not in w and piece_is_valid(w, flags)}

@@ -14,6 +14,7 @@ import pyarrow.compute as pc
 
 from sqltok.duck import arrow_table, column
 from sqltok.errors import SqltokError
+from sqltok.freed_memory import release_freed_memory
 from sqltok.sql_files import sql_text
 from sqltok.training.work_tables import WorkTables
 from sqltok.unigram._characters import character_counts, mark_unknown
@@ -45,7 +46,9 @@ def normalize(texts: pa.Array, spec: UnigramSpec) -> pa.Array:
 def replace_meta_pieces(texts: pa.Array, pieces: list[str]) -> pa.Array:
     """Each occurrence of a meta piece in the texts replaced by U+001F, the longest first at each place."""
     pattern = "|".join(re.escape(p) for p in sorted(pieces, key=lambda p: (-len(p.encode()), p)))
-    return pc.replace_substring_regex(texts, pattern, BOUNDARY) if pieces else texts
+    if not pieces or not pc.any(pc.match_substring_regex(texts, pattern)).as_py():
+        return texts  # no copy of texts that hold none
+    return pc.replace_substring_regex(texts, pattern, BOUNDARY)
 
 
 @dataclass(frozen=True)
@@ -69,26 +72,20 @@ def read_sentences(con, query: str, spec: UnigramSpec, work: WorkTables) -> Sent
     distinct text are alive at once."""
     distinct = work.table("unigram_distinct_lines")
     con.execute(sql_text("unigram_lines").format(target=distinct, source=query, max_length=spec.max_sentence_length))
-    raw = arrow_table(con, f"SELECT rid, line, n, line_nos FROM {distinct} ORDER BY rid")
+    raw = arrow_table(con, f"SELECT line, n, line_nos FROM {distinct}")  # a row's place is its id
     work.release(distinct)
+    release_freed_memory()  # what the query freed, before the Python stages need memory
     if raw.num_rows == 0:
         raise SqltokError("the corpus has no lines spm_train would read (all empty, too long or holding U+2585)")
     distinct_lines = raw.num_rows
-    rid_of_line = _scatter(column(raw, 3), column(raw, 0).to_numpy(), int(pc.sum(column(raw, 2)).as_py()))
-    normalized = replace_meta_pieces(normalize(column(raw, 1), spec), [p for p, _ in spec.meta_pieces().values()])
-    view = work.view("unigram_normalized", pa.table({"rid": column(raw, 0), "sentence": normalized,
-                                                     "n": column(raw, 2)}))
-    del raw, normalized
-    target = work.table("unigram_sentences")
-    con.execute(sql_text("unigram_sentences").format(target=target, source=view))
-    work.release(view)
-    table = arrow_table(con, f"SELECT sentence, n, rids FROM {target} ORDER BY sid")
-    work.release(target)
-    if table.num_rows == 0:
+    counts_of_rid = column(raw, 1).to_numpy()
+    rid_of_line = _scatter(column(raw, 2), np.arange(distinct_lines, dtype=np.int64), int(counts_of_rid.sum()))
+    normalized = replace_meta_pieces(normalize(column(raw, 0), spec), [p for p, _ in spec.meta_pieces().values()])
+    del raw
+    text, counts, sid_of_rid = distinct_sentences(normalized, counts_of_rid)
+    del normalized
+    if len(text) == 0:
         raise SqltokError("the corpus has no sentences left after normalization")
-    text, counts = column(table, 0), column(table, 1)
-    sid_of_rid = _scatter(column(table, 2), np.arange(table.num_rows, dtype=np.int64), distinct_lines)
-    del table
     alphabet = required_characters(character_counts(text, counts), spec)
     if len(alphabet) + len(spec.meta_pieces()) > spec.vocab_size:
         raise VocabularyTooSmallError(
@@ -100,6 +97,23 @@ def read_sentences(con, query: str, spec: UnigramSpec, work: WorkTables) -> Sent
     marked = mark_unknown(text, known).cast(pa.large_string())
     order = trainer_order(sid_of_rid[rid_of_line])
     return Sentences(marked, counts, alphabet, followers(order, marked), order, len(rid_of_line))
+
+
+def distinct_sentences(texts: pa.Array, n: np.ndarray) -> tuple[pa.Array, pa.Array, np.ndarray]:
+    """The distinct non-empty texts (in order of first occurrence), the sum of `n` over the rows of
+    each (int64), and the index of each row's text among them (-1 for an empty text)."""
+    encoded = pc.dictionary_encode(texts)
+    indices = encoded.indices.to_numpy(zero_copy_only=False)
+    distinct = encoded.dictionary
+    index = np.arange(len(distinct), dtype=np.int64)
+    empty = pc.index(distinct, "").as_py()
+    if empty >= 0:
+        index[empty:] -= 1
+        index[empty] = -1
+        distinct = pa.concat_arrays([distinct[:empty], distinct[empty + 1:]])
+    totals = np.bincount(indices, weights=n, minlength=len(index))  # exact: float64 holds any line count
+    counts = pa.array(totals[index >= 0].astype(np.int64))
+    return distinct, counts, index[indices]
 
 
 def _scatter(members: pa.Array, ids: np.ndarray, size: int) -> np.ndarray:

@@ -44,6 +44,7 @@ def train_model_proto(con, source: Source | str, spec: UnigramSpec, watch: Stopw
     with WorkTables(con) as work, returning_freed_memory(con):
         with watch("read"):
             corpus = prepare_corpus(con, source)
+            release_freed_memory()  # what reading the whole source for its statistics freed
             sentences = read_sentences(con, corpus.query, spec, work)
             release_freed_memory()
         with watch("seeds"):

@@ -26,4 +26,5 @@ def count_words(con, sentences: Sentences, spec: UnigramSpec, work: WorkTables) 
     view = work.view("unigram_marked", pa.table({"sentence": sentences.text, "n": sentences.counts}))
     pattern = SUFFIX_WORD if spec.treat_whitespace_as_suffix else PREFIX_WORD
     table = arrow_table(con, sql_text("unigram_words").format(source=view, pattern=pattern))
+    work.release(view)  # the view holds the sentences, which EM does not need
     return column(table, 0), column(table, 1)
