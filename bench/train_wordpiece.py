@@ -9,8 +9,10 @@ line. Each trainer runs in a fresh subprocess (so peak RSS is its own), both wit
 limit_alphabet 1000, the five BERT special tokens): sqltok trains into a DuckDB file in a temporary
 folder; HF reads the same documents (from DuckDB, untimed reading excluded: they are fed from a
 list in memory) with the same thread count. Prints wall time per stage, peak RSS, the ratio HF time /
-sqltok time, and whether the two vocabularies hold the same tokens (HF numbers its `##` characters
-in hash order, tokenizers #1794, so the order can differ; see sqltok/wordpiece/_train.pyx).
+sqltok time, and whether the two vocabularies hold the same tokens, with those only one holds when
+not (HF numbers its `##` characters in hash order, tokenizers #1794, so the order can differ, and
+where characters tie at `limit_alphabet` two HF runs can hold different ones; see
+sqltok/wordpiece/_train.pyx).
 """
 from __future__ import annotations
 
@@ -68,13 +70,18 @@ def main() -> None:
             ours = run_child(SQLTOK_CHILD, [args.corpus, args.text_column, lines, str(vocab), str(args.threads),
                                             os.path.join(tmp, "bench.duckdb")], env)
         hf = run_child(HF_CHILD, [args.corpus, args.text_column, lines, str(vocab)], env)
-        same = ours.pop("tokens") == hf.pop("tokens")
+        mine, theirs = set(ours.pop("tokens")), set(hf.pop("tokens"))
+        same, only_ours, only_hf = mine == theirs, sorted(mine - theirs), sorted(theirs - mine)
         stages = ", ".join(f"{k} {v:.2f}s" for k, v in ours["stages"].items())
         print(f"vocab {vocab:>7}: sqltok {ours['total']:.2f}s ({stages}) peak {ours['peak_rss_mb']:.0f} MB; "
               f"{ours['bytes'] / 1e6:.1f} MB, {ours['unique_words']:,} unique words", flush=True)
         print(f"{'':>14} HF WordPieceTrainer {hf['total']:.2f}s peak {hf['peak_rss_mb']:.0f} MB; "
               f"HF / sqltok = {hf['total'] / ours['total']:.2f}x; same tokens: {same}", flush=True)
-        rows.append({"vocab": vocab, "sqltok": ours, "hf": hf, "same_tokens": same})
+        if not same:
+            print(f"{'':>14} {len(only_ours)} tokens only sqltok's (e.g. {only_ours[:8]}), {len(only_hf)} only "
+                  f"HF's (e.g. {only_hf[:8]})", flush=True)
+        rows.append({"vocab": vocab, "sqltok": ours, "hf": hf, "same_tokens": same,
+                     "only_sqltok": only_ours, "only_hf": only_hf})
     print(json.dumps(rows))
 
 
