@@ -17,12 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-import regex
-
-from sqltok.added_tokens import SPACE
+from sqltok.white_space import WHITE_SPACE
 
 Change = tuple[str, int]
-_WHITE_SPACE = regex.compile(SPACE)
 
 
 class AlignmentError(ValueError):
@@ -184,7 +181,7 @@ class Normalized:
 def _run(chars: list[str], on: bool) -> int:
     """How many of `chars` from the start are white space (0 when not `on`)."""
     n = 0
-    while on and n < len(chars) and _WHITE_SPACE.fullmatch(chars[n]):
+    while on and n < len(chars) and chars[n] in WHITE_SPACE:
         n += 1
     return n
 

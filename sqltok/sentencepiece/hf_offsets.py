@@ -17,17 +17,16 @@ from functools import cache
 
 import regex
 
-from sqltok.added_tokens import SPACE
 from sqltok.native._added_split import AddedSplitter
 from sqltok.normalizers.alignment import tagged_normalization
 from sqltok.normalizers.hf_normalized import Change, Normalized
 from sqltok.sentencepiece._encode import SentencePieceEncoder
 from sqltok.sentencepiece.hf_graphemes import grapheme_ends
 from sqltok.sentencepiece.hf_read import HfSentencePiece, metaspace_scheme
-from sqltok.token_offsets import EncodedText
+from sqltok.token_offsets import EncodedText, byte_offsets_to_chars
+from sqltok.white_space import WHITE_SPACE
 
 _MARK = regex.compile(r"\p{M}")
-_WHITE_SPACE = regex.compile(SPACE)  # Rust's char::is_whitespace
 _BEHAVIORS = {"Removed": "removed", "Isolated": "isolated", "MergedWithPrevious": "merged_with_previous",
               "MergedWithNext": "merged_with_next"}
 
@@ -140,7 +139,7 @@ def _pre_tokenize(step: dict, piece: Normalized) -> list[Normalized]:
             return [piece]
         return piece.split(_chars(piece, lambda c: c == space), "merged_with_next")
     if kind == "WhitespaceSplit":
-        return piece.split(_chars(piece, lambda c: bool(_WHITE_SPACE.fullmatch(c))), "removed")
+        return piece.split(_chars(piece, WHITE_SPACE.__contains__), "removed")
     if kind == "Split":
         return piece.split(_matches(step["pattern"], piece.text), _BEHAVIORS[step["behavior"]])
     raise ValueError(f"no HF alignment for the pre-tokenizer step {kind!r}")
@@ -155,20 +154,16 @@ def _chars(piece: Normalized, hit: Callable[[str], bool]) -> list[tuple[int, int
 def _original_spans(piece: Normalized, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """The original byte ranges of tokens spanning UTF-8 byte ranges of a pre-token: from the start
     of the first character's alignment to the end of the last's (HF's `convert_offsets`)."""
-    char_of_byte = [k for k, c in enumerate(piece.chars) for _ in range(len(c.encode()))]
-    return [(piece.align[char_of_byte[s]][0], piece.align[char_of_byte[e - 1]][1]) for s, e in spans]
+    chars = byte_offsets_to_chars(piece.text, [s for s, _ in spans], [e for _, e in spans])
+    return [(piece.align[first][0], piece.align[end - 1][1]) for first, end in chars]
 
 
 def _char_offsets(text: str, data: bytes, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Byte ranges of the original as character offsets, as HF's `BytesToCharOffsetConverter` turns
     them (a range that starts at the end stays in bytes)."""
-    char_of_byte = [k for k, c in enumerate(text) for _ in range(len(c.encode()))]
-    out = []
-    for s, e in spans:
-        if s >= len(data):
-            out.append((s, e))
-        elif e < len(data):
-            out.append((char_of_byte[s], char_of_byte[e]))
-        else:
-            out.append((char_of_byte[s], (char_of_byte[e - 1] if e - 1 < len(data) else char_of_byte[s] + 1) + 1))
+    inside = [k for k, (s, _) in enumerate(spans) if s < len(data)]
+    out = list(spans)
+    chars = byte_offsets_to_chars(text, [spans[k][0] for k in inside], [spans[k][1] for k in inside])
+    for k, c in zip(inside, chars):
+        out[k] = c
     return out
