@@ -3,11 +3,11 @@
 histograms the judge's frequency tables sum in SQL, over many times fewer rows than one per token
 (or one per document and id).
 
-One pass over a large_list<int32> array, the rows of a group one after the other, with one stamp
-and one slot per id of the vocabulary (so no hashing and no sorting of ids), the GIL released; the
-lists are built from C vectors.
+One pass over a large_list<int32> array, the rows of a group one after the other, with one counter
+per id of the vocabulary (so no hashing and no sorting of ids), the GIL released; the lists are
+built from C vectors.
 """
-from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
 import numpy as np
@@ -16,34 +16,39 @@ import pyarrow as pa
 from sqltok.native.arrow_buffers cimport buffer_address
 
 
+cdef inline void close_run(vector[int32_t]& count, int64_t first, vector[int64_t]& run_ends, const vector[int32_t]& out_ids,
+                           vector[int32_t]& out_counts) noexcept nogil:
+    """End the run whose ids are out_ids[first:]: their counts out, their counters back to 0."""
+    cdef size_t k
+    for k in range(<size_t>first, out_ids.size()):
+        out_counts.push_back(count[out_ids[k]])
+        count[out_ids[k]] = 0
+    run_ends.push_back(<int64_t>out_ids.size())
+
+
 cdef int64_t count_runs(const int64_t* offsets, const int32_t* values, const int64_t* order, const uint8_t* starts,
                         int64_t n, int64_t n_vocab, vector[int64_t]& run_ends, vector[int32_t]& out_ids,
                         vector[int32_t]& out_counts) noexcept nogil:
     """Count rows order[0..n), a run (group) starting where `starts` is 1; -1 when done, else the
-    position of an id outside [0, n_vocab)."""
-    cdef vector[int64_t] stamp = vector[int64_t](n_vocab, -1)   # the last run each id was seen in
-    cdef vector[int64_t] slot = vector[int64_t](n_vocab)        # ... and its place in the outputs
-    cdef int64_t p, r, k, run = -1
+    position of an id outside [0, n_vocab). One counter per id of the vocabulary: an id is new to
+    its run when its counter was 0, and the run's counters go back to 0 as it ends."""
+    cdef vector[int32_t] count = vector[int32_t](n_vocab, 0)
+    cdef int64_t p, r, k, first = 0
     cdef int32_t i
     for p in range(n):
-        if starts[p]:
-            if run >= 0:
-                run_ends.push_back(<int64_t>out_ids.size())
-            run += 1
+        if starts[p] and p:
+            close_run(count, first, run_ends, out_ids, out_counts)
+            first = <int64_t>out_ids.size()
         r = order[p]
         for k in range(offsets[r], offsets[r + 1]):
             i = values[k]
-            if i < 0 or i >= n_vocab:
+            if <uint32_t>i >= <uint64_t>n_vocab:
                 return k
-            if stamp[i] == run:
-                out_counts[slot[i]] += 1
-            else:
-                stamp[i] = run
-                slot[i] = <int64_t>out_ids.size()
+            if count[i] == 0:
                 out_ids.push_back(i)
-                out_counts.push_back(1)
-    if run >= 0:
-        run_ends.push_back(<int64_t>out_ids.size())
+            count[i] += 1
+    if n:
+        close_run(count, first, run_ends, out_ids, out_counts)
     return -1
 
 

@@ -78,16 +78,60 @@ def token_spans(tokens: "pa.Array") -> bytes:
     return PyBytes_FromStringAndSize(<const char*>spans.data(), spans.size() * sizeof(uint32_t))
 
 
-cdef inline void close_word(int64_t* pieces, int64_t* split) noexcept nogil:
-    """End the current word (pieces: the tokens overlapping it, 0 for none)."""
-    split[0] += pieces[0] >= 2
-    pieces[0] = 0
+cdef struct Step:                   # what a token of a given shape does to the open word
+    uint8_t pieces                  # the tokens now over the open word, counted up to 2 (0: none open)
+    uint8_t split                   # words it closes that two or more tokens overlap
+    uint8_t words                   # words it starts
+
+
+cdef Step STEPS[3][256]             # by the open word's pieces (0, 1, 2 or more) and the token's shape
+
+
+cdef Step step(uint8_t pieces, uint32_t shape) noexcept nogil:
+    """A token of `shape` after `pieces` tokens over the open word: whitespace only closes it; a
+    token that starts in a word goes on with it; any other starts a word, and each further run of
+    non-whitespace in it closes the one before and starts one; one that does not end in a word
+    closes its last."""
+    cdef Step t
+    t.split = t.words = 0
+    if shape < RUN:
+        t.split = pieces >= 2
+        t.pieces = 0
+        return t
+    if pieces and shape & LEAD:
+        pieces = 2
+    else:
+        t.split = pieces >= 2
+        t.words = 1
+        pieces = 1
+    if shape >= 2 * RUN:
+        t.split += pieces >= 2
+        t.words += (shape >> 2) - 1
+        pieces = 1
+    if not shape & TRAIL:
+        t.split += pieces >= 2
+        pieces = 0
+    t.pieces = pieces
+    return t
+
+
+cdef int _init_steps() noexcept nogil:
+    cdef int p, shape
+    for p in range(3):
+        for shape in range(256):
+            STEPS[p][shape] = step(<uint8_t>p, <uint32_t>shape)
+    return 0
+
+
+_init_steps()
 
 
 cdef void count_row(const unsigned char* s, Py_ssize_t n, const int32_t* ids, int64_t n_ids,
                     const uint32_t* spans, int64_t* words, int64_t* split) noexcept nogil:
-    cdef int64_t k, at = 0, pieces = 0   # at: where token k starts; pieces: tokens over the open word
+    cdef int64_t k, at = 0, w = 0, sp = 0   # at: where token k starts
     cdef uint32_t entry, shape, length
+    cdef uint8_t pieces = 0
+    cdef Step t
     for k in range(n_ids):
         entry = spans[ids[k]]
         length = entry >> 8
@@ -96,23 +140,16 @@ cdef void count_row(const unsigned char* s, Py_ssize_t n, const int32_t* ids, in
             if length == 0 or at >= n:
                 continue
             shape = span_shape(s, n, at, at + length if at + length <= n else n)
+            if shape > 0xFF:          # more runs than the table holds: as two runs, and the words between
+                w += (shape >> 2) - 2
+                shape = (shape & 3) | 2 * RUN
         at += length
-        if shape < RUN:                   # whitespace only
-            close_word(&pieces, split)
-            continue
-        if pieces and shape & LEAD:       # it goes on with the open word
-            pieces += 1
-        else:
-            close_word(&pieces, split)
-            words[0] += 1
-            pieces = 1
-        if shape >= 2 * RUN:              # that word ends here; whole words, then one that starts
-            close_word(&pieces, split)
-            words[0] += (shape >> 2) - 1
-            pieces = 1
-        if not shape & TRAIL:
-            close_word(&pieces, split)
-    close_word(&pieces, split)
+        t = STEPS[pieces][shape]
+        w += t.words
+        sp += t.split
+        pieces = t.pieces
+    words[0] += w
+    split[0] += sp + (pieces >= 2)
 
 
 def word_splits_arrow(texts: "pa.Array", ids: "pa.LargeListArray", spans: bytes) -> "tuple[pa.Array, pa.Array]":

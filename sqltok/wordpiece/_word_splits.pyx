@@ -41,6 +41,7 @@ cdef enum:
     BREAK = 3       # BERT whitespace: ends a run
     CLASS = 3       # the class bits of an ASCII byte's entry
     SPACE = 4       # its bit for str.split whitespace
+    OTHER = 8       # the entry of a byte of a non-ASCII character
 
 
 cdef struct Count:  # the pre-tokens of a word so far
@@ -93,7 +94,7 @@ cdef inline uint8_t split_class(uint32_t f) noexcept nogil:
 
 cdef class WordPieceWordSplits:
     """A WordPiece tokenizer's character classes and continuation ids, built once per tokenizer."""
-    cdef uint8_t ascii[128]         # class | SPACE
+    cdef uint8_t bytes_[256]        # by byte: class | SPACE for ASCII, OTHER for the rest
     cdef BertOptions options
     cdef bint normalize
     cdef vector[uint8_t] continuation
@@ -115,7 +116,8 @@ cdef class WordPieceWordSplits:
             self.options = bert_options(normalizer[0], normalizer[1], normalizer[2], normalizer[3])
         for b in range(128):
             m = self.options.ascii[b] if self.normalize else b
-            self.ascii[b] = (DROP if m < 0 else split_class(cached_flags(c, m))) | (SPACE if is_space(b) else 0)
+            self.bytes_[b] = (DROP if m < 0 else split_class(cached_flags(c, m))) | (SPACE if is_space(b) else 0)
+            self.bytes_[b + 128] = OTHER
         self.continuation.resize(len(tokens))
         for i, t in enumerate(tokens):
             self.continuation[i] = t.startswith(prefix) and len(t) > len(prefix)
@@ -149,23 +151,26 @@ cdef class WordPieceWordSplits:
                         PageCache& c, int64_t* words, int64_t* split) noexcept nogil:
         """Count the words and split words of row s[:n] in one pass over its characters: each word
         takes its pre-tokens' ids as it ends, and the whitespace between words must make no
-        pre-token. False when the row's ids do not line up."""
+        pre-token. The ASCII bytes of a word are counted in a loop of their own, without branches
+        but the one at its end. False when the row's ids do not line up."""
         cdef Count word, between   # the open word's pre-tokens; those of the whitespace since the last word
-        cdef Count* into
         cdef bint in_word = False, space, lined_up = w.k <= w.end
         cdef Py_ssize_t i = 0, nx
         cdef uint32_t cp = 0
-        cdef uint8_t cls = 0
+        cdef uint8_t e, cls
+        cdef int64_t pretokens
+        cdef bint in_run
+        cdef const uint8_t* table = self.bytes_
         word.pretokens = between.pretokens = 0
         word.in_run = between.in_run = False
         while i < n:
-            if s[i] < 0x80:
-                cls = self.ascii[s[i]]
-                space = cls & SPACE
-                nx = i + 1
-            else:
+            e = table[s[i]]
+            if e & OTHER:
                 nx = next_char(s, i, n, &cp)
                 space = is_space(cp)
+            else:
+                space = e & SPACE
+                nx = i + 1
             if space and in_word:
                 in_word = False
                 lined_up = lined_up and end_word(w, word, continuation, split)
@@ -175,12 +180,28 @@ cdef class WordPieceWordSplits:
                 lined_up = lined_up and between.pretokens == 0
                 word.pretokens = between.pretokens = 0
                 word.in_run = between.in_run = False
-            into = &between if space else &word
-            if s[i] < 0x80:
-                add(into[0], cls & CLASS)
-            else:
-                self.add_char(into[0], cp, c)
-            i = nx
+            if e & OTHER:
+                if space:
+                    self.add_char(between, cp, c)
+                else:
+                    self.add_char(word, cp, c)
+                i = nx
+            elif space:
+                add(between, e & CLASS)
+                i = nx
+            else:  # ASCII in a word, up to a space or a non-ASCII byte: add() without branches
+                pretokens, in_run = word.pretokens, word.in_run
+                while True:
+                    cls = e & CLASS
+                    pretokens += (cls == ALONE) | ((cls == RUN) & (not in_run))
+                    in_run = (cls == RUN) | (in_run & (cls == DROP))
+                    i += 1
+                    if i == n:
+                        break
+                    e = table[s[i]]
+                    if e & (SPACE | OTHER):
+                        break
+                word.pretokens, word.in_run = pretokens, in_run
         if in_word:
             lined_up = lined_up and end_word(w, word, continuation, split)
         return lined_up and w.k == w.end and between.pretokens == 0
