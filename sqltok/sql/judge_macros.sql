@@ -62,13 +62,15 @@ frequencies AS (
     UNION ALL
     SELECT position, 0, id, sum(n) FROM group_frequencies GROUP BY position, id
 ),
-distribution AS (  -- each id's share of its group's tokens (the same total a window would sum)
-    SELECT position, g, count(*) AS distinct_tokens,
-           -sum(p * log2(p)) AS shannon_entropy,
-           CASE WHEN alpha = 1 THEN -sum(p * log2(p)) ELSE log2(sum(pow(p, alpha))) / (1 - alpha) END
-               AS renyi_entropy
-    FROM (SELECT f.position, f.g, f.n / c.tokens AS p FROM frequencies AS f JOIN per_document AS c USING (position, g))
-    GROUP BY position, g
+distribution AS (  -- from each group's sums over its ids (T tokens, n of an id, p = n / T):
+                   -- H = log2 T - sum(n log2 n) / T and H_alpha = (log2 sum(n^alpha) - alpha log2 T) / (1 - alpha)
+    SELECT f.position, f.g, f.distinct_tokens,
+           log2(c.tokens) - f.n_log_n / c.tokens AS shannon_entropy,
+           CASE WHEN alpha = 1 THEN log2(c.tokens) - f.n_log_n / c.tokens
+                ELSE (log2(f.n_pow) - alpha * log2(c.tokens)) / (1 - alpha) END AS renyi_entropy
+    FROM (SELECT position, g, count(*) AS distinct_tokens, sum(n * log2(n)) AS n_log_n, sum(pow(n, alpha)) AS n_pow
+          FROM frequencies GROUP BY position, g) AS f
+    JOIN per_document AS c USING (position, g)
 ),
 metrics AS (
     SELECT t.tokenizer, CASE WHEN c.overall THEN NULL ELSE n.grp END AS "group", c.overall,
