@@ -58,32 +58,36 @@ cdef inline void add(Count& c, uint8_t cls) noexcept nogil:
         c.in_run = False
 
 
-cdef struct Walk:   # one row's ids, and the next one to take
-    const int32_t* ids
-    int64_t k
-    int64_t end
+cdef struct Walk:   # where a row's pre-tokens start in its ids, and the next one to take
+    const int64_t* heads    # the positions of its word-initial ids, then one past its last id
+    int64_t j               # the next pre-token
+    int64_t count           # its pre-tokens
 
 
-cdef inline bint take(Walk& w, int64_t pretokens, const uint8_t* continuation) noexcept nogil:
-    """Take `pretokens` pre-tokens' ids (one word-initial id and the continuations after it each);
-    False when the ids run out or one does not start with a word-initial id."""
-    cdef int64_t p
-    for p in range(pretokens):
-        if w.k >= w.end or continuation[w.ids[w.k]]:
-            return False
-        w.k += 1
-        while w.k < w.end and continuation[w.ids[w.k]]:
-            w.k += 1
-    return True
+cdef void walk_init(Walk& w, vector[int64_t]& heads, const int32_t* ids, int64_t k, int64_t end,
+                    const uint8_t* continuation) noexcept nogil:
+    """Walk the pre-tokens of ids[k:end] (a word-initial id and the continuations after it each);
+    none to take (count -1) when those do not start with a word-initial id (or end before k)."""
+    cdef int64_t m = 0, i
+    w.j = 0
+    if end < k or (k < end and continuation[ids[k]]):
+        w.count = -1
+        return
+    heads.resize(end - k + 1)
+    for i in range(k, end):  # without branches: each position is written, kept when word-initial
+        heads[m] = i
+        m += not continuation[ids[i]]
+    heads[m] = end
+    w.heads, w.count = heads.data(), m
 
 
-cdef inline bint end_word(Walk& w, const Count& word, const uint8_t* continuation, int64_t* split) noexcept nogil:
+cdef inline bint end_word(Walk& w, const Count& word, int64_t* split) noexcept nogil:
     """Take the ids of a word's pre-tokens (`word`), counting it split when they are two or more;
-    False when they do not line up."""
-    cdef int64_t first = w.k
-    if not take(w, word.pretokens, continuation):
+    False when the row's pre-tokens run out."""
+    if w.j + word.pretokens > w.count:
         return False
-    split[0] += w.k - first >= 2
+    split[0] += w.heads[w.j + word.pretokens] - w.heads[w.j] >= 2
+    w.j += word.pretokens
     return True
 
 
@@ -147,14 +151,14 @@ cdef class WordPieceWordSplits:
                 f = cached_flags(c, NF_POOL[k])
                 add(count, DROP if f & BERT_MN else split_class(f))
 
-    cdef bint count_row(self, const unsigned char* s, Py_ssize_t n, Walk& w, const uint8_t* continuation,
-                        PageCache& c, int64_t* words, int64_t* split) noexcept nogil:
+    cdef bint count_row(self, const unsigned char* s, Py_ssize_t n, Walk& w, PageCache& c, int64_t* words,
+                        int64_t* split) noexcept nogil:
         """Count the words and split words of row s[:n] in one pass over its characters: each word
         takes its pre-tokens' ids as it ends, and the whitespace between words must make no
         pre-token. The ASCII bytes of a word are counted in a loop of their own, without branches
         but the one at its end. False when the row's ids do not line up."""
         cdef Count word, between   # the open word's pre-tokens; those of the whitespace since the last word
-        cdef bint in_word = False, space, lined_up = w.k <= w.end
+        cdef bint in_word = False, space, lined_up = True
         cdef Py_ssize_t i = 0, nx
         cdef uint32_t cp = 0
         cdef uint8_t e, cls
@@ -173,7 +177,7 @@ cdef class WordPieceWordSplits:
                 nx = i + 1
             if space and in_word:
                 in_word = False
-                lined_up = lined_up and end_word(w, word, continuation, split)
+                lined_up = lined_up and end_word(w, word, split)
             elif not space and not in_word:
                 in_word = True
                 words[0] += 1
@@ -203,8 +207,8 @@ cdef class WordPieceWordSplits:
                         break
                 word.pretokens, word.in_run = pretokens, in_run
         if in_word:
-            lined_up = lined_up and end_word(w, word, continuation, split)
-        return lined_up and w.k == w.end and between.pretokens == 0
+            lined_up = lined_up and end_word(w, word, split)
+        return lined_up and w.j == w.count and between.pretokens == 0
 
     def splits(self, texts: "pa.Array", ids: "pa.LargeListArray") -> "tuple[np.ndarray, np.ndarray, np.ndarray]":
         """(words, split words, redo) of every row (int64, int64, bool; 0, 0, False for NULL): `ids`
@@ -227,6 +231,7 @@ cdef class WordPieceWordSplits:
         cdef Py_ssize_t n
         cdef const unsigned char* s
         cdef Walk w
+        cdef vector[int64_t] heads
         cdef PageCache c
         page_cache_init(c)
         with nogil:
@@ -236,10 +241,8 @@ cdef class WordPieceWordSplits:
                 a = view_start(v, r)
                 s = v.values + a
                 n = view_end(v, r) - a
-                w.ids = values
-                w.k = offsets[r] + self.before
-                w.end = offsets[r + 1] - self.after
-                if not self.count_row(s, n, w, continuation, c, &words[r], &split[r]):
+                walk_init(w, heads, values, offsets[r] + self.before, offsets[r + 1] - self.after, continuation)
+                if not self.count_row(s, n, w, c, &words[r], &split[r]):
                     redo[r] = True
                     split[r] = 0
         return words_np, split_np, redo_np
