@@ -233,3 +233,22 @@ def test_sentencepiece_split_words_equal_its_pieces_in_context(sentencepieces, r
     got = word_splits(tok, texts, tok.encode_arrow(texts))
     assert list(zip(got.field("words").to_pylist(), got.field("split").to_pylist())) == \
         [_spm_splits(sp, r) for r in rows] + [(0, 0)]
+
+
+def test_split_word_kernels_give_the_same_counts_on_any_number_of_threads(bert, o200k):
+    """The rows shared among threads: each row counted once, in its own place."""
+    import json
+    from pathlib import Path
+    lines = (Path(__file__).parent / "data" / "corpora_sample.jsonl").read_text().splitlines()
+    rows = [json.loads(line)["text"] for line in lines] * 3 + [None, ""]
+    texts = pa.array(rows, pa.large_string())
+    assert len(rows) >= 4 * 64  # enough rows for more than one thread
+    bert_ids = bert.encode_arrow(texts)
+    one = _wordpiece_kernel(bert).splits(texts, bert_ids, 1)
+    spans = token_spans(o200k.token_bytes_array())
+    o200k_ids = o200k.encode_arrow(texts).cast(IDS)
+    for threads in (2, 3):
+        got = _wordpiece_kernel(bert).splits(texts, bert_ids, threads)
+        assert all((a == b).all() for a, b in zip(got, one))
+        assert word_splits_arrow(texts, o200k_ids, spans, threads) == word_splits_arrow(texts, o200k_ids, spans, 1)
+    assert one[0].sum() > 0 and not one[2].any()

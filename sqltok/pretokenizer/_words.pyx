@@ -17,6 +17,7 @@ from libcpp.vector cimport vector
 from sqltok.native.arrow_buffers cimport (BinaryView, binary_view, buffer_address, int32_array, int64_array, view_bytes,
                                           view_end, view_start, view_valid)
 from sqltok.native.bytes_table cimport bytes_hash
+from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
 from sqltok.native.utf8 cimport valid_utf8_len
 from sqltok.pretokenizer.str_split cimport next_word, space_at
 
@@ -152,29 +153,48 @@ cdef void count_row(const unsigned char* s, Py_ssize_t n, const int32_t* ids, in
     split[0] += sp + (pieces >= 2)
 
 
-def word_splits_arrow(texts: "pa.Array", ids: "pa.LargeListArray", spans: bytes) -> "tuple[pa.Array, pa.Array]":
+cdef struct SplitsTask:             # one call's rows' ids, token shapes and outputs
+    const int64_t* offsets
+    const int32_t* values
+    const uint32_t* spans
+    int64_t* words
+    int64_t* split
+
+
+cdef int64_t count_rows(void* task, const RowRun& run, int thread, int part, int64_t first,
+                        int64_t last) noexcept nogil:
+    """Count rows first..last-1 (see `word_splits_arrow`)."""
+    cdef SplitsTask* t = <SplitsTask*>task
+    cdef int64_t r, a
+    for r in range(first, last):
+        if view_valid(run.view, r):
+            a = view_start(run.view, r)
+            count_row(run.view.values + a, view_end(run.view, r) - a, t.values + t.offsets[r],
+                      t.offsets[r + 1] - t.offsets[r], t.spans, &t.words[r], &t.split[r])
+    return -1
+
+
+def word_splits_arrow(texts: "pa.Array", ids: "pa.LargeListArray", spans: bytes,
+                      int threads=1) -> "tuple[pa.Array, pa.Array]":
     """(words, split words) of every row (int64; 0 for a NULL row): `texts` the (large_)string array the
     tokenizer encoded, `ids` its large_list<int32> ids, `spans` every token's length and shape
-    (`token_spans`)."""
+    (`token_spans`); the rows shared among up to `threads` threads."""
     cdef list keep = []
-    cdef BinaryView v = binary_view(texts, keep)
-    if len(ids) != v.length:
+    cdef RowRun run
+    rows_open(run, texts, keep, threads, False)
+    if len(ids) != run.view.length:
         raise ValueError("one row of ids per text")
     id_values = ids.values.cast(pa.int32())
-    offsets_buf, values_buf = ids.buffers()[1], id_values.buffers()[1]
-    cdef const int64_t* offsets = (<const int64_t*>buffer_address(offsets_buf)) + <int64_t>ids.offset
-    cdef const int32_t* values = (<const int32_t*>buffer_address(values_buf)) + <int64_t>id_values.offset
-    cdef const uint32_t* table = <const uint32_t*><const char*>spans
+    cdef SplitsTask task
+    task.offsets = (<const int64_t*>buffer_address(ids.buffers()[1])) + <int64_t>ids.offset
+    task.values = (<const int32_t*>buffer_address(id_values.buffers()[1])) + <int64_t>id_values.offset
+    task.spans = <const uint32_t*><const char*>spans
     cdef vector[int64_t] words, split
-    cdef int64_t r, a
-    words.resize(v.length)
-    split.resize(v.length)
-    with nogil:
-        for r in range(v.length):
-            if view_valid(v, r):
-                a = view_start(v, r)
-                count_row(v.values + a, view_end(v, r) - a, values + offsets[r],
-                          offsets[r + 1] - offsets[r], table, &words[r], &split[r])
+    words.resize(run.view.length)
+    split.resize(run.view.length)
+    if run.view.length:
+        task.words, task.split = words.data(), split.data()
+        rows_run(run, count_rows, NULL, &task)
     return int64_array(words), int64_array(split)
 
 

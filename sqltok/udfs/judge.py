@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sqltok.threads import default_threads
 from sqltok.tokenizer import Tokenizer
 from sqltok.named_tokenizers import named_tokenizers
 from sqltok.native._id_counts import id_counts_arrow
@@ -55,9 +56,9 @@ def word_splits(tok: Tokenizer, texts: pa.Array, ids: pa.Array) -> pa.StructArra
     if not isinstance(tok, WordPieceTokenizer):
         if tok.normalizer == "NFC":  # the ids are of the normalized text
             texts = pc.utf8_normalize(texts, form="NFC")
-        words, split = word_splits_arrow(texts, ids, _token_spans(tok))
+        words, split = word_splits_arrow(texts, ids, _token_spans(tok), default_threads())
         return pa.StructArray.from_arrays([words, split], fields=list(SPLITS))
-    words, split, redo = _wordpiece_kernel(tok).splits(texts, ids)
+    words, split, redo = _wordpiece_kernel(tok).splits(texts, ids, default_threads())
     rows = np.flatnonzero(redo)
     if rows.size:
         split[rows] = _alone_splits(tok, texts.take(pa.array(rows)))[1]

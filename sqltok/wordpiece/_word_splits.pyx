@@ -20,7 +20,8 @@ from libcpp.vector cimport vector
 import numpy as np
 import pyarrow as pa
 
-from sqltok.native.arrow_buffers cimport BinaryView, binary_view, buffer_address, view_end, view_start, view_valid
+from sqltok.native.arrow_buffers cimport BinaryView, buffer_address, view_end, view_start, view_valid
+from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
 from sqltok.normalizers.bert_normalize cimport (BERT_CJK, BERT_MN, BERT_REMOVE, BERT_SPACE, NF_POOL, BertOptions,
                                                 bert_options, nf_bert_nfd_of)
 from sqltok.normalizers.unicode_normalize cimport S_BASE, S_COUNT, PageCache, cached_flags, page_cache_init
@@ -96,11 +97,130 @@ cdef inline uint8_t split_class(uint32_t f) noexcept nogil:
     return BREAK if f & BERT_SPLIT else ALONE if f & BERT_PUNCT else RUN
 
 
+cdef struct Classes:                # what a tokenizer's normalizer and pre-tokenizer make of characters
+    uint8_t bytes_[256]             # by byte: class | SPACE for ASCII, OTHER for the rest
+    BertOptions options
+    bint normalize
+
+
+cdef void add_char(const Classes& k, Count& count, uint32_t cp, PageCache& c) noexcept nogil:
+    """Count non-ASCII character cp as BERT's normalizer and pre-tokenizer see it (lowercasing
+    keeps letters letters, so it is left out)."""
+    cdef uint32_t f = cached_flags(c, cp), entry, j
+    cdef const BertOptions* o = &k.options
+    if not k.normalize:
+        add(count, split_class(f))
+    elif o.clean and f & BERT_REMOVE:
+        return
+    elif o.clean and f & BERT_SPACE:
+        add(count, BREAK)
+    elif o.chinese and f & BERT_CJK:
+        add(count, ALONE)  # spaces put on each side
+    elif not o.strip or S_BASE <= cp < S_BASE + S_COUNT:  # (Hangul decomposes to letters)
+        add(count, split_class(f))
+    else:
+        entry = nf_bert_nfd_of(cp)
+        if entry == 0:
+            add(count, DROP if f & BERT_MN else split_class(f))
+            return
+        for j in range(entry >> 8, (entry >> 8) + (entry & 0xFF)):
+            f = cached_flags(c, NF_POOL[j])
+            add(count, DROP if f & BERT_MN else split_class(f))
+
+cdef bint count_row(const Classes& k, const unsigned char* s, Py_ssize_t n, Walk& w, PageCache& c,
+                    int64_t* words, int64_t* split) noexcept nogil:
+    """Count the words and split words of row s[:n] in one pass over its characters: each word
+    takes its pre-tokens' ids as it ends, and the whitespace between words must make no
+    pre-token. The ASCII bytes of a word are counted in a loop of their own, without branches
+    but the one at its end. False when the row's ids do not line up."""
+    cdef Count word, between   # the open word's pre-tokens; those of the whitespace since the last word
+    cdef bint in_word = False, space, lined_up = True
+    cdef Py_ssize_t i = 0, nx
+    cdef uint32_t cp = 0
+    cdef uint8_t e, cls
+    cdef int64_t pretokens
+    cdef bint in_run
+    cdef const uint8_t* table = &k.bytes_[0]
+    word.pretokens = between.pretokens = 0
+    word.in_run = between.in_run = False
+    while i < n:
+        e = table[s[i]]
+        if e & OTHER:
+            nx = next_char(s, i, n, &cp)
+            space = is_space(cp)
+        else:
+            space = e & SPACE
+            nx = i + 1
+        if space and in_word:
+            in_word = False
+            lined_up = lined_up and end_word(w, word, split)
+        elif not space and not in_word:
+            in_word = True
+            words[0] += 1
+            lined_up = lined_up and between.pretokens == 0
+            word.pretokens = between.pretokens = 0
+            word.in_run = between.in_run = False
+        if e & OTHER:
+            if space:
+                add_char(k, between, cp, c)
+            else:
+                add_char(k, word, cp, c)
+            i = nx
+        elif space:
+            add(between, e & CLASS)
+            i = nx
+        else:  # ASCII in a word, up to a space or a non-ASCII byte: add() without branches
+            pretokens, in_run = word.pretokens, word.in_run
+            while True:
+                cls = e & CLASS
+                pretokens += (cls == ALONE) | ((cls == RUN) & (not in_run))
+                in_run = (cls == RUN) | (in_run & (cls == DROP))
+                i += 1
+                if i == n:
+                    break
+                e = table[s[i]]
+                if e & (SPACE | OTHER):
+                    break
+            word.pretokens, word.in_run = pretokens, in_run
+    if in_word:
+        lined_up = lined_up and end_word(w, word, split)
+    return lined_up and w.j == w.count and between.pretokens == 0
+
+cdef struct SplitsTask:             # one call's rows' ids and outputs
+    const Classes* classes
+    const uint8_t* continuation
+    const int64_t* offsets
+    const int32_t* values
+    int64_t before, after
+    int64_t* words
+    int64_t* split
+    uint8_t* redo
+
+
+cdef int64_t count_rows(void* task, const RowRun& run, int thread, int part, int64_t first,
+                        int64_t last) noexcept nogil:
+    """Count rows first..last-1 (see `WordPieceWordSplits.splits`)."""
+    cdef SplitsTask* t = <SplitsTask*>task
+    cdef const BinaryView* v = &run.view
+    cdef int64_t r, a
+    cdef Walk w
+    cdef vector[int64_t] heads
+    cdef PageCache c
+    page_cache_init(c)
+    for r in range(first, last):
+        if not view_valid(v[0], r):
+            continue
+        a = view_start(v[0], r)
+        walk_init(w, heads, t.values, t.offsets[r] + t.before, t.offsets[r + 1] - t.after, t.continuation)
+        if not count_row(t.classes[0], v.values + a, view_end(v[0], r) - a, w, c, &t.words[r], &t.split[r]):
+            t.redo[r] = True
+            t.split[r] = 0
+    return -1
+
+
 cdef class WordPieceWordSplits:
     """A WordPiece tokenizer's character classes and continuation ids, built once per tokenizer."""
-    cdef uint8_t bytes_[256]        # by byte: class | SPACE for ASCII, OTHER for the rest
-    cdef BertOptions options
-    cdef bint normalize
+    cdef Classes classes
     cdef vector[uint8_t] continuation
     cdef int64_t before, after
 
@@ -115,134 +235,42 @@ cdef class WordPieceWordSplits:
         cdef int64_t i
         cdef bytes t
         page_cache_init(c)
-        self.normalize = normalizer is not None
-        if self.normalize:
-            self.options = bert_options(normalizer[0], normalizer[1], normalizer[2], normalizer[3])
+        self.classes.normalize = normalizer is not None
+        if self.classes.normalize:
+            self.classes.options = bert_options(normalizer[0], normalizer[1], normalizer[2], normalizer[3])
         for b in range(128):
-            m = self.options.ascii[b] if self.normalize else b
-            self.bytes_[b] = (DROP if m < 0 else split_class(cached_flags(c, m))) | (SPACE if is_space(b) else 0)
-            self.bytes_[b + 128] = OTHER
+            m = self.classes.options.ascii[b] if self.classes.normalize else b
+            self.classes.bytes_[b] = (DROP if m < 0 else split_class(cached_flags(c, m))) | (SPACE if is_space(b) else 0)
+            self.classes.bytes_[b + 128] = OTHER
         self.continuation.resize(len(tokens))
         for i, t in enumerate(tokens):
             self.continuation[i] = t.startswith(prefix) and len(t) > len(prefix)
         self.before, self.after = before, after
 
-    cdef void add_char(self, Count& count, uint32_t cp, PageCache& c) noexcept nogil:
-        """Count non-ASCII character cp as BERT's normalizer and pre-tokenizer see it (lowercasing
-        keeps letters letters, so it is left out)."""
-        cdef uint32_t f = cached_flags(c, cp), entry, k
-        cdef const BertOptions* o = &self.options
-        if not self.normalize:
-            add(count, split_class(f))
-        elif o.clean and f & BERT_REMOVE:
-            return
-        elif o.clean and f & BERT_SPACE:
-            add(count, BREAK)
-        elif o.chinese and f & BERT_CJK:
-            add(count, ALONE)  # spaces put on each side
-        elif not o.strip or S_BASE <= cp < S_BASE + S_COUNT:  # (Hangul decomposes to letters)
-            add(count, split_class(f))
-        else:
-            entry = nf_bert_nfd_of(cp)
-            if entry == 0:
-                add(count, DROP if f & BERT_MN else split_class(f))
-                return
-            for k in range(entry >> 8, (entry >> 8) + (entry & 0xFF)):
-                f = cached_flags(c, NF_POOL[k])
-                add(count, DROP if f & BERT_MN else split_class(f))
-
-    cdef bint count_row(self, const unsigned char* s, Py_ssize_t n, Walk& w, PageCache& c, int64_t* words,
-                        int64_t* split) noexcept nogil:
-        """Count the words and split words of row s[:n] in one pass over its characters: each word
-        takes its pre-tokens' ids as it ends, and the whitespace between words must make no
-        pre-token. The ASCII bytes of a word are counted in a loop of their own, without branches
-        but the one at its end. False when the row's ids do not line up."""
-        cdef Count word, between   # the open word's pre-tokens; those of the whitespace since the last word
-        cdef bint in_word = False, space, lined_up = True
-        cdef Py_ssize_t i = 0, nx
-        cdef uint32_t cp = 0
-        cdef uint8_t e, cls
-        cdef int64_t pretokens
-        cdef bint in_run
-        cdef const uint8_t* table = self.bytes_
-        word.pretokens = between.pretokens = 0
-        word.in_run = between.in_run = False
-        while i < n:
-            e = table[s[i]]
-            if e & OTHER:
-                nx = next_char(s, i, n, &cp)
-                space = is_space(cp)
-            else:
-                space = e & SPACE
-                nx = i + 1
-            if space and in_word:
-                in_word = False
-                lined_up = lined_up and end_word(w, word, split)
-            elif not space and not in_word:
-                in_word = True
-                words[0] += 1
-                lined_up = lined_up and between.pretokens == 0
-                word.pretokens = between.pretokens = 0
-                word.in_run = between.in_run = False
-            if e & OTHER:
-                if space:
-                    self.add_char(between, cp, c)
-                else:
-                    self.add_char(word, cp, c)
-                i = nx
-            elif space:
-                add(between, e & CLASS)
-                i = nx
-            else:  # ASCII in a word, up to a space or a non-ASCII byte: add() without branches
-                pretokens, in_run = word.pretokens, word.in_run
-                while True:
-                    cls = e & CLASS
-                    pretokens += (cls == ALONE) | ((cls == RUN) & (not in_run))
-                    in_run = (cls == RUN) | (in_run & (cls == DROP))
-                    i += 1
-                    if i == n:
-                        break
-                    e = table[s[i]]
-                    if e & (SPACE | OTHER):
-                        break
-                word.pretokens, word.in_run = pretokens, in_run
-        if in_word:
-            lined_up = lined_up and end_word(w, word, split)
-        return lined_up and w.j == w.count and between.pretokens == 0
-
-    def splits(self, texts: "pa.Array", ids: "pa.LargeListArray") -> "tuple[np.ndarray, np.ndarray, np.ndarray]":
+    def splits(self, texts: "pa.Array", ids: "pa.LargeListArray",
+               int threads=1) -> "tuple[np.ndarray, np.ndarray, np.ndarray]":
         """(words, split words, redo) of every row (int64, int64, bool; 0, 0, False for NULL): `ids`
-        the rows' large_list<int32> ids. A row marked `redo` has its words right and its split words
-        0: its ids do not line up with its words (see the module)."""
+        the rows' large_list<int32> ids; the rows shared among up to `threads` threads. A row marked
+        `redo` has its words right and its split words 0: its ids do not line up with its words
+        (see the module)."""
         cdef list keep = []
-        cdef BinaryView v = binary_view(texts, keep)
-        if len(ids) != v.length:
+        cdef RowRun run
+        rows_open(run, texts, keep, threads, False)
+        if len(ids) != run.view.length:
             raise ValueError("one row of ids per text")
         id_values = ids.values
-        cdef const int64_t* offsets = (<const int64_t*>buffer_address(ids.buffers()[1])) + <int64_t>ids.offset
-        cdef const int32_t* values = (<const int32_t*>buffer_address(id_values.buffers()[1])) + <int64_t>id_values.offset
-        cdef const uint8_t* continuation = self.continuation.data()
-        words_np = np.zeros(v.length, np.int64)
-        split_np = np.zeros(v.length, np.int64)
-        redo_np = np.zeros(v.length, np.bool_)
+        words_np = np.zeros(run.view.length, np.int64)
+        split_np = np.zeros(run.view.length, np.int64)
+        redo_np = np.zeros(run.view.length, np.bool_)
         cdef int64_t[::1] words = words_np, split = split_np
         cdef uint8_t[::1] redo = redo_np.view(np.uint8)
-        cdef int64_t r, a
-        cdef Py_ssize_t n
-        cdef const unsigned char* s
-        cdef Walk w
-        cdef vector[int64_t] heads
-        cdef PageCache c
-        page_cache_init(c)
-        with nogil:
-            for r in range(v.length):
-                if not view_valid(v, r):
-                    continue
-                a = view_start(v, r)
-                s = v.values + a
-                n = view_end(v, r) - a
-                walk_init(w, heads, values, offsets[r] + self.before, offsets[r + 1] - self.after, continuation)
-                if not self.count_row(s, n, w, c, &words[r], &split[r]):
-                    redo[r] = True
-                    split[r] = 0
+        cdef SplitsTask task
+        task.classes = &self.classes
+        task.continuation = self.continuation.data()
+        task.offsets = (<const int64_t*>buffer_address(ids.buffers()[1])) + <int64_t>ids.offset
+        task.values = (<const int32_t*>buffer_address(id_values.buffers()[1])) + <int64_t>id_values.offset
+        task.before, task.after = self.before, self.after
+        if run.view.length:
+            task.words, task.split, task.redo = &words[0], &split[0], &redo[0]
+            rows_run(run, count_rows, NULL, &task)
         return words_np, split_np, redo_np
