@@ -7,7 +7,8 @@ split when two or more of the document's tokens overlap its bytes (a token that 
 start of a word overlaps that word once). A row's words and split words are read off its ids alone,
 each token's shape (`token_spans`) looked up once: where it starts and ends (in a word or in
 whitespace) and how many runs of non-whitespace it holds. Only a token that is no UTF-8 on its own (a
-piece of a character) has its shape read from the text's characters. GIL released.
+piece of a character) has its shape read from the text's characters. GIL released; the split words'
+rows are shared among threads.
 """
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t

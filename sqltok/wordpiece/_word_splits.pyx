@@ -11,8 +11,8 @@ nonspacing marks when it strips accents) no part. Where a `str.split` space is n
 normalizer drops \\x0b \\x0c \\x1c-\\x1f \\x85) two words can share a pre-token: then the document
 holds fewer pre-tokens than its words and the walk runs out; where one is a character of a word
 (\\x1c-\\x1f without clean_text) the row is not read either. Such rows are left to the caller
-(`redo`), as is any other row whose ids do not line up. One pass over each row's bytes and ids, GIL
-released.
+(`redo`), as is any other row whose ids do not line up. One pass over each row's ids, one over its
+bytes, the rows shared among threads, GIL released.
 """
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 from libcpp.vector cimport vector
