@@ -51,6 +51,9 @@ cdef enum:
     PUNCT = 2
     OTHER = 3                   # a byte the fused pass leaves to the general path
     WORD_BUF = 64               # the fused pass folds ASCII words up to this long into a buffer
+    SPECIALS_TEXT = 0           # `_encode_one`: special tokens' text is text,
+    SPECIALS_MATCH = 1          # ... each is its token,
+    SPECIALS_REFUSE = 2         # ... or the text is refused (None)
     NOGIL_BYTES = 4096          # a single str from Python this long or longer is encoded without the GIL
     SCRATCH_IDS = 1 << 20       # the scratch vector of single strs is kept up to this capacity (4 MiB)
 
@@ -112,8 +115,9 @@ cdef class WordPieceEncoder:
     cdef list id_objects                    # int objects of every id, for Python lists (built once)
     cdef IdVector scratch                   # ids of one str (its memory kept for the next call)
     cdef Workspace gil_ws                   # the workspace of short strs, encoded with the GIL held (one at a time)
-    cdef string specials                    # special tokens' text back to back, to see if a str holds some
+    cdef string specials                    # special tokens' text back to back, to find them in a str
     cdef vector[int64_t] special_starts     # special k is specials[special_starts[k]:special_starts[k + 1]]
+    cdef vector[int32_t] special_ids        # ... and its id
     cdef uint8_t special_first[256]         # 1 for each byte a special token's text starts with
     cdef int special_byte                   # the one such byte, or -1 when there are several or none
 
@@ -126,12 +130,12 @@ cdef class WordPieceEncoder:
 
     def __init__(self, list tokens, bytes prefix, int32_t unk_id, int64_t max_input_chars_per_word,
                  normalizer, list single, list pair, list first_pieces, list later_pieces, skip_ids,
-                 list special_texts, int64_t n_model=-1):
+                 list special_tokens, int64_t n_model=-1):
         """`tokens`: token bytes by id; `normalizer`: None or (clean_text, handle_chinese_chars,
         strip_accents, lowercase); `single`: post-processor ids before and after a sequence, `pair`:
         before, between and after two; `first_pieces`/`later_pieces`: decoded text of each id at the
         start of a sequence / after it (bytes); `skip_ids`: ids that decoding leaves out when it skips
-        special tokens (the special tokens); `special_texts`: the special tokens' text (bytes), which `encode_str` can look for;
+        special tokens (the special tokens); `special_tokens`: (text (bytes), id) of each, which `encode_str` can look for;
         `n_model`: how many of `tokens` are the model's (-1: all), the others (HF's added tokens) only
         decoded, never matched by WordPiece."""
         cdef vector[int32_t] initial_keys
@@ -184,10 +188,11 @@ cdef class WordPieceEncoder:
         for i in skip_ids:
             self.skip[i] = 1
         self.special_starts.push_back(0)
-        for t in special_texts:
+        for t, i in special_tokens:
             if t:
                 self.specials.append(<const char*>t, len(t))
                 self.special_starts.push_back(self.specials.size())
+                self.special_ids.push_back(i)
                 self.special_first[t[0]] = 1
         self.special_byte = -1
         for b in range(256):
@@ -404,50 +409,76 @@ cdef class WordPieceEncoder:
         return id_rows_arrow(parts, counts_only, self.pool, run.threads)
 
     # -- one str from Python, without Arrow ---------------------------------------------------------
-    cdef bint _holds_special(self, const uint8_t* p, int64_t n) noexcept nogil:
-        """Whether p[:n] holds the text of a special token."""
-        cdef int64_t i = 0, k, ln
+    cdef int64_t _next_special(self, const uint8_t* p, int64_t i, int64_t n, int32_t* found,
+                               int64_t* length) noexcept nogil:
+        """Where the first special token's text in p[i:n] starts (-1: nowhere), the longest one there
+        (its id in `found`, its length in `length`): what HF's and `Tokenizer._split_specials`'s
+        leftmost, longest-first match finds."""
+        cdef int64_t k, ln
         cdef const uint8_t* at
         if self.special_starts.size() == 1:
-            return False
+            return -1
         while i < n:
             if self.special_byte >= 0:
                 at = <const uint8_t*>memchr(p + i, self.special_byte, n - i)
                 if at == NULL:
-                    return False
+                    return -1
                 i = at - p
             elif not self.special_first[p[i]]:
                 i += 1
                 continue
+            length[0] = 0
             for k in range(<int64_t>self.special_starts.size() - 1):
                 ln = self.special_starts[k + 1] - self.special_starts[k]
-                if ln <= n - i and memcmp(p + i, self.specials.data() + self.special_starts[k], ln) == 0:
-                    return True
+                if length[0] < ln <= n - i and memcmp(p + i, self.specials.data() + self.special_starts[k], ln) == 0:
+                    found[0] = self.special_ids[k]
+                    length[0] = ln
+            if length[0]:
+                return i
             i += 1
-        return False
+        return -1
 
-    cdef object _encode_one(self, str text, bint template, bint counts_only, bint unless_special):
+    cdef void _encode_matching(self, const uint8_t* p, int64_t n, IdVector& out, Workspace& ws) noexcept nogil:
+        """`_encode_text` of the text between the special tokens' texts in p[:n], each of them its id."""
+        cdef int64_t start = 0, at, ln
+        cdef int32_t found
+        while True:
+            at = self._next_special(p, start, n, &found, &ln)
+            if at < 0:
+                break
+            self._encode_text(p + start, at - start, out, ws)
+            out.push_back(found)
+            start = at + ln
+        self._encode_text(p + start, n - start, out, ws)
+
+    cdef object _encode_one(self, str text, bint template, bint counts_only, int specials):
         """Ids (list) or their number of one str, from its own UTF-8 buffer (UnicodeEncodeError for a
-        surrogate); None when `unless_special` and the text holds a special token's text."""
+        surrogate); `specials`: special tokens' text encoded as text (SPECIALS_TEXT), matched
+        (SPECIALS_MATCH), or None for a text that holds some (SPECIALS_REFUSE)."""
         cdef Py_ssize_t n
         cdef const uint8_t* p = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
-        return self._encode_utf8(p, n, template, counts_only, unless_special)
+        return self._encode_utf8(p, n, template, counts_only, specials)
 
-    cdef object _encode_utf8(self, const uint8_t* p, int64_t n, bint template, bint counts_only, bint unless_special):
+    cdef object _encode_utf8(self, const uint8_t* p, int64_t n, bint template, bint counts_only, int specials):
         """`_encode_one` of a str's UTF-8 p[:n] (the str held by the caller). The ids go to the
         encoder's scratch vector (its memory kept for the next call); short texts use the encoder's
         workspace with the GIL held (nothing in `_encode_text` lets other Python code run), long ones
         their own without it."""
         cdef IdVector out
         cdef object result
-        if unless_special and self._holds_special(p, n):
+        cdef int32_t found
+        cdef int64_t ln
+        if specials == SPECIALS_REFUSE and self._next_special(p, 0, n, &found, &ln) >= 0:
             return None
         out.swap(self.scratch)  # (swapped back below: a call made meanwhile, from a finalizer or a thread, gets its own)
         out.clear()
         if n < NOGIL_BYTES:
-            self._encode_text(p, n, out, self.gil_ws)
+            if specials == SPECIALS_MATCH:
+                self._encode_matching(p, n, out, self.gil_ws)
+            else:
+                self._encode_text(p, n, out, self.gil_ws)
         else:
-            self._encode_long(p, n, out)
+            self._encode_long(p, n, out, specials == SPECIALS_MATCH)
         if counts_only:
             result = <int64_t>out.size() + <int64_t>(self.before.size() + self.after.size()) * template
         else:
@@ -458,18 +489,22 @@ cdef class WordPieceEncoder:
             out.swap(self.scratch)
         return result
 
-    cdef void _encode_long(self, const uint8_t* p, int64_t n, IdVector& out) noexcept:
-        """`_encode_text` of a long text, without the GIL, in a workspace of its own."""
+    cdef void _encode_long(self, const uint8_t* p, int64_t n, IdVector& out, bint match) noexcept:
+        """`_encode_text` (`_encode_matching` when `match`) of a long text, without the GIL, in a
+        workspace of its own."""
         cdef Workspace ws
         page_cache_init(ws.w.cache)
         with nogil:
             out.reserve(n // 2 + 16)  # (address space only: see `_encode_rows`)
-            self._encode_text(p, n, out, ws)
+            if match:
+                self._encode_matching(p, n, out, ws)
+            else:
+                self._encode_text(p, n, out, ws)
 
     cdef list _framed_list(self, const IdVector& ids, bint template):
         """`ids` as a Python list of the shared int objects, inside the post-processor's tokens when
         `template`."""
-        cdef int64_t k = 0, i, n = <int64_t>ids.size()
+        cdef int64_t i, n = <int64_t>ids.size()
         cdef int64_t a = <int64_t>self.before.size() if template else 0
         cdef int64_t b = <int64_t>self.after.size() if template else 0
         cdef list out = PyList_New(a + n + b)
@@ -489,16 +524,19 @@ cdef class WordPieceEncoder:
             _list_set(out, a + n + i, item)
         return out
 
-    def encode_str(self, str text not None, bint template=True, bint counts_only=False, bint unless_special=False):
+    def encode_str(self, str text not None, bint template=True, bint counts_only=False, bint unless_special=False,
+                   bint match_special=False):
         """Ids (a list of int) of one str, or with `counts_only` their number, with the post-processor's
-        tokens around them when `template`: the direct path, no Arrow on the way. With
-        `unless_special`, None for a text that holds a special token's text (which the caller
+        tokens around them when `template`: the direct path, no Arrow on the way. Special tokens'
+        text is text, or with `match_special` each is its token (as `encode(text, allowed_special="all")`);
+        with `unless_special`, None for a text that holds a special token's text (which the caller
         matches or refuses)."""
-        return self._encode_one(text, template, counts_only, unless_special)
+        return self._encode_one(text, template, counts_only,
+                                SPECIALS_MATCH if match_special else SPECIALS_REFUSE if unless_special else SPECIALS_TEXT)
 
     def encode_strs(self, list texts not None, bint template=True, bint counts_only=False):
         """`encode_str` of every str of `texts` (a list of results)."""
-        return [self._encode_one(text, template, counts_only, False) for text in texts]
+        return [self._encode_one(text, template, counts_only, SPECIALS_TEXT) for text in texts]
 
     # -- ids -> text -------------------------------------------------------------------------------
     cdef TokenPieces _pieces(self, bint skip_special):
@@ -562,10 +600,10 @@ cdef class WordPieceDirect:
 
     def encode(self, text, *, allowed_special=_NOTHING, disallowed_special=_ALL):
         """`Tokenizer.encode`: one call to the encoder when the tokenizer has no added tokens to split
-        at, the text holds no special token's text and the policy is one that the text is all it
-        depends on (every special token allowed, or every one disallowed, or none of either);
-        otherwise, and for a text that is not a str or holds a surrogate, the base class's `encode`,
-        with its errors."""
+        at and the policy is one that the text is all it depends on: every special token allowed
+        (each matched), or none (their text is text), or every one disallowed and the text holds
+        none; otherwise, and for a text that is not a str or holds a surrogate, the base class's
+        `encode`, with its errors."""
         cdef int allowed, disallowed
         cdef Py_ssize_t n
         cdef const char* p
@@ -577,7 +615,8 @@ cdef class WordPieceDirect:
                 if p == NULL:  # (a surrogate: the base class gives the error that says so)
                     PyErr_Clear()
                 else:
-                    ids = self._encoder._encode_utf8(<const uint8_t*>p, n, True, False, allowed or disallowed)
+                    ids = self._encoder._encode_utf8(<const uint8_t*>p, n, True, False, SPECIALS_MATCH if allowed else
+                                                     SPECIALS_REFUSE if disallowed else SPECIALS_TEXT)
                     if ids is not None:
                         return ids
         return self._generic_encode(text, allowed_special, disallowed_special)

@@ -64,7 +64,7 @@ class WordPieceTokenizer(Tokenizer, WordPieceDirect):
             [t.encode() for t in spec.tokens], spec.prefix.encode(), vocab[spec.unk_token],
             spec.max_input_chars_per_word, spec.normalizer, list(spec.single), list(spec.pair),
             [t.encode() for t in first], [t.encode() for t in later], list(self._special_by_id),
-            [s.encode() for s in self._special_tokens], -1 if spec.n_model is None else spec.n_model)
+            [(s.encode(), i) for s, i in self._special_tokens.items()], -1 if spec.n_model is None else spec.n_model)
         self._added = self._added_rows(spec)
         self._token_strings = pa.array(spec.tokens, pa.large_string())  # tokens() shows them as HF does
         self._token_bytes = self._token_strings.cast(pa.large_binary())
