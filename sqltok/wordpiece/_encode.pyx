@@ -13,6 +13,7 @@ in, a list of shared int objects out.
 """
 from cpython.list cimport PyList_New
 from cpython.ref cimport PyObject
+cimport cython
 from cpython.exc cimport PyErr_Clear
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
@@ -91,6 +92,7 @@ cdef inline void _extend(IdVector& out, const vector[int32_t]& ids) noexcept nog
     out.insert(out.end(), ids.begin(), ids.end())
 
 
+@cython.final  # (no subclass: its methods are called directly, not through a table)
 cdef class WordPieceEncoder:
     """A WordPiece vocabulary with BERT's normalizer and pre-tokenizer; build once, encode from any
     number of threads."""
