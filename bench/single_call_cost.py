@@ -10,7 +10,7 @@ round (best of `--rounds`, microseconds per call):
 
 - bert-base-uncased `encode`: sqltok `encode(text, allowed_special="all")` (HF's default: special
   tokens' text matched, [CLS] ... [SEP] around), the encoder's own call (`encode_str`: the special-
-  token scan, normalizer, pre-tokenizer, lookups and the list of ids), the same counting only (no
+  token matching, normalizer, pre-tokenizer, lookups and the list of ids), the same counting only (no
   list built), and a call on the empty text (the fixed cost); HF `encode(text)` (its Encoding) and
   `encode(text).ids`.
 - o200k `encode_ordinary`: sqltok's method, the encoder's own call (`encode_str`), counting only
@@ -132,8 +132,8 @@ def layers(args) -> dict[str, tuple[str, dict, Callable, Callable | None]]:
         enc = bert._encoder
         out["encode"] = ("HF encode().ids", {
             "sqltok encode": lambda t: bert.encode(t, allowed_special="all"),
-            "sqltok encoder call": lambda t: enc.encode_str(t, True, False, True),
-            "sqltok encoder, count only": lambda t: enc.encode_str(t, True, True, True),
+            "sqltok encoder call": lambda t: enc.encode_str(t, True, False, match_special=True),
+            "sqltok encoder, count only": lambda t: enc.encode_str(t, True, True, match_special=True),
             "sqltok encode('')": lambda t: bert.encode("", allowed_special="all"),
             "HF encode()": hf.encode,
             "HF encode().ids": lambda t: hf.encode(t).ids,

@@ -9,6 +9,7 @@ import pytest
 
 import sqltok
 from sqltok import BPETokenizer, Tokenizer, WordPieceTokenizer
+from sqltok.wordpiece._encode import WordPieceDirect
 
 PACKAGE = Path(sqltok.__file__).parent
 
@@ -86,7 +87,9 @@ def test_store_knows_nothing_of_tokenizers():
 
 
 def test_families_are_siblings_over_one_base():
-    assert BPETokenizer.__bases__ == (Tokenizer,) and WordPieceTokenizer.__bases__ == (Tokenizer,)
+    # (WordPiece's other base is its own C half, `WordPieceDirect`, no family)
+    assert BPETokenizer.__bases__ == (Tokenizer,) and WordPieceTokenizer.__bases__ == (Tokenizer, WordPieceDirect)
+    assert not issubclass(WordPieceDirect, Tokenizer)
     assert not hasattr(WordPieceTokenizer, "candidates_arrow") and not hasattr(WordPieceTokenizer, "letter_mask")
     assert not hasattr(Tokenizer, "from_model")  # the base knows no family
 

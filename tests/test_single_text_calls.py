@@ -3,6 +3,8 @@ special-token policy (the encoder's own look for special-token text, with specia
 with one byte and with several), and `decode` under every `errors` policy, strict's error included."""
 from __future__ import annotations
 
+import random
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -67,6 +69,27 @@ def test_wordpiece_encode_matches_special_text_anywhere(wordpiece):
                 wordpiece.encode(text)
     assert wordpiece.encode("[" * 50 + "<" * 50, allowed_special="all") == \
         wordpiece.encode("[" * 50 + "<" * 50, disallowed_special=())
+
+
+def test_wordpiece_encode_long_texts_and_nested_special_tokens(bundled, tmp_path):
+    """Texts of 4 KB and more (encoded without the GIL) and special tokens one of which starts another
+    ("<s>", "<s>>": the longest is matched): `encode` gives what the generic path gives."""
+    bert = Tokenizer.load(bundled("bert-base-uncased_tokenizer.json"))
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(bert.spec.tokens + ["<s>", "<s>>"]) + "\n", encoding="utf-8")
+    nested = WordPieceTokenizer.load(vocab, cls_token="<s>", sep_token="<s>>")
+    assert {"<s>", "<s>>"} <= nested.special_tokens_set
+    pick = random.Random(15)
+    parts = ["[CLS]", "[SEP]", "[MASK]", "[", "<s>", "<s>>", "<s>>>", "<", " ", "hello", "World", "naïve", "日本", "!"]
+    texts = ["".join(pick.choices(parts, k=k)) for k in (3, 40, 2000, 2000)]
+    assert len(texts[-1].encode()) >= 4096
+    for tok in (bert, nested):
+        for text in texts:
+            for allowed, disallowed in POLICIES:
+                got = outcome(lambda: tok.encode(text, allowed_special=allowed, disallowed_special=disallowed))
+                expected = outcome(lambda: Tokenizer.encode(tok, text, allowed_special=allowed,
+                                                            disallowed_special=disallowed))
+                assert got == expected, (text[:40], allowed, disallowed)
 
 
 BYTES = st.binary(max_size=30)  # byte-level tokens spell any bytes, valid UTF-8 or not

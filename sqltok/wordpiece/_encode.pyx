@@ -11,6 +11,10 @@ normalizer first. A word that is not one token is split by one walk per piece do
 Arrow from C vectors without a copy. Single Python str take the direct path: their own UTF-8 buffer
 in, a list of shared int objects out.
 """
+from cpython.list cimport PyList_New
+from cpython.ref cimport PyObject
+cimport cython
+from cpython.exc cimport PyErr_Clear
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memchr, memcmp, memcpy
@@ -29,7 +33,8 @@ from sqltok.native.bytes_table cimport (BytesTable, _mix64, bytes_hash, bytes_ta
 from sqltok.native.decode_arrow cimport TokenPieces, decode_arrow
 from sqltok.native.id_lists cimport IdRows, IdVector
 from sqltok.native.decode_ids cimport decode_ids, decode_text
-from sqltok.native.id_output cimport IdPool, id_list, id_pool_new, id_pool_release, id_pool_take, id_rows_arrow
+from sqltok.native.id_output cimport (IdPool, _incref, _list_get, _list_set, id_pool_new, id_pool_release, id_pool_take,
+                                      id_rows_arrow)
 from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
 from sqltok.native.portable cimport ctz64
 from sqltok.normalizers.unicode_normalize cimport NfWork, PageCache, cached_flags, page_cache_init, utf8_decode
@@ -47,7 +52,11 @@ cdef enum:
     PUNCT = 2
     OTHER = 3                   # a byte the fused pass leaves to the general path
     WORD_BUF = 64               # the fused pass folds ASCII words up to this long into a buffer
+    SPECIALS_TEXT = 0           # `_encode_one`: special tokens' text is text,
+    SPECIALS_MATCH = 1          # ... each is its token,
+    SPECIALS_REFUSE = 2         # ... or the text is refused (None)
     NOGIL_BYTES = 4096          # a single str from Python this long or longer is encoded without the GIL
+    SCRATCH_IDS = 1 << 20       # the scratch vector of single strs is kept up to this capacity (4 MiB)
 
 
 cdef inline uint64_t block_in(uint64_t x, uint64_t lo, uint64_t hi) noexcept nogil:
@@ -83,6 +92,7 @@ cdef inline void _extend(IdVector& out, const vector[int32_t]& ids) noexcept nog
     out.insert(out.end(), ids.begin(), ids.end())
 
 
+@cython.final  # (no subclass: its methods are called directly, not through a table)
 cdef class WordPieceEncoder:
     """A WordPiece vocabulary with BERT's normalizer and pre-tokenizer; build once, encode from any
     number of threads."""
@@ -105,26 +115,29 @@ cdef class WordPieceEncoder:
     cdef vector[uint8_t] skip
     cdef IdPool* pool                       # ids memory handed back by Arrow, for the next call
     cdef list id_objects                    # int objects of every id, for Python lists (built once)
-    cdef IdVector scratch                   # ids of one short str (its memory kept for the next call)
-    cdef string specials                    # special tokens' text back to back, to see if a str holds some
+    cdef IdVector scratch                   # ids of one str (its memory kept for the next call)
+    cdef Workspace gil_ws                   # the workspace of short strs, encoded with the GIL held (one at a time)
+    cdef string specials                    # special tokens' text back to back, to find them in a str
     cdef vector[int64_t] special_starts     # special k is specials[special_starts[k]:special_starts[k + 1]]
+    cdef vector[int32_t] special_ids        # ... and its id
     cdef uint8_t special_first[256]         # 1 for each byte a special token's text starts with
     cdef int special_byte                   # the one such byte, or -1 when there are several or none
 
     def __cinit__(self):
         self.pool = id_pool_new()
+        page_cache_init(self.gil_ws.w.cache)
 
     def __dealloc__(self):
         id_pool_release(self.pool)
 
     def __init__(self, list tokens, bytes prefix, int32_t unk_id, int64_t max_input_chars_per_word,
                  normalizer, list single, list pair, list first_pieces, list later_pieces, skip_ids,
-                 list special_texts, int64_t n_model=-1):
+                 list special_tokens, int64_t n_model=-1):
         """`tokens`: token bytes by id; `normalizer`: None or (clean_text, handle_chinese_chars,
         strip_accents, lowercase); `single`: post-processor ids before and after a sequence, `pair`:
         before, between and after two; `first_pieces`/`later_pieces`: decoded text of each id at the
         start of a sequence / after it (bytes); `skip_ids`: ids that decoding leaves out when it skips
-        special tokens (the special tokens); `special_texts`: the special tokens' text (bytes), which `encode_str` can look for;
+        special tokens (the special tokens); `special_tokens`: (text (bytes), id) of each, which `encode_str` can look for;
         `n_model`: how many of `tokens` are the model's (-1: all), the others (HF's added tokens) only
         decoded, never matched by WordPiece."""
         cdef vector[int32_t] initial_keys
@@ -177,10 +190,11 @@ cdef class WordPieceEncoder:
         for i in skip_ids:
             self.skip[i] = 1
         self.special_starts.push_back(0)
-        for t in special_texts:
+        for t, i in special_tokens:
             if t:
                 self.specials.append(<const char*>t, len(t))
                 self.special_starts.push_back(self.specials.size())
+                self.special_ids.push_back(i)
                 self.special_first[t[0]] = 1
         self.special_byte = -1
         for b in range(256):
@@ -397,72 +411,134 @@ cdef class WordPieceEncoder:
         return id_rows_arrow(parts, counts_only, self.pool, run.threads)
 
     # -- one str from Python, without Arrow ---------------------------------------------------------
-    cdef bint _holds_special(self, const uint8_t* p, int64_t n) noexcept nogil:
-        """Whether p[:n] holds the text of a special token."""
-        cdef int64_t i = 0, k, ln
+    cdef int64_t _next_special(self, const uint8_t* p, int64_t i, int64_t n, int32_t* found,
+                               int64_t* length) noexcept nogil:
+        """Where the first special token's text in p[i:n] starts (-1: nowhere), the longest one there
+        (its id in `found`, its length in `length`): what HF's and `Tokenizer._split_specials`'s
+        leftmost, longest-first match finds."""
+        cdef int64_t k, ln
         cdef const uint8_t* at
         if self.special_starts.size() == 1:
-            return False
+            return -1
         while i < n:
             if self.special_byte >= 0:
                 at = <const uint8_t*>memchr(p + i, self.special_byte, n - i)
                 if at == NULL:
-                    return False
+                    return -1
                 i = at - p
             elif not self.special_first[p[i]]:
                 i += 1
                 continue
+            length[0] = 0
             for k in range(<int64_t>self.special_starts.size() - 1):
                 ln = self.special_starts[k + 1] - self.special_starts[k]
-                if ln <= n - i and memcmp(p + i, self.specials.data() + self.special_starts[k], ln) == 0:
-                    return True
+                if length[0] < ln <= n - i and memcmp(p + i, self.specials.data() + self.special_starts[k], ln) == 0:
+                    found[0] = self.special_ids[k]
+                    length[0] = ln
+            if length[0]:
+                return i
             i += 1
-        return False
+        return -1
 
-    cdef object _encode_one(self, str text, bint template, bint counts_only, bint unless_special):
+    cdef void _encode_matching(self, const uint8_t* p, int64_t n, IdVector& out, Workspace& ws) noexcept nogil:
+        """`_encode_text` of the text between the special tokens' texts in p[:n], each of them its id."""
+        cdef int64_t start = 0, at, ln
+        cdef int32_t found
+        while True:
+            at = self._next_special(p, start, n, &found, &ln)
+            if at < 0:
+                break
+            self._encode_text(p + start, at - start, out, ws)
+            out.push_back(found)
+            start = at + ln
+        self._encode_text(p + start, n - start, out, ws)
+
+    cdef object _encode_one(self, str text, bint template, bint counts_only, int specials):
         """Ids (list) or their number of one str, from its own UTF-8 buffer (UnicodeEncodeError for a
-        surrogate); None when `unless_special` and the text holds a special token's text. The GIL
-        is released for long texts; short ones reuse the encoder's scratch vector."""
+        surrogate); `specials`: special tokens' text encoded as text (SPECIALS_TEXT), matched
+        (SPECIALS_MATCH), or None for a text that holds some (SPECIALS_REFUSE)."""
         cdef Py_ssize_t n
         cdef const uint8_t* p = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
-        cdef Workspace ws
+        return self._encode_utf8(p, n, template, counts_only, specials)
+
+    cdef object _encode_utf8(self, const uint8_t* p, int64_t n, bint template, bint counts_only, int specials):
+        """`_encode_one` of a str's UTF-8 p[:n] (the str held by the caller). The ids go to the
+        encoder's scratch vector (its memory kept for the next call); short texts use the encoder's
+        workspace with the GIL held (nothing in `_encode_text` lets other Python code run), long ones
+        their own without it."""
         cdef IdVector out
         cdef object result
-        if unless_special and self._holds_special(p, n):
+        cdef int32_t found
+        cdef int64_t ln
+        if specials == SPECIALS_REFUSE and self._next_special(p, 0, n, &found, &ln) >= 0:
             return None
-        page_cache_init(ws.w.cache)
+        out.swap(self.scratch)  # (swapped back below: a call made meanwhile, from a finalizer or a thread, gets its own)
+        out.clear()
         if n < NOGIL_BYTES:
-            out.swap(self.scratch)  # (swapped back below: a call made meanwhile, from a finalizer, gets its own)
-            out.clear()
-        if template:
-            _extend(out, self.before)
-        if n < NOGIL_BYTES:
-            self._encode_text(p, n, out, ws)
+            if specials == SPECIALS_MATCH:
+                self._encode_matching(p, n, out, self.gil_ws)
+            else:
+                self._encode_text(p, n, out, self.gil_ws)
         else:
-            with nogil:
-                self._encode_text(p, n, out, ws)
-        if template:
-            _extend(out, self.after)
+            self._encode_long(p, n, out, specials == SPECIALS_MATCH)
         if counts_only:
-            result = <int64_t>out.size()
+            result = <int64_t>out.size() + <int64_t>(self.before.size() + self.after.size()) * template
         else:
             if self.id_objects is None:
                 self.id_objects = list(range(self.starts.size()))
-            result = id_list(out.data(), <int64_t>out.size(), self.id_objects)
-        if n < NOGIL_BYTES and out.capacity() > self.scratch.capacity():
+            result = self._framed_list(out, template)
+        if self.scratch.capacity() < out.capacity() <= SCRATCH_IDS:
             out.swap(self.scratch)
         return result
 
-    def encode_str(self, str text not None, bint template=True, bint counts_only=False, bint unless_special=False):
+    cdef void _encode_long(self, const uint8_t* p, int64_t n, IdVector& out, bint match) noexcept:
+        """`_encode_text` (`_encode_matching` when `match`) of a long text, without the GIL, in a
+        workspace of its own."""
+        cdef Workspace ws
+        page_cache_init(ws.w.cache)
+        with nogil:
+            out.reserve(n // 2 + 16)  # (address space only: see `_encode_rows`)
+            if match:
+                self._encode_matching(p, n, out, ws)
+            else:
+                self._encode_text(p, n, out, ws)
+
+    cdef list _framed_list(self, const IdVector& ids, bint template):
+        """`ids` as a Python list of the shared int objects, inside the post-processor's tokens when
+        `template`."""
+        cdef int64_t i, n = <int64_t>ids.size()
+        cdef int64_t a = <int64_t>self.before.size() if template else 0
+        cdef int64_t b = <int64_t>self.after.size() if template else 0
+        cdef list out = PyList_New(a + n + b)
+        cdef list objects = self.id_objects
+        cdef PyObject* item
+        for i in range(a):
+            item = _list_get(objects, self.before[i])
+            _incref(item)
+            _list_set(out, i, item)
+        for i in range(n):
+            item = _list_get(objects, ids[i])
+            _incref(item)
+            _list_set(out, a + i, item)
+        for i in range(b):
+            item = _list_get(objects, self.after[i])
+            _incref(item)
+            _list_set(out, a + n + i, item)
+        return out
+
+    def encode_str(self, str text not None, bint template=True, bint counts_only=False, bint unless_special=False,
+                   bint match_special=False):
         """Ids (a list of int) of one str, or with `counts_only` their number, with the post-processor's
-        tokens around them when `template`: the direct path, no Arrow on the way. With
-        `unless_special`, None for a text that holds a special token's text (which the caller
+        tokens around them when `template`: the direct path, no Arrow on the way. Special tokens'
+        text is text, or with `match_special` each is its token (as `encode(text, allowed_special="all")`);
+        with `unless_special`, None for a text that holds a special token's text (which the caller
         matches or refuses)."""
-        return self._encode_one(text, template, counts_only, unless_special)
+        return self._encode_one(text, template, counts_only,
+                                SPECIALS_MATCH if match_special else SPECIALS_REFUSE if unless_special else SPECIALS_TEXT)
 
     def encode_strs(self, list texts not None, bint template=True, bint counts_only=False):
         """`encode_str` of every str of `texts` (a list of results)."""
-        return [self._encode_one(text, template, counts_only, False) for text in texts]
+        return [self._encode_one(text, template, counts_only, SPECIALS_TEXT) for text in texts]
 
     # -- ids -> text -------------------------------------------------------------------------------
     cdef TokenPieces _pieces(self, bint skip_special):
@@ -499,24 +575,53 @@ cdef class WordPieceEncoder:
         return self.vocab.substr(self.starts[token_id], self.ends[token_id] - self.starts[token_id])
 
 
-def tokenizer_encode(tokenizer, text, *, allowed_special=frozenset(), disallowed_special="all"):
-    """`Tokenizer.encode` of a WordPieceTokenizer (its `encode` method; Python str in, list of int out):
-    one call to the encoder when the tokenizer has no added tokens to split at, the text holds no
-    special token's text and the policy is one that the text is all it depends on (every special
-    token allowed, or every one disallowed, or none of either); otherwise, and for a text that is
-    not a str or holds a surrogate, the base class's
-    `encode`, with its errors. A C function rather than a Python method: for a short text the
-    interpreter's frame and keyword binding cost more than the encoding."""
-    cdef WordPieceEncoder enc = tokenizer._encoder
-    if type(text) is str and tokenizer._added is None and (not allowed_special or allowed_special == "all") and \
-            (not disallowed_special or disallowed_special == "all"):
-        try:
-            ids = enc._encode_one(text, True, False, bool(allowed_special) or bool(disallowed_special))
-        except UnicodeEncodeError:  # (a surrogate: the base class gives the error that says so)
-            ids = None
-        if ids is not None:
-            return ids
-    return tokenizer._generic_encode(text, allowed_special, disallowed_special)
+cdef extern from "Python.h":
+    # its UTF-8, or NULL with the error set (no exception raised here: the caller clears it)
+    const char* _utf8_or_null "PyUnicode_AsUTF8AndSize"(object, Py_ssize_t*)
+
+
+cdef object _ALL = "all"
+cdef object _NOTHING = frozenset()
+
+
+cdef inline int _policy(object policy) except -1:
+    """A special-token policy of `encode`: 0 when empty, 1 when "all", 2 otherwise."""
+    if policy is _ALL:  # (the usual cases first, by identity: the literal "all" is one interned str)
+        return 1
+    if policy is _NOTHING or not policy:
+        return 0
+    return 1 if policy == "all" else 2
+
+
+cdef class WordPieceDirect:
+    """The C half of `WordPieceTokenizer` (its other base): the encoder and the added-token path held
+    in C fields, and `encode`, which reads them without an attribute lookup (for a short text the
+    lookups, the interpreter's frame and keyword binding would cost more than the encoding)."""
+    cdef public WordPieceEncoder _encoder
+    cdef public object _added                   # the tokenizer's AddedRows, or None
+
+    def encode(self, text, *, allowed_special=_NOTHING, disallowed_special=_ALL):
+        """`Tokenizer.encode`: one call to the encoder when the tokenizer has no added tokens to split
+        at and the policy is one that the text is all it depends on: every special token allowed
+        (each matched), or none (their text is text), or every one disallowed and the text holds
+        none; otherwise, and for a text that is not a str or holds a surrogate, the base class's
+        `encode`, with its errors."""
+        cdef int allowed, disallowed
+        cdef Py_ssize_t n
+        cdef const char* p
+        if type(text) is str and self._added is None:
+            allowed = _policy(allowed_special)
+            disallowed = _policy(disallowed_special)
+            if allowed < 2 and disallowed < 2:
+                p = _utf8_or_null(text, &n)
+                if p == NULL:  # (a surrogate: the base class gives the error that says so)
+                    PyErr_Clear()
+                else:
+                    ids = self._encoder._encode_utf8(<const uint8_t*>p, n, True, False, SPECIALS_MATCH if allowed else
+                                                     SPECIALS_REFUSE if disallowed else SPECIALS_TEXT)
+                    if ids is not None:
+                        return ids
+        return self._generic_encode(text, allowed_special, disallowed_special)
 
 
 cdef struct WordPieceCall:      # what the threads of one encode_arrow call share

@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 
 from sqltok.added_rows import AddedRows
 from sqltok.normalizers._normalize import bert_normalize_arrow
-from sqltok.wordpiece._encode import WordPieceEncoder, tokenizer_encode
+from sqltok.wordpiece._encode import WordPieceDirect, WordPieceEncoder
 from sqltok.errors import SqltokError
 from sqltok.formats.errors import UnsupportedTokenizerError
 from sqltok.wordpiece.files import WordPieceSpec, read_vocab_txt, read_wordpiece_json
@@ -37,7 +37,7 @@ def _cleanup(text: str) -> str:
     return text
 
 
-class WordPieceTokenizer(Tokenizer):
+class WordPieceTokenizer(Tokenizer, WordPieceDirect):
     """A loaded WordPiece tokenizer; build one with `Tokenizer.load(path)` (tokenizer.json or
     vocab.txt) or `WordPieceTokenizer.load(vocab_txt, lowercase=False, ...)` with vocab.txt options."""
 
@@ -64,7 +64,7 @@ class WordPieceTokenizer(Tokenizer):
             [t.encode() for t in spec.tokens], spec.prefix.encode(), vocab[spec.unk_token],
             spec.max_input_chars_per_word, spec.normalizer, list(spec.single), list(spec.pair),
             [t.encode() for t in first], [t.encode() for t in later], list(self._special_by_id),
-            [s.encode() for s in self._special_tokens], -1 if spec.n_model is None else spec.n_model)
+            [(s.encode(), i) for s, i in self._special_tokens.items()], -1 if spec.n_model is None else spec.n_model)
         self._added = self._added_rows(spec)
         self._token_strings = pa.array(spec.tokens, pa.large_string())  # tokens() shows them as HF does
         self._token_bytes = self._token_strings.cast(pa.large_binary())
@@ -170,11 +170,11 @@ class WordPieceTokenizer(Tokenizer):
         except UnicodeEncodeError:  # (a surrogate: the error that says so)
             return self._encoder.encode_str(self._utf8_texts([text])[0], True, counts_only)
 
-    encode = tokenizer_encode  # `Tokenizer.encode`, one call to the encoder for the usual policies
+    encode = WordPieceDirect.encode  # `Tokenizer.encode`, one call to the encoder for the usual policies
 
     def _generic_encode(self, text: str, allowed_special: AllowedSpecial,
                         disallowed_special: AllowedSpecial) -> list[int]:
-        """The base class's `encode`, for what `tokenizer_encode` leaves to it."""
+        """The base class's `encode`, for what `WordPieceDirect.encode` leaves to it."""
         return super().encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
 
     def decode(self, ids: Sequence[int], errors: str = "replace", *, skip_special_tokens: bool | None = None) -> str:
