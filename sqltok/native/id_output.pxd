@@ -160,15 +160,20 @@ cdef extern from "Python.h":
     void _incref "Py_INCREF"(PyObject*)
 
 
-cdef inline list id_list(const int32_t* ids, int64_t n, list id_objects):
-    """ids[:n] as a Python list, each id the shared int object of `id_objects` (no int made per token)."""
-    cdef list out = PyList_New(n)
+cdef inline void id_list_fill(list out, int64_t at, const int32_t* ids, int64_t n, list id_objects):
+    """Put ids[:n] in the new list `out` from item `at` on, each id the shared int object of `id_objects`."""
     cdef int64_t i
     cdef PyObject* item
     for i in range(n):
         item = _list_get(id_objects, ids[i])
         _incref(item)
-        _list_set(out, i, item)
+        _list_set(out, at + i, item)
+
+
+cdef inline list id_list(const int32_t* ids, int64_t n, list id_objects):
+    """ids[:n] as a Python list, each id the shared int object of `id_objects` (no int made per token)."""
+    cdef list out = PyList_New(n)
+    id_list_fill(out, 0, ids, n, id_objects)
     return out
 
 

@@ -12,7 +12,6 @@ Arrow from C vectors without a copy. Single Python str take the direct path: the
 in, a list of shared int objects out.
 """
 from cpython.list cimport PyList_New
-from cpython.ref cimport PyObject
 cimport cython
 from cpython.exc cimport PyErr_Clear
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
@@ -33,7 +32,7 @@ from sqltok.native.bytes_table cimport (BytesTable, _mix64, bytes_hash, bytes_ta
 from sqltok.native.decode_arrow cimport TokenPieces, decode_arrow
 from sqltok.native.id_lists cimport IdRows, IdVector
 from sqltok.native.decode_ids cimport decode_ids, decode_text
-from sqltok.native.id_output cimport (IdPool, _incref, _list_get, _list_set, id_pool_new, id_pool_release, id_pool_take,
+from sqltok.native.id_output cimport (IdPool, id_list_fill, id_pool_new, id_pool_release, id_pool_take,
                                       id_rows_arrow)
 from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
 from sqltok.native.portable cimport ctz64
@@ -506,24 +505,13 @@ cdef class WordPieceEncoder:
     cdef list _framed_list(self, const IdVector& ids, bint template):
         """`ids` as a Python list of the shared int objects, inside the post-processor's tokens when
         `template`."""
-        cdef int64_t i, n = <int64_t>ids.size()
+        cdef int64_t n = <int64_t>ids.size()
         cdef int64_t a = <int64_t>self.before.size() if template else 0
         cdef int64_t b = <int64_t>self.after.size() if template else 0
         cdef list out = PyList_New(a + n + b)
-        cdef list objects = self.id_objects
-        cdef PyObject* item
-        for i in range(a):
-            item = _list_get(objects, self.before[i])
-            _incref(item)
-            _list_set(out, i, item)
-        for i in range(n):
-            item = _list_get(objects, ids[i])
-            _incref(item)
-            _list_set(out, a + i, item)
-        for i in range(b):
-            item = _list_get(objects, self.after[i])
-            _incref(item)
-            _list_set(out, a + n + i, item)
+        id_list_fill(out, 0, self.before.data(), a, self.id_objects)
+        id_list_fill(out, a, ids.data(), n, self.id_objects)
+        id_list_fill(out, a + n, self.after.data(), b, self.id_objects)
         return out
 
     def encode_str(self, str text not None, bint template=True, bint counts_only=False, bint unless_special=False,
