@@ -1,6 +1,8 @@
 """The package's shape: no import cycle in `sqltok/`, no sqltok import hidden inside a function, the
 tokenizer families as siblings over one base, and SQL names that leave DuckDB's built-ins working."""
 import ast
+import importlib
+import sys
 from pathlib import Path
 
 import duckdb
@@ -138,15 +140,17 @@ def test_builtins_keep_their_null_handling(con, query):
     assert con.execute(query).fetchall() == [(None,)]
 
 
-@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc/self/maps (Linux)")
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="looks for GNU OpenMP's symbols (Linux)")
 def test_parallel_modules_are_built_with_openmp():
-    """The encoder, normalizers and WordPiece were built with OpenMP (setup.py probes the compiler;
-    a build without it runs on one thread, silently)."""
-    import sqltok.bpe._encode  # noqa: F401
-    import sqltok.normalizers._normalize  # noqa: F401
-    import sqltok.wordpiece._encode  # noqa: F401
-
-    assert "libgomp" in Path("/proc/self/maps").read_text()
+    """Every extension with parallel loops (its own prange, or the rows driver of parallel_rows.pxd)
+    was built with OpenMP: setup.py adds the flag by module name, and a module left off that list
+    compiles its prange to a plain loop and runs on one thread, silently (the split-word kernels
+    once did)."""
+    parallel = sorted(_module_name(p) for p in PACKAGE.rglob("*.pyx")
+                      if "prange" in p.read_text() or "parallel_rows" in p.read_text())
+    assert "sqltok.bpe._encode" in parallel and "sqltok.wordpiece._word_splits" in parallel
+    serial = [m for m in parallel if b"GOMP_parallel" not in Path(importlib.import_module(m).__file__).read_bytes()]
+    assert serial == []
 
 
 def test_token_tables_by_id(bundled):
