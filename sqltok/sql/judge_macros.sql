@@ -31,16 +31,19 @@ texts AS (
     FROM query(q) AS d
     WHERE d.text IS NOT NULL
 ),
-docs AS MATERIALIZED (  -- g: the group as a number, which groups and joins faster than its name
-    SELECT text, grp, dense_rank() OVER (ORDER BY grp) AS g, strlen(text) AS bytes,
-           length(text) AS characters, sqltok_pretoken_count(text) AS pretokens
+docs AS MATERIALIZED (
+    SELECT text, grp, strlen(text) AS bytes, length(text) AS characters, sqltok_pretoken_count(text) AS pretokens
     FROM texts
+),
+group_numbers AS MATERIALIZED (  -- g: the group as a number, which groups and joins faster than its
+                                 -- name (numbered apart from the texts: a window over them would sort them)
+    SELECT grp, row_number() OVER (ORDER BY grp) AS g FROM (SELECT DISTINCT grp FROM docs)
 ),
 tallied AS MATERIALIZED (  -- each text encoded once per tokenizer: its tokens, words, split words, and
                            -- the distinct ids with their counts of its group's texts in its batch
                            -- (on one of them: many times fewer rows to sum than ids)
-    SELECT t.position, d.g, d.bytes, d.characters, d.pretokens, sqltok_tally(t.tokenizer, d.text, d.g) AS c
-    FROM docs AS d CROSS JOIN tokenizers AS t
+    SELECT t.position, n.g, d.bytes, d.characters, d.pretokens, sqltok_tally(t.tokenizer, d.text, n.g) AS c
+    FROM docs AS d JOIN group_numbers AS n USING (grp) CROSS JOIN tokenizers AS t
 ),
 per_document AS MATERIALIZED (  -- g 0: all groups
     SELECT position, coalesce(g, 0) AS g, grouping(g) = 1 AS overall,
@@ -87,7 +90,7 @@ metrics AS (
            c.tokens / nullif(c.bytes, 0) AS tokens_per_byte, t.position
     FROM per_document AS c
     JOIN tokenizers AS t USING (position)
-    LEFT JOIN (SELECT DISTINCT g, grp FROM docs) AS n ON n.g = c.g
+    LEFT JOIN group_numbers AS n ON n.g = c.g
     LEFT JOIN distribution AS f ON f.position = c.position AND f.g = c.g
 )
 SELECT m.* EXCLUDE (overall, position, tokens_per_byte),
