@@ -194,6 +194,33 @@ def test_wordpiece_split_words_with_a_prefix_that_is_no_punctuation(tmp_path):
 
 
 
+PRINTABLE = st.characters(min_codepoint=0x20, max_codepoint=0x7E)
+# words of plain ASCII (counted 64 bytes at a time), with now and then a character that is not
+# (left to the character loop), between spaces both splits agree on and a few they do not
+plain_words = st.one_of(st.text(PRINTABLE.filter(str.isalnum), min_size=1, max_size=12),
+                        st.text(PRINTABLE.filter(lambda c: not c.isspace()), min_size=1, max_size=12),
+                        st.sampled_from(["x" * 70, "(word)", "don't", "3.14", "a" * 15 + "é", "日本", "x\x01y", "ab\x7fcd"]))
+long_texts = st.lists(st.tuples(plain_words, st.sampled_from([" ", " ", "  ", "\n", "\t", "\r\n", "\x0c", "\u3000"])),
+                      min_size=8, max_size=50).map(lambda ws: "".join(w + s for w, s in ws))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(long_texts, min_size=1, max_size=4), which=st.integers(0, 2), cut=st.integers(0, 70))
+def test_wordpiece_split_words_of_long_plain_ascii_text(wordpieces, rows, which, cut):
+    """Long runs of plain ASCII are counted from 64-byte masks: words and pre-token runs that cross
+    a block's end, blocks cut short by other characters and by the row's end, must count as each
+    word encoded alone; and a row of plain ASCII lines up (is not redone)."""
+    tok = wordpieces[which]
+    rows = [r[cut:] for r in rows]
+    extra = len(tok.encode_ordinary(""))
+    texts = pa.array(rows, pa.large_string())
+    got = word_splits(tok, texts, tok.encode_arrow(texts))
+    assert got.field("words").to_pylist() == [len(r.split()) for r in rows]
+    assert got.field("split").to_pylist() == [sum(len(tok.encode_ordinary(w)) - extra >= 2 for w in r.split()) for r in rows]
+    redo = _kernel_splits(tok, rows)[2].tolist()
+    assert [r for r, again in zip(rows, redo) if again and all(" " <= c <= "~" or c in "\t\n\r" for c in r)] == []
+
+
 def _spm_splits(sp, text: str) -> tuple[int, int]:
     """(words, words of two or more pieces) of a text of words and single spaces, from
     sentencepiece's own pieces in context: a word's pieces are those over its bytes and those of

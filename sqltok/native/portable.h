@@ -4,6 +4,9 @@
 #define SQLTOK_PORTABLE_H
 
 #include <stdint.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #if defined(_MSC_VER) && !defined(__clang__)
 #include <intrin.h>
 #include <stdlib.h>
@@ -77,5 +80,14 @@ static inline void sqltok_prefetch(const void* address) {
     (void)address;
 #endif
 }
+
+#if defined(__SSE2__)
+/* A 16-bit mask of the bytes of v in [first, first + count): shifted to the bottom of the signed
+   range, compared once. */
+static inline uint64_t sqltok_in_range16(__m128i v, unsigned char first, unsigned char count) {
+    __m128i shifted = _mm_add_epi8(v, _mm_set1_epi8((char)(0x80 - first)));
+    return (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmplt_epi8(shifted, _mm_set1_epi8((char)(-128 + count))));
+}
+#endif
 
 #endif

@@ -30,21 +30,12 @@
 #include <string.h>
 
 #include "portable.h"
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 typedef struct {
     uint64_t lo, up, digit, sp, ws, nl, apos, slash, ascii;
 } sqltok_classes;
 
 #if defined(__SSE2__)
-static inline uint64_t sqltok_in_range16(__m128i v, unsigned char first, unsigned char count) {
-    /* bytes in [first, first + count): shift to the bottom of the signed range, compare once */
-    __m128i shifted = _mm_add_epi8(v, _mm_set1_epi8((char)(0x80 - first)));
-    return (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmplt_epi8(shifted, _mm_set1_epi8((char)(-128 + count))));
-}
-
 static inline void sqltok_classify64(const unsigned char* p, sqltok_classes* c) {
     memset(c, 0, sizeof(*c));
     for (int k = 0; k < 4; k++) {

@@ -12,14 +12,17 @@ normalizer drops \\x0b \\x0c \\x1c-\\x1f \\x85) two words can share a pre-token:
 holds fewer pre-tokens than its words and the walk runs out; where one is a character of a word
 (\\x1c-\\x1f without clean_text) the row is not read either. Such rows are left to the caller
 (`redo`), as is any other row whose ids do not line up. One pass over each row's ids, one over its
-bytes, the rows shared among threads, GIL released.
+bytes, the rows shared among threads, GIL released. Plain ASCII text (letters, digits, punctuation
+and the whitespace both splits agree on) is counted 64 bytes at a time from bit masks (`ascii_block`).
 """
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.string cimport memcpy, memset
 from libcpp.vector cimport vector
 
 import numpy as np
 import pyarrow as pa
 
+from sqltok.native.portable cimport ctz64, popcount64
 from sqltok.native.arrow_buffers cimport BinaryView, buffer_address, view_end, view_start, view_valid
 from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
 from sqltok.normalizers.bert_normalize cimport (BERT_CJK, BERT_MN, BERT_REMOVE, BERT_SPACE, NF_POOL, BertOptions,
@@ -33,6 +36,19 @@ cdef extern from "normalization_tables.h" nogil:
     enum:
         BERT_SPLIT
         BERT_PUNCT
+
+
+cdef extern from "bert_ascii.h" nogil:
+    ctypedef struct BertAscii "sqltok_bert_ascii":
+        uint64_t space
+        uint64_t run
+        uint64_t alone
+    void bert_classify64 "sqltok_bert_classify64"(const unsigned char* p, BertAscii* c)
+
+
+cdef enum:
+    BLOCK = 64      # bytes classified at once (bert_ascii.h)
+    MIN_BLOCK = 16  # fewer plain bytes than this ahead: left to the character loop
 
 
 cdef enum:
@@ -101,6 +117,7 @@ cdef struct Classes:                # what a tokenizer's normalizer and pre-toke
     uint8_t bytes_[256]             # by byte: class | SPACE for ASCII, OTHER for the rest
     BertOptions options
     bint normalize
+    bint ascii_blocks               # its ASCII classes are bert_ascii.h's: `ascii_block` may count
 
 
 cdef void add_char(const Classes& k, Count& count, uint32_t cp, PageCache& c) noexcept nogil:
@@ -127,6 +144,52 @@ cdef void add_char(const Classes& k, Count& count, uint32_t cp, PageCache& c) no
             f = cached_flags(c, NF_POOL[j])
             add(count, DROP if f & BERT_MN else split_class(f))
 
+cdef Py_ssize_t ascii_block(const unsigned char* s, Py_ssize_t i, Py_ssize_t n, Walk& w, Count& word,
+                            bint* in_word, bint* lined_up, int64_t* words, int64_t* split) noexcept nogil:
+    """Count the plain ASCII bytes s[i:i + x] at once (bert_ascii.h; x up to 64), as `count_row`
+    would one by one, the whitespace before them having made no pre-token; x, or 0 (nothing done)
+    when fewer than MIN_BLOCK plain bytes come next. From bit masks: a pre-token starts at each
+    punctuation character and at each letter or digit after none; a word ends at each space after a
+    non-space, and takes the pre-tokens started since the last word's end (spaces start none)."""
+    cdef unsigned char buf[BLOCK]
+    cdef const unsigned char* p = s + i
+    cdef BertAscii c
+    cdef uint64_t valid, space, run, nonspace, starts, ends
+    cdef uint64_t carry_word = in_word[0], carry_run = in_word[0] and word.in_run
+    cdef int x
+    cdef int64_t base, pt
+    if n - i < BLOCK:  # the row's end: what follows it is no plain byte
+        memcpy(buf, p, n - i)
+        memset(buf + (n - i), 0x80, BLOCK - (n - i))
+        p = buf
+    bert_classify64(p, &c)
+    valid = c.space | c.run | c.alone
+    x = BLOCK if valid == ~(<uint64_t>0) else ctz64(~valid)
+    if x < MIN_BLOCK:
+        return 0
+    if x < BLOCK:
+        valid = ((<uint64_t>1) << x) - 1
+    space, run = c.space & valid, c.run & valid
+    nonspace = valid & ~space
+    starts = (c.alone & valid) | (run & ~((run << 1) | carry_run))
+    ends = space & ((nonspace << 1) | carry_word)
+    words[0] += popcount64(nonspace & ~((nonspace << 1) | carry_word))
+    base = w.j + (word.pretokens if in_word[0] else 0)
+    while ends and lined_up[0]:
+        pt = base + popcount64(starts & ((((<uint64_t>1) << ctz64(ends))) - 1))
+        if pt > w.count:
+            lined_up[0] = False
+            break
+        split[0] += w.heads[pt] - w.heads[w.j] >= 2
+        w.j = pt
+        ends &= ends - 1
+    in_word[0] = (nonspace >> (x - 1)) & 1
+    if in_word[0]:
+        word.pretokens = base + popcount64(starts) - w.j
+        word.in_run = (run >> (x - 1)) & 1
+    return x
+
+
 cdef bint count_row(const Classes& k, const unsigned char* s, Py_ssize_t n, Walk& w, PageCache& c,
                     int64_t* words, int64_t* split) noexcept nogil:
     """Count the words and split words of row s[:n] in one pass over its characters: each word
@@ -135,7 +198,7 @@ cdef bint count_row(const Classes& k, const unsigned char* s, Py_ssize_t n, Walk
     but the one at its end. False when the row's ids do not line up."""
     cdef Count word, between   # the open word's pre-tokens; those of the whitespace since the last word
     cdef bint in_word = False, space, lined_up = True
-    cdef Py_ssize_t i = 0, nx
+    cdef Py_ssize_t i = 0, nx, retry = 0, taken
     cdef uint32_t cp = 0
     cdef uint8_t e, cls
     cdef int64_t pretokens
@@ -145,6 +208,13 @@ cdef bint count_row(const Classes& k, const unsigned char* s, Py_ssize_t n, Walk
     word.in_run = between.in_run = False
     while i < n:
         e = table[s[i]]
+        if k.ascii_blocks and i >= retry and not e & OTHER and lined_up and between.pretokens == 0:
+            taken = ascii_block(s, i, n, w, word, &in_word, &lined_up, words, split)
+            if taken:
+                i += taken
+                between.in_run = False
+                continue
+            retry = i + BLOCK  # text of few plain bytes in a row: not tried again for a while
         if e & OTHER:
             nx = next_char(s, i, n, &cp)
             space = is_space(cp)
@@ -218,6 +288,15 @@ cdef int64_t count_rows(void* task, const RowRun& run, int thread, int part, int
     return -1
 
 
+def _plain_class(int b) -> int:
+    """The entry bert_ascii.h assumes for ASCII byte b, -1 for the bytes it leaves to `count_row`."""
+    if chr(b) in " \t\n\r":
+        return BREAK | SPACE
+    if chr(b).isalnum():
+        return RUN
+    return ALONE if 0x21 <= b <= 0x7E else -1
+
+
 cdef class WordPieceWordSplits:
     """A WordPiece tokenizer's character classes and continuation ids, built once per tokenizer."""
     cdef Classes classes
@@ -242,6 +321,8 @@ cdef class WordPieceWordSplits:
             m = self.classes.options.ascii[b] if self.classes.normalize else b
             self.classes.bytes_[b] = (DROP if m < 0 else split_class(cached_flags(c, m))) | (SPACE if is_space(b) else 0)
             self.classes.bytes_[b + 128] = OTHER
+        self.classes.ascii_blocks = all(self.classes.bytes_[b] == _plain_class(b) for b in range(128)
+                                        if _plain_class(b) >= 0)
         self.continuation.resize(len(tokens))
         for i, t in enumerate(tokens):
             self.continuation[i] = t.startswith(prefix) and len(t) > len(prefix)
