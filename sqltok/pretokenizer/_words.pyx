@@ -86,7 +86,12 @@ cdef struct Step:                   # what a token of a given shape does to the 
     uint8_t words                   # words it starts
 
 
-cdef Step STEPS[3][256]             # by the open word's pieces (0, 1, 2 or more) and the token's shape
+cdef uint64_t STEPS[256]             # by the token's shape: its Step after 0, 1 and 2 or more pieces,
+                                    # each in STEP_BITS bits at STEP_BITS * pieces (see `pack`)
+
+cdef enum:
+    STEP_BITS = 20                  # a packed Step: the next pieces' bit offset (6 bits), split (3),
+                                    # words (8)
 
 
 cdef Step step(uint8_t pieces, uint32_t shape) noexcept nogil:
@@ -117,11 +122,18 @@ cdef Step step(uint8_t pieces, uint32_t shape) noexcept nogil:
     return t
 
 
+cdef inline uint64_t pack(Step t) noexcept nogil:
+    """A Step in STEP_BITS bits: where the next token's Step is in its entry, then split and words,
+    so that the row's loop carries one shift from token to token."""
+    return (<uint64_t>t.pieces * STEP_BITS) | (<uint64_t>t.split << 6) | (<uint64_t>t.words << 9)
+
+
 cdef int _init_steps() noexcept nogil:
     cdef int p, shape
-    for p in range(3):
-        for shape in range(256):
-            STEPS[p][shape] = step(<uint8_t>p, <uint32_t>shape)
+    for shape in range(256):
+        STEPS[shape] = 0
+        for p in range(3):
+            STEPS[shape] |= pack(step(<uint8_t>p, <uint32_t>shape)) << (STEP_BITS * p)
     return 0
 
 
@@ -132,8 +144,7 @@ cdef void count_row(const unsigned char* s, Py_ssize_t n, const int32_t* ids, in
                     const uint32_t* spans, int64_t* words, int64_t* split) noexcept nogil:
     cdef int64_t k, at = 0, w = 0, sp = 0   # at: where token k starts
     cdef uint32_t entry, shape, length
-    cdef uint8_t pieces = 0
-    cdef Step t
+    cdef uint64_t t, offset = 0             # offset: the open word's pieces, as their Step's bit offset
     for k in range(n_ids):
         entry = spans[ids[k]]
         length = entry >> 8
@@ -146,12 +157,12 @@ cdef void count_row(const unsigned char* s, Py_ssize_t n, const int32_t* ids, in
                 w += (shape >> 2) - 2
                 shape = (shape & 3) | 2 * RUN
         at += length
-        t = STEPS[pieces][shape]
-        w += t.words
-        sp += t.split
-        pieces = t.pieces
+        t = STEPS[shape] >> offset
+        w += (t >> 9) & 0xFF
+        sp += (t >> 6) & 7
+        offset = t & 63
     words[0] += w
-    split[0] += sp + (pieces >= 2)
+    split[0] += sp + (offset >= 2 * STEP_BITS)
 
 
 cdef struct SplitsTask:             # one call's rows' ids, token shapes and outputs
