@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import re
+import string
 from collections import Counter
 
 import pyarrow as pa
@@ -194,11 +195,10 @@ def test_wordpiece_split_words_with_a_prefix_that_is_no_punctuation(tmp_path):
 
 
 
-PRINTABLE = st.characters(min_codepoint=0x20, max_codepoint=0x7E)
 # words of plain ASCII (counted 64 bytes at a time), with now and then a character that is not
 # (left to the character loop), between spaces both splits agree on and a few they do not
-plain_words = st.one_of(st.text(PRINTABLE.filter(str.isalnum), min_size=1, max_size=12),
-                        st.text(PRINTABLE.filter(lambda c: not c.isspace()), min_size=1, max_size=12),
+plain_words = st.one_of(st.text(st.sampled_from(string.ascii_letters + string.digits), min_size=1, max_size=12),
+                        st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=1, max_size=12),
                         st.sampled_from(["x" * 70, "(word)", "don't", "3.14", "a" * 15 + "é", "日本", "x\x01y", "ab\x7fcd"]))
 long_texts = st.lists(st.tuples(plain_words, st.sampled_from([" ", " ", "  ", "\n", "\t", "\r\n", "\x0c", "\u3000"])),
                       min_size=8, max_size=50).map(lambda ws: "".join(w + s for w, s in ws))
