@@ -115,7 +115,7 @@ def tally(tok: Tokenizer, texts: pa.Array, groups: pa.Array) -> pa.StructArray:
     NULL text has 0 tokens and words and NULL lists."""
     ids = tok.encode_arrow(texts)
     splits = word_splits(tok, texts, ids)
-    distinct, counts = id_counts_arrow(ids, tok.n_vocab, groups)
+    distinct, counts = id_counts_arrow(ids, tok.n_vocab, groups, default_threads())
     tokens = pc.list_value_length(ids).cast(pa.int64()).fill_null(0)
     return pa.StructArray.from_arrays([tokens, *splits.flatten(), distinct, counts], fields=list(TALLY))
 
