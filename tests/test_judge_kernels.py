@@ -1,6 +1,7 @@
 """The kernels `sqltok_evaluate` runs over each batch, against plain Python: each group's distinct ids
-and their counts, the distinct words of a batch, and WordPiece's split words (read off the
-documents' ids, or from each distinct word encoded once) against every word encoded alone."""
+and their counts, each text's pretokens, the distinct words of a batch, and WordPiece's split words
+(read off the documents' ids, or from each distinct word encoded once) against every word encoded
+alone."""
 from __future__ import annotations
 
 import dataclasses
@@ -13,8 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import oracle_pretokenize as oracle
 import sqltok
 from sqltok.native._id_counts import id_counts_arrow
+from sqltok.pretokenizer._pretokenize import pretoken_counts_arrow
 from sqltok.pretokenizer._words import distinct_words_arrow, token_spans, word_splits_arrow
 from sqltok.sentencepiece.model_proto import read_model_proto
 from sqltok.sentencepiece.model_write import write_model_proto
@@ -279,3 +282,12 @@ def test_id_counts_give_the_same_lists_on_any_number_of_threads(o200k):
     assert sum(map(sum, one[1].drop_null().to_pylist())) == n_ids
     assert sum(map(len, one[0].drop_null().to_pylist())) > 5000
 
+
+def test_pretoken_counts_give_the_same_counts_on_any_number_of_threads():
+    """The rows shared among threads: each row's pretokens counted once, in its own place."""
+    rows = _sample_rows()
+    texts = pa.array(rows, pa.large_string())
+    assert len(rows) >= 4 * 64  # enough rows for more than one thread
+    counts = pretoken_counts_arrow(texts, False, threads=1)
+    assert counts == pretoken_counts_arrow(texts, False, threads=2) == pretoken_counts_arrow(texts, False, threads=3)
+    assert counts.to_pylist() == [None if t is None else len(oracle.pretokenize(t, False)) for t in rows]

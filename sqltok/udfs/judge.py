@@ -146,7 +146,8 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
     define(con, "sqltok_vocab_size", lambda names: by_model(
         names, names, lambda n, rows: pa.array([len(vocabulary(reg.get(n)))] * len(rows), pa.int64()), pa.int64()),
         [varchar], bigint)
-    define(con, "sqltok_pretoken_count", lambda texts: pretoken_counts_arrow(texts, False), [varchar], bigint)
+    define(con, "sqltok_pretoken_count", lambda texts: pretoken_counts_arrow(texts, False, threads=default_threads()),
+           [varchar], bigint)
     ids = duckdb.list_type(duckdb.sqltype("INTEGER"))
     define(con, "sqltok_tally", tallies, [varchar, varchar, bigint],
            duckdb.struct_type({"tokens": bigint, "words": bigint, "split": bigint, "ids": ids, "counts": ids}))
