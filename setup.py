@@ -70,12 +70,12 @@ def ext(module: str, openmp: bool = False, short_loops: bool = False) -> Extensi
 
 setup(
     ext_modules=cythonize(
-        [ext("sqltok.pretokenizer._pretokenize"), ext("sqltok.pretokenizer._pieces"), ext("sqltok.pretokenizer._scripts"), ext("sqltok.bpe._train"),
+        [ext("sqltok.pretokenizer._pretokenize", openmp=True), ext("sqltok.pretokenizer._pieces"), ext("sqltok.pretokenizer._scripts"), ext("sqltok.bpe._train"),
          ext("sqltok.bpe._phase2"),
          ext("sqltok.bpe._encode", openmp=True, short_loops=True), ext("sqltok.bpe._candidates", openmp=True),
          ext("sqltok.normalizers._normalize", openmp=True),
          ext("sqltok.wordpiece._encode", openmp=True), ext("sqltok.sentencepiece._encode", openmp=True), ext("sqltok.wordpiece._train"),
-         ext("sqltok.wordpiece._words"), ext("sqltok.wordpiece._word_splits", openmp=True), ext("sqltok.pretokenizer._words", openmp=True), ext("sqltok.native._id_counts"), ext("sqltok.native._added_split"), ext("sqltok.extend._merge"),
+         ext("sqltok.wordpiece._words"), ext("sqltok.wordpiece._word_splits", openmp=True), ext("sqltok.pretokenizer._words", openmp=True), ext("sqltok.native._id_counts", openmp=True), ext("sqltok.native._added_split"), ext("sqltok.extend._merge"),
          ext("sqltok.corpus._language", openmp=True), ext("sqltok.corpus._scripts", openmp=True),
          ext("sqltok.corpus._minhash", openmp=True),
          ext("sqltok.unigram._charsmap"), ext("sqltok.unigram._characters"), ext("sqltok.unigram._seeds"),

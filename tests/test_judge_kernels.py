@@ -1,6 +1,7 @@
 """The kernels `sqltok_evaluate` runs over each batch, against plain Python: each group's distinct ids
-and their counts, the distinct words of a batch, and WordPiece's split words (read off the
-documents' ids, or from each distinct word encoded once) against every word encoded alone."""
+and their counts, each text's pretokens, the distinct words of a batch, and WordPiece's split words
+(read off the documents' ids, or from each distinct word encoded once) against every word encoded
+alone."""
 from __future__ import annotations
 
 import dataclasses
@@ -14,8 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import oracle_pretokenize as oracle
 import sqltok
 from sqltok.native._id_counts import id_counts_arrow
+from sqltok.pretokenizer._pretokenize import pretoken_counts_arrow
 from sqltok.pretokenizer._words import distinct_words_arrow, token_spans, word_splits_arrow
 from sqltok.sentencepiece.model_proto import read_model_proto
 from sqltok.sentencepiece.model_write import write_model_proto
@@ -51,10 +54,14 @@ def test_id_counts_equal_a_counter_per_group(rows, start):
 
 
 def test_id_counts_refuse_an_id_outside_the_vocabulary():
+    """An id outside the vocabulary stops counting; the counters it leaves are 0 for the next call."""
     with pytest.raises(ValueError, match="token id 7 is outside this vocabulary of 7 ids"):
         id_counts_arrow(pa.array([[1, 2], [7]], IDS), 7, pa.array([0, 1]))
     with pytest.raises(ValueError, match="token id -1"):
         id_counts_arrow(pa.array([[-1]], IDS), 7, pa.array([0]))
+    with pytest.raises(ValueError, match="token id 9"):
+        id_counts_arrow(pa.array([[1, 2, 2, 9]], IDS), 7, pa.array([0]))
+    assert [a.to_pylist() for a in id_counts_arrow(pa.array([[2, 1]], IDS), 7, pa.array([0]))] == [[[2, 1]], [[1, 1]]]
 
 
 @settings(max_examples=200, deadline=None)
@@ -279,3 +286,35 @@ def test_split_word_kernels_give_the_same_counts_on_any_number_of_threads(bert, 
         assert all((a == b).all() for a, b in zip(got, one))
         assert word_splits_arrow(texts, o200k_ids, spans, threads) == word_splits_arrow(texts, o200k_ids, spans, 1)
     assert one[0].sum() > 0 and not one[2].any()
+
+
+def _sample_rows() -> list:
+    """The sample documents three times, every 50th a NULL, and an empty one: rows enough for three threads."""
+    import json
+    from pathlib import Path
+    lines = (Path(__file__).parent / "data" / "corpora_sample.jsonl").read_text().splitlines()
+    return [None if r % 50 == 7 else json.loads(line)["text"] for r, line in enumerate(lines * 3)] + [""]
+
+
+def test_id_counts_give_the_same_lists_on_any_number_of_threads(o200k):
+    """Ids enough for three threads, groups interleaved across rows, NULL rows and a NULL group: a
+    group that spans the threads' shares keeps its ids in the order they first occur (the shares
+    merged in order) and each id counted once."""
+    ids = o200k.encode_arrow(pa.array(_sample_rows(), pa.large_string())).cast(IDS)[1:]  # a slice
+    groups = pa.array([None if r % 7 == 3 else r % 4 for r in range(len(ids))], pa.int64())
+    n_ids = len(ids.flatten())
+    assert n_ids >= 3 * 32768  # IDS_PER_THREAD: ids enough for three threads
+    one = id_counts_arrow(ids, o200k.n_vocab, groups, 1)
+    assert one == id_counts_arrow(ids, o200k.n_vocab, groups, 2) == id_counts_arrow(ids, o200k.n_vocab, groups, 3)
+    assert sum(map(sum, one[1].drop_null().to_pylist())) == n_ids
+    assert sum(map(len, one[0].drop_null().to_pylist())) > 5000
+
+
+def test_pretoken_counts_give_the_same_counts_on_any_number_of_threads():
+    """The rows shared among threads: each row's pretokens counted once, in its own place."""
+    rows = _sample_rows()
+    texts = pa.array(rows, pa.large_string())
+    assert len(rows) >= 4 * 64  # enough rows for more than one thread
+    counts = pretoken_counts_arrow(texts, False, threads=1)
+    assert counts == pretoken_counts_arrow(texts, False, threads=2) == pretoken_counts_arrow(texts, False, threads=3)
+    assert counts.to_pylist() == [None if t is None else len(oracle.pretokenize(t, False)) for t in rows]

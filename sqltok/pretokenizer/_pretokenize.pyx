@@ -39,6 +39,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.vector cimport vector
 
 from sqltok.native.arrow_buffers cimport BinaryView, binary_view, int64_array, view_end, view_start, view_valid
+from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
 from sqltok.pretokenizer.matcher cimport (N_PATTERNS, PAT_CL100K, PAT_GPT2, PAT_LLAMA3, PAT_O200K, PAT_QWEN2,
                          PAT_SCRIPT_AWARE, SC_COUNT, SC_NAMES, UC_LL, UC_LM, UC_LO, UC_LT, UC_LU, UC_M,
                          UC_N, UC_WS, pretokenize_pattern, uc_entry)
@@ -150,26 +151,43 @@ cdef int split_rows(const BinaryView& v, int pattern, int32_t* list_offsets,
     return 0
 
 
+cdef struct CountsTask:             # one call's pattern and output
+    int pattern
+    int64_t* counts
+
+
+cdef int64_t count_rows(void* task, const RowRun& run, int thread, int part, int64_t first,
+                        int64_t last) noexcept nogil:
+    """Count the pretokens of rows first..last-1 (see `pretoken_counts_arrow`)."""
+    cdef CountsTask* t = <CountsTask*>task
+    cdef int64_t r, a
+    for r in range(first, last):
+        if view_valid(run.view, r):
+            a = view_start(run.view, r)
+            pretokenize_pattern(run.view.values + a, view_end(run.view, r) - a, t.pattern, t.counts[r])
+    return -1
+
+
 def pretoken_counts_arrow(arr: "pa.Array", script_aware: bool = True, *,
-                          pattern: "int | None" = None) -> "pa.Int64Array":
+                          pattern: "int | None" = None, int threads=1) -> "pa.Int64Array":
     """How many pretokens each row holds (int64; NULL stays NULL): the list lengths of
-    `pretokenize_arrow` (same arguments), without recording where each pretoken is."""
-    cdef int pat = resolve_pattern(script_aware, pattern)
+    `pretokenize_arrow` (same arguments), without recording where each pretoken is; the rows shared
+    among up to `threads` threads."""
+    cdef CountsTask task
+    task.pattern = resolve_pattern(script_aware, pattern)
     cdef list keep = []
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
-    cdef BinaryView v = binary_view(arr, keep)
+    cdef RowRun run
+    rows_open(run, arr, keep, threads, False)
     cdef vector[int64_t] counts
-    cdef int64_t r, a
-    counts.resize(v.length)
-    with nogil:
-        for r in range(v.length):
-            if view_valid(v, r):
-                a = view_start(v, r)
-                pretokenize_pattern(v.values + a, view_end(v, r) - a, pat, counts[r])
+    counts.resize(run.view.length)
+    if run.view.length:
+        task.counts = counts.data()
+        rows_run(run, count_rows, NULL, &task)
     src = keep[0]
     validity = pa.compute.is_valid(src).buffers()[1] if src.null_count else None
-    return pa.Array.from_buffers(pa.int64(), v.length, [validity, int64_array(counts).buffers()[1]],
+    return pa.Array.from_buffers(pa.int64(), run.view.length, [validity, int64_array(counts).buffers()[1]],
                                  null_count=src.null_count)
 
 

@@ -115,7 +115,7 @@ def tally(tok: Tokenizer, texts: pa.Array, groups: pa.Array) -> pa.StructArray:
     NULL text has 0 tokens and words and NULL lists."""
     ids = tok.encode_arrow(texts)
     splits = word_splits(tok, texts, ids)
-    distinct, counts = id_counts_arrow(ids, tok.n_vocab, groups)
+    distinct, counts = id_counts_arrow(ids, tok.n_vocab, groups, default_threads())
     tokens = pc.list_value_length(ids).cast(pa.int64()).fill_null(0)
     return pa.StructArray.from_arrays([tokens, *splits.flatten(), distinct, counts], fields=list(TALLY))
 
@@ -146,7 +146,8 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
     define(con, "sqltok_vocab_size", lambda names: by_model(
         names, names, lambda n, rows: pa.array([len(vocabulary(reg.get(n)))] * len(rows), pa.int64()), pa.int64()),
         [varchar], bigint)
-    define(con, "sqltok_pretoken_count", lambda texts: pretoken_counts_arrow(texts, False), [varchar], bigint)
+    define(con, "sqltok_pretoken_count", lambda texts: pretoken_counts_arrow(texts, False, threads=default_threads()),
+           [varchar], bigint)
     ids = duckdb.list_type(duckdb.sqltype("INTEGER"))
     define(con, "sqltok_tally", tallies, [varchar, varchar, bigint],
            duckdb.struct_type({"tokens": bigint, "words": bigint, "split": bigint, "ids": ids, "counts": ids}))
