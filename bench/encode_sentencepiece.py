@@ -1,5 +1,5 @@
-"""SentencePiece-model encoding: sqltok beside `sentencepiece` (and HF `tokenizers` on the model's
-tokenizer.json, when one is given), one and two threads, in the same run.
+"""SentencePiece-model encoding: sqltok beside `sentencepiece` (and, on the model's tokenizer.json when
+one is given, HF `tokenizers` and fastokens' `encode_batch_flat`), one and two threads, in the same run.
 
     python bench/encode_sentencepiece.py CORPUS.parquet|.jsonl --model tokenizer.model.v1 \
         [--hf-json tokenizer.json] [--text-key text] [--mb 50] [--rounds 3] [--threads 1 2]
@@ -22,7 +22,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-LIBRARIES = ("sqltok", "sentencepiece", "hf")
+LIBRARIES = ("sqltok", "sentencepiece", "hf", "fastokens")
+JSON_LIBRARIES = ("hf", "fastokens")  # need --hf-json
 
 
 def read_docs(path: Path, key: str, mb: float) -> list[str]:
@@ -64,6 +65,14 @@ def child(spec: dict) -> dict:
         ids = sp.encode(docs, num_threads=threads)
         dt = time.perf_counter() - t
         flat = b"".join(int(i).to_bytes(4, "little", signed=True) for row in ids for i in row)
+    elif lib == "fastokens":
+        import fastokens
+        tk = fastokens.Tokenizer.from_file(spec["hf_json"])
+        tk.encode_batch_flat(["warm up"], add_special_tokens=False)
+        t = time.perf_counter()
+        flat, _offsets = tk.encode_batch_flat(docs, add_special_tokens=False)
+        dt = time.perf_counter() - t
+        flat = bytes(flat)
     else:
         import tokenizers
         tk = tokenizers.Tokenizer.from_file(spec["hf_json"])
@@ -76,9 +85,11 @@ def child(spec: dict) -> dict:
 
 
 def run(spec: dict) -> dict:
-    env = {**os.environ, "RAYON_NUM_THREADS": str(spec["threads"]), "OMP_NUM_THREADS": str(spec["threads"])}
-    out = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)], env=env, capture_output=True,
-                         text=True, check=True)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from encode import child_env  # the thread settings of every library, and fastokens' caches off
+
+    out = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)], env=child_env(spec["threads"]),
+                         capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -86,7 +97,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("corpus", type=Path)
     ap.add_argument("--model", required=True, help="the SentencePiece .model (e.g. mistral-common's tokenizer.model.v1)")
-    ap.add_argument("--hf-json", help="the model's tokenizer.json (transformers' converter), for HF tokenizers")
+    ap.add_argument("--hf-json", help="the model's tokenizer.json (transformers' converter), for HF tokenizers and fastokens")
     ap.add_argument("--text-key", default="text")
     ap.add_argument("--mb", type=float, default=50)
     ap.add_argument("--rounds", type=int, default=3)
@@ -96,7 +107,7 @@ def main() -> None:
     nbytes = sum(len(d.encode()) for d in docs)
     work = Path(os.environ.get("TMPDIR", "/tmp")) / f"sqltok-bench-spm-{os.getpid()}.json"
     work.write_text(json.dumps(docs))
-    libs = [lib for lib in LIBRARIES if lib != "hf" or args.hf_json]
+    libs = [lib for lib in LIBRARIES if lib not in JSON_LIBRARIES or args.hf_json]
     runs = []
     try:
         for r in range(args.rounds):
