@@ -78,6 +78,24 @@ def test_generated_text_equals_sentencepiece(pair, texts):
     assert [tok.decode(x) for x in sp.encode(texts)] == sp.decode(sp.encode(texts))
 
 
+#: characters that are no piece of botchan_bpe or mistral_v1 (BPE symbols looked up by their bytes)
+NON_PIECES = ["日", "ğ", "😀", "ꙮ", "\U0001f9a0", "ｈ", "ǅ"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data())
+def test_bpe_of_pieces_and_non_pieces_equals_sentencepiece(pairs, data):
+    """Texts made of BPE pieces, spaces and characters that are no piece: the merges of adjacent
+    pieces (looked up by their ids) and of non-pieces (by their bytes) are sentencepiece's."""
+    for name in ("botchan_bpe", "mistral_v1"):
+        tok, sp = pairs(name)
+        pieces = [sp.id_to_piece(i) for i in range(sp.get_piece_size())
+                  if not (sp.is_control(i) or sp.is_unknown(i) or sp.is_byte(i))]
+        parts = st.sampled_from(pieces) | st.sampled_from(NON_PIECES + [" ", "  "])
+        texts = data.draw(st.lists(st.lists(parts, max_size=12).map("".join), min_size=1, max_size=4))
+        assert tok.encode_ordinary_batch(texts) == sp.encode(texts)
+
+
 @settings(max_examples=150, deadline=None)
 @given(ids=st.lists(st.integers(0, 999), max_size=30))
 def test_decode_of_any_ids_equals_sentencepiece(pairs, ids):

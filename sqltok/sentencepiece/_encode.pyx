@@ -34,6 +34,7 @@ from libcpp.vector cimport vector
 import pyarrow as pa
 
 from sqltok.native.arrow_buffers cimport BinaryView, view_end, view_start, view_valid
+from sqltok.bpe.merge_table cimport MergeTable, merge_table_add, merge_table_init, merge_table_rank
 from sqltok.native.bytes_table cimport BytesTable, bytes_table_build, bytes_table_get
 from sqltok.native.id_lists cimport IdListView, IdRows, IdVector, id_list_view, id_rows_move
 from sqltok.native.id_output cimport IdPool, id_pool_new, id_pool_release, id_pool_take, id_rows_arrow
@@ -94,11 +95,13 @@ cdef struct Symbol:             # BPE: a symbol of the text being merged
     int64_t length
     int64_t prev
     int64_t next
+    int32_t id                  # its piece (of `pieces`), -1 for a character that is none
     bint freeze
 
 
 cdef struct Pair:               # BPE: a candidate merge of two adjacent symbols
     float score
+    int32_t id                  # the piece they make
     int64_t left
     int64_t right
     int64_t size
@@ -106,6 +109,8 @@ cdef struct Pair:               # BPE: a candidate merge of two adjacent symbols
 
 cdef struct Split:              # BPE: how an unused piece was last made, to split it back
     int32_t id
+    int32_t left_id             # the two symbols' ids (-1: a character that is no piece)
+    int32_t right_id
     int64_t left_start
     int64_t left_length
     int64_t right_start
@@ -211,6 +216,8 @@ cdef class SentencePieceEncoder:
     cdef vector[float] scores
     cdef vector[int8_t] types
     cdef BytesTable pieces                  # pieces_: normal, user-defined and unused pieces
+    cdef MergeTable pairs                   # BPE: (left, right) -> the piece of their bytes (see _pair_table)
+    cdef int32_t char_ids[128]              # BPE: the piece of each ASCII character, -1 for none
     cdef BytesTable lookup                  # PieceToId: reserved pieces first, then pieces_
     cdef ByteTrie trie                      # root PIECES: pieces_; root USER: user-defined symbols
     cdef Normalizer normalizer              # its user-defined symbols: self.trie's root USER
@@ -305,6 +312,8 @@ cdef class SentencePieceEncoder:
             reserved.push_back(normal[k])
         bytes_table_build(&self.lookup, <const uint8_t*>self.vocab.data(), self.starts.data(), self.ends.data(),
                           reserved)
+        if bpe:
+            self._pair_table(normal)
         byte_trie_build(&self.trie, [trie_pieces, user, every if self.hf_unigram else []])
         self.words_apart = bpe and not treat_whitespace_as_suffix and not any(
             "\u2581" in p.lstrip("\u2581") for p, _ in ((p.decode(), i) for p, i in trie_pieces))
@@ -314,6 +323,38 @@ cdef class SentencePieceEncoder:
         for i in range(len(pieces)):
             self.decode_kind.push_back(self.types[self._piece_to_id(<const uint8_t*>self.vocab.data() + self.starts[i],
                                                                     self.ends[i] - self.starts[i])])
+
+    cdef void _pair_table(self, const vector[int32_t]& normal) noexcept nogil:
+        """`pairs`: for each piece p and each cut of its bytes into two pieces (l, r), (l, r) -> p, so
+        that two adjacent symbols that are pieces make a piece iff their ids are a key (the ids as
+        `pieces` gives them: the first of duplicated bytes); `char_ids` too."""
+        cdef const uint8_t* data = <const uint8_t*>self.vocab.data()
+        cdef const int64_t* starts = self.starts.data()
+        cdef const int64_t* ends = self.ends.data()
+        cdef vector[int32_t] found          # (left, right, piece) back to back
+        cdef size_t k
+        cdef int64_t n, cut
+        cdef int32_t p, l, r
+        cdef uint8_t c
+        for k in range(normal.size()):
+            p = normal[k]
+            n = ends[p] - starts[p]
+            if bytes_table_get(&self.pieces, data, starts, ends, data + starts[p], n) != p:
+                continue
+            for cut in range(1, n):
+                l = bytes_table_get(&self.pieces, data, starts, ends, data + starts[p], cut)
+                if l < 0:
+                    continue
+                r = bytes_table_get(&self.pieces, data, starts, ends, data + starts[p] + cut, n - cut)
+                if r >= 0:
+                    found.push_back(l)
+                    found.push_back(r)
+                    found.push_back(p)
+        merge_table_init(&self.pairs, found.size() // 3)
+        for k in range(0, found.size(), 3):
+            merge_table_add(&self.pairs, found[k], found[k + 1], found[k + 2], found[k + 2])
+        for c in range(128):
+            self.char_ids[c] = bytes_table_get(&self.pieces, data, starts, ends, &c, 1)
 
     @property
     def n_vocab(self) -> int:
@@ -484,48 +525,58 @@ cdef class SentencePieceEncoder:
                 _push(out, ws.best64[end].id, ws, ws.path[k + 1], end)
 
     cdef inline void _maybe_pair(self, const uint8_t* s, Workspace& ws, int64_t left, int64_t right) noexcept nogil:
+        """A candidate when the two symbols' bytes are a piece: looked up by their ids in `pairs`
+        when both are pieces, else by the bytes."""
         cdef Pair pair
         cdef Split split
-        cdef int32_t id
+        cdef int32_t id, lid, rid, merged
         if left < 0 or right < 0 or ws.symbols[left].freeze or ws.symbols[right].freeze:
             return
         pair.size = ws.symbols[left].length + ws.symbols[right].length
-        id = bytes_table_get(&self.pieces, <const uint8_t*>self.vocab.data(), self.starts.data(), self.ends.data(),
-                             s + ws.symbols[left].start, pair.size)
+        lid = ws.symbols[left].id
+        rid = ws.symbols[right].id
+        if lid >= 0 and rid >= 0:
+            id = merge_table_rank(&self.pairs, lid, rid, &merged, -1)  # its rank: the piece
+        else:
+            id = bytes_table_get(&self.pieces, <const uint8_t*>self.vocab.data(), self.starts.data(),
+                                 self.ends.data(), s + ws.symbols[left].start, pair.size)
         if id < 0:
             return
         pair.score = self.scores[id]
+        pair.id = id
         pair.left = left
         pair.right = right
         heap_push(ws.heap, pair)
         if self.types[id] == UNUSED:
             split.id = id
+            split.left_id = lid
+            split.right_id = rid
             split.left_start = ws.symbols[left].start
             split.left_length = ws.symbols[left].length
             split.right_start = ws.symbols[right].start
             split.right_length = ws.symbols[right].length
             ws.splits.push_back(split)
 
-    cdef void _resegment(self, const uint8_t* s, int64_t start, int64_t length, IdVector& out, Workspace& ws,
-                         bint* prev_unk) noexcept nogil:
-        """A merged symbol's id (the unknown id when it is no piece), an unused piece split back into
-        the two symbols it was last made of, at most RESEGMENT_DEPTH deep (sentencepiece 0.2.3)."""
-        cdef int32_t id
+    cdef void _resegment(self, const uint8_t* s, int64_t start, int64_t length, int32_t id, IdVector& out,
+                         Workspace& ws, bint* prev_unk) noexcept nogil:
+        """A merged symbol's id (the unknown id when it is no piece: id -1), an unused piece split back
+        into the two symbols it was last made of, at most RESEGMENT_DEPTH deep (sentencepiece 0.2.3)."""
         cdef int64_t j, depth
         cdef bint found
         ws.stack.clear()
         ws.stack.push_back(start)
         ws.stack.push_back(length)
+        ws.stack.push_back(id)
         ws.stack.push_back(0)
         while ws.stack.size():
             depth = ws.stack.back()
+            ws.stack.pop_back()
+            id = <int32_t>ws.stack.back()
             ws.stack.pop_back()
             length = ws.stack.back()
             ws.stack.pop_back()
             start = ws.stack.back()
             ws.stack.pop_back()
-            id = bytes_table_get(&self.pieces, <const uint8_t*>self.vocab.data(), self.starts.data(),
-                                 self.ends.data(), s + start, length)
             if depth > RESEGMENT_DEPTH:
                 self._emit(s, start, length, self.unk if id < 0 else id, out, prev_unk, ws)
                 continue
@@ -537,9 +588,11 @@ cdef class SentencePieceEncoder:
                 if ws.splits[j].id == id:
                     ws.stack.push_back(ws.splits[j].right_start)
                     ws.stack.push_back(ws.splits[j].right_length)
+                    ws.stack.push_back(ws.splits[j].right_id)
                     ws.stack.push_back(depth + 1)
                     ws.stack.push_back(ws.splits[j].left_start)
                     ws.stack.push_back(ws.splits[j].left_length)
+                    ws.stack.push_back(ws.splits[j].left_id)
                     ws.stack.push_back(depth + 1)
                     found = True
                     break
@@ -560,6 +613,11 @@ cdef class SentencePieceEncoder:
             if not sym.freeze:
                 sym.length = min(one_char_len(s[pos]), size - pos)
             sym.start = pos
+            if sym.length == 1 and s[pos] < 128:
+                sym.id = self.char_ids[s[pos]]
+            else:
+                sym.id = bytes_table_get(&self.pieces, <const uint8_t*>self.vocab.data(), self.starts.data(),
+                                         self.ends.data(), s + pos, sym.length)
             sym.prev = <int64_t>ws.symbols.size() - 1
             pos += sym.length
             sym.next = -1 if pos >= size else <int64_t>ws.symbols.size() + 1
@@ -576,6 +634,7 @@ cdef class SentencePieceEncoder:
                     ws.symbols[left].length + ws.symbols[right].length != top.size:
                 continue
             ws.symbols[left].length += ws.symbols[right].length
+            ws.symbols[left].id = top.id
             ws.symbols[left].next = ws.symbols[right].next
             if ws.symbols[right].next >= 0:
                 ws.symbols[ws.symbols[right].next].prev = left
@@ -584,7 +643,7 @@ cdef class SentencePieceEncoder:
             self._maybe_pair(s, ws, left, ws.symbols[left].next)
         i = 0
         while i != -1:
-            self._resegment(s, ws.symbols[i].start, ws.symbols[i].length, out, ws, &prev_unk)
+            self._resegment(s, ws.symbols[i].start, ws.symbols[i].length, ws.symbols[i].id, out, ws, &prev_unk)
             i = ws.symbols[i].next
 
     cdef void _bpe_words(self, const uint8_t* s, int64_t size, IdVector& out, Workspace& ws) noexcept nogil:
