@@ -26,16 +26,15 @@
 Rows are shared among threads by the row driver with the GIL released; ids go to Arrow from C
 vectors without a copy.
 """
-from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.string cimport string
-from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 
 import pyarrow as pa
 
 from sqltok.native.arrow_buffers cimport BinaryView, view_end, view_start, view_valid
 from sqltok.bpe.merge_table cimport MergeTable, merge_table_add, merge_table_init, merge_table_rank
-from sqltok.native.bytes_table cimport BytesTable, bytes_table_build, bytes_table_get
+from sqltok.native.bytes_table cimport BytesTable, bytes_hash, bytes_table_build, bytes_table_get
 from sqltok.native.id_lists cimport IdListView, IdRows, IdVector, id_list_view, id_rows_move
 from sqltok.native.id_output cimport IdPool, id_pool_new, id_pool_release, id_pool_take, id_rows_arrow
 from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
@@ -44,10 +43,10 @@ from sqltok.sentencepiece.hf_precompiled cimport hf_precompiled
 from sqltok.sentencepiece.hf_whitespace cimport HfWhitespace, hf_whitespace
 from sqltok.native.utf8 cimport valid_utf8_len
 from sqltok.sentencepiece.normalizer cimport Normalizer, normalize, user_match
+from sqltok.sentencepiece.word_cache cimport WordCache, word_cache_get, word_cache_put
 from sqltok.wordpiece.byte_trie cimport ByteTrie, byte_trie_build, byte_trie_child
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
-from cython.operator cimport dereference as deref
 
 
 cdef extern from "<cfloat>":
@@ -122,8 +121,7 @@ cdef struct Workspace:
     string hf_norm              # HF whitespace mode: the model's input made from `norm`
     vector[int64_t] spans       # offsets: the normalized (begin, end) of each id emitted, when asked
     bint want_spans
-    unordered_map[string, vector[int32_t]] words    # BPE: the ids of each word seen (see _bpe_words)
-    string key
+    WordCache words             # BPE: the ids of each word seen (see _bpe_words)
     IdVector word_ids
     vector[BestPath] best
     vector[BestPath64] best64
@@ -651,32 +649,31 @@ cdef class SentencePieceEncoder:
         "▁" (`words_apart`), no merge crosses the start of a word (a "▁" after another character),
         and merges within a word keep their order: the ids are those of the whole text. A run of
         unknown pieces across two words is still one unknown id."""
-        cdef int64_t start = 0, pos = 0, k, first
+        cdef int64_t start = 0, pos = 0, k, first, n = 0
+        cdef uint64_t h = 0
+        cdef const int32_t* ids
         cdef bint last_unk = False
         while start < size:
             pos = start + min(one_char_len(s[start]), size - start)
             while pos < size and not (_space_at(s, pos, size) and not (pos - start >= 3 and
                                                                         _space_at(s, pos - 3, size))):
                 pos += min(one_char_len(s[pos]), size - pos)
-            ws.word_ids.clear()
+            ids = NULL
             if pos - start <= WORD_CACHE_BYTES:
-                ws.key.assign(<const char*>s + start, pos - start)
-                it = ws.words.find(ws.key)
-                if it != ws.words.end():
-                    ws.word_ids.insert(ws.word_ids.end(), deref(it).second.begin(), deref(it).second.end())
-                else:
-                    self._bpe(s + start, pos - start, ws.word_ids, ws)
-                    if ws.words.size() >= WORD_CACHE_SIZE:
-                        ws.words.clear()
-                    ws.words[ws.key] = vector[int32_t](ws.word_ids.begin(), ws.word_ids.end())
-            else:
+                h = bytes_hash(s + start, pos - start)
+                ids = word_cache_get(&ws.words, s + start, pos - start, h, &n)
+            if ids == NULL:
+                ws.word_ids.clear()
                 self._bpe(s + start, pos - start, ws.word_ids, ws)
-            first = 1 if (last_unk and not self.byte_fallback and ws.word_ids.size()
-                          and ws.word_ids[0] == self.unk) else 0
-            for k in range(first, <int64_t>ws.word_ids.size()):
-                out.push_back(ws.word_ids[k])
-            if ws.word_ids.size():
-                last_unk = ws.word_ids.back() == self.unk
+                ids = ws.word_ids.data()
+                n = <int64_t>ws.word_ids.size()
+                if pos - start <= WORD_CACHE_BYTES:
+                    word_cache_put(&ws.words, s + start, pos - start, h, ids, n, WORD_CACHE_SIZE)
+            first = 1 if last_unk and not self.byte_fallback and n and ids[0] == self.unk else 0
+            for k in range(first, n):
+                out.push_back(ids[k])
+            if n:
+                last_unk = ids[n - 1] == self.unk
             start = pos
 
     cdef void _encode_text(self, const uint8_t* p, int64_t n, IdVector& out, Workspace& ws) noexcept nogil:
