@@ -78,6 +78,17 @@ def test_generated_text_equals_sentencepiece(pair, texts):
     assert [tok.decode(x) for x in sp.encode(texts)] == sp.decode(sp.encode(texts))
 
 
+def test_bpe_of_every_piece_equals_sentencepiece(pairs):
+    """Each piece of a BPE model as a text, alone and after another: every piece's merges (the
+    last of them at any cut of its bytes) are sentencepiece's."""
+    for name in ("botchan_bpe", "mistral_v1"):
+        tok, sp = pairs(name)
+        pieces = [sp.id_to_piece(i) for i in range(sp.get_piece_size())
+                  if not (sp.is_control(i) or sp.is_unknown(i) or sp.is_byte(i))]
+        texts = pieces + [a + b for a, b in zip(pieces, pieces[1:])]
+        assert tok.encode_ordinary_batch(texts) == sp.encode(texts)
+
+
 #: characters that are no piece of botchan_bpe or mistral_v1 (BPE symbols looked up by their bytes)
 NON_PIECES = ["日", "ğ", "😀", "ꙮ", "\U0001f9a0", "ｈ", "ǅ"]
 
