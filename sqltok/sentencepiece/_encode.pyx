@@ -64,6 +64,7 @@ cdef enum:
     USER = 1                    # ... the user-defined symbols alone
     ALL = 2                     # ... and every piece (HF's Unigram lattice)
     RESEGMENT_DEPTH = 100       # BPE: how deep an unused piece is split back at most
+    SCAN_SYMBOLS = 32           # BPE: up to this many symbols, merges are found by a scan (else a heap)
     WORD_CACHE_BYTES = 64       # BPE: words up to this long are remembered ...
     WORD_CACHE_SIZE = 1 << 16   # ... this many per call and thread
     DIRECT_TEXTS = 1            # ignore_merges: the words are the texts between user-defined symbols ...
@@ -95,6 +96,8 @@ cdef struct Symbol:             # BPE: a symbol of the text being merged
     int64_t prev
     int64_t next
     int32_t id                  # its piece (of `pieces`), -1 for a character that is none
+    int32_t merges_with         # _merge_scan: the piece it makes with the next symbol, -1 for none
+    float merge_score           # ... and that piece's score
     bint freeze
 
 
@@ -522,30 +525,23 @@ cdef class SentencePieceEncoder:
             else:
                 _push(out, ws.best64[end].id, ws, ws.path[k + 1], end)
 
-    cdef inline void _maybe_pair(self, const uint8_t* s, Workspace& ws, int64_t left, int64_t right) noexcept nogil:
-        """A candidate when the two symbols' bytes are a piece: looked up by their ids in `pairs`
-        when both are pieces, else by the bytes."""
-        cdef Pair pair
+    cdef inline int32_t _pair_piece(self, const uint8_t* s, Workspace& ws, int64_t left, int64_t right) noexcept nogil:
+        """The piece two adjacent symbols make, -1 when none (or a symbol is frozen or missing): looked
+        up by their ids in `pairs` when both are pieces, else by the bytes. An unused piece's split
+        is recorded."""
         cdef Split split
         cdef int32_t id, lid, rid, merged
         if left < 0 or right < 0 or ws.symbols[left].freeze or ws.symbols[right].freeze:
-            return
-        pair.size = ws.symbols[left].length + ws.symbols[right].length
+            return -1
         lid = ws.symbols[left].id
         rid = ws.symbols[right].id
         if lid >= 0 and rid >= 0:
             id = merge_table_rank(&self.pairs, lid, rid, &merged, -1)  # its rank: the piece
         else:
             id = bytes_table_get(&self.pieces, <const uint8_t*>self.vocab.data(), self.starts.data(),
-                                 self.ends.data(), s + ws.symbols[left].start, pair.size)
-        if id < 0:
-            return
-        pair.score = self.scores[id]
-        pair.id = id
-        pair.left = left
-        pair.right = right
-        heap_push(ws.heap, pair)
-        if self.types[id] == UNUSED:
+                                 self.ends.data(), s + ws.symbols[left].start,
+                                 ws.symbols[left].length + ws.symbols[right].length)
+        if id >= 0 and self.types[id] == UNUSED:
             split.id = id
             split.left_id = lid
             split.right_id = rid
@@ -554,6 +550,26 @@ cdef class SentencePieceEncoder:
             split.right_start = ws.symbols[right].start
             split.right_length = ws.symbols[right].length
             ws.splits.push_back(split)
+        return id
+
+    cdef inline void _maybe_pair(self, const uint8_t* s, Workspace& ws, int64_t left, int64_t right) noexcept nogil:
+        """A candidate on the heap when the two symbols make a piece."""
+        cdef Pair pair
+        pair.id = self._pair_piece(s, ws, left, right)
+        if pair.id < 0:
+            return
+        pair.score = self.scores[pair.id]
+        pair.size = ws.symbols[left].length + ws.symbols[right].length
+        pair.left = left
+        pair.right = right
+        heap_push(ws.heap, pair)
+
+    cdef inline void _candidate(self, const uint8_t* s, Workspace& ws, int64_t left) noexcept nogil:
+        """The symbol's candidate (`merges_with`, `merge_score`): the piece it makes with the next."""
+        if left >= 0:
+            ws.symbols[left].merges_with = self._pair_piece(s, ws, left, ws.symbols[left].next)
+            if ws.symbols[left].merges_with >= 0:
+                ws.symbols[left].merge_score = self.scores[ws.symbols[left].merges_with]
 
     cdef void _resegment(self, const uint8_t* s, int64_t start, int64_t length, int32_t id, IdVector& out,
                          Workspace& ws, bint* prev_unk) noexcept nogil:
@@ -599,8 +615,7 @@ cdef class SentencePieceEncoder:
 
     cdef void _bpe(self, const uint8_t* s, int64_t size, IdVector& out, Workspace& ws) noexcept nogil:
         cdef Symbol sym
-        cdef Pair top
-        cdef int64_t pos = 0, i, left, right
+        cdef int64_t pos = 0, i
         cdef bint prev_unk = False
         ws.symbols.clear()
         ws.heap.clear()
@@ -622,6 +637,46 @@ cdef class SentencePieceEncoder:
             ws.symbols.push_back(sym)
         if ws.symbols.empty():
             return
+        if ws.symbols.size() <= SCAN_SYMBOLS:
+            self._merge_scan(s, ws)
+        else:
+            self._merge_heap(s, ws)
+        i = 0
+        while i != -1:
+            self._resegment(s, ws.symbols[i].start, ws.symbols[i].length, ws.symbols[i].id, out, ws, &prev_unk)
+            i = ws.symbols[i].next
+
+    cdef void _merge_scan(self, const uint8_t* s, Workspace& ws) noexcept nogil:
+        """The merges of a few symbols: each time the best candidate of a scan over them (the higher
+        score, then the leftmost: the heap's order), the candidates made in the heap's order (so the
+        same unused pieces' splits are recorded)."""
+        cdef int64_t i, best, left, right, n = <int64_t>ws.symbols.size()
+        for i in range(n):
+            self._candidate(s, ws, i)
+        while True:
+            best = -1
+            for i in range(n):
+                if ws.symbols[i].merges_with >= 0 and (
+                        best < 0 or score_less(ws.symbols[best].merge_score, ws.symbols[i].merge_score)):
+                    best = i
+            if best < 0:
+                return
+            left = best
+            right = ws.symbols[left].next
+            ws.symbols[left].length += ws.symbols[right].length
+            ws.symbols[left].id = ws.symbols[left].merges_with
+            ws.symbols[left].next = ws.symbols[right].next
+            if ws.symbols[right].next >= 0:
+                ws.symbols[ws.symbols[right].next].prev = left
+            ws.symbols[right].length = 0
+            ws.symbols[right].merges_with = -1
+            self._candidate(s, ws, ws.symbols[left].prev)
+            self._candidate(s, ws, left)
+
+    cdef void _merge_heap(self, const uint8_t* s, Workspace& ws) noexcept nogil:
+        """The merges, candidates on a heap (sentencepiece's agenda)."""
+        cdef Pair top
+        cdef int64_t i, left, right
         for i in range(1, <int64_t>ws.symbols.size()):
             self._maybe_pair(s, ws, i - 1, i)
         while ws.heap.size():
@@ -639,10 +694,6 @@ cdef class SentencePieceEncoder:
             ws.symbols[right].length = 0
             self._maybe_pair(s, ws, ws.symbols[left].prev, left)
             self._maybe_pair(s, ws, left, ws.symbols[left].next)
-        i = 0
-        while i != -1:
-            self._resegment(s, ws.symbols[i].start, ws.symbols[i].length, ws.symbols[i].id, out, ws, &prev_unk)
-            i = ws.symbols[i].next
 
     cdef void _bpe_words(self, const uint8_t* s, int64_t size, IdVector& out, Workspace& ws) noexcept nogil:
         """BPE word by word, each word's ids remembered. When no piece holds a character followed by
