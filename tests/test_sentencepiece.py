@@ -107,6 +107,25 @@ def test_bpe_of_pieces_and_non_pieces_equals_sentencepiece(pairs, data):
         assert tok.encode_ordinary_batch(texts) == sp.encode(texts)
 
 
+#: characters that no piece of botchan_bpe or mistral_v1 holds with another (newlines, tabs, control
+#: characters, mistral_v1's digits, non-pieces) beside ones that pieces do hold with others
+ISOLATED_AND_NOT = list("\n\n\t\r\x01\x1f\x7f0123456789 ▁ae.,-'") + NON_PIECES
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.data())
+def test_bpe_cut_at_isolated_characters_equals_sentencepiece(pairs, data):
+    """Texts of BPE pieces dense in characters that no piece holds with another: words cut at those
+    characters (see `_bpe_words`) give sentencepiece's ids, and no other character is taken for one."""
+    for name in ("botchan_bpe", "mistral_v1"):
+        tok, sp = pairs(name)
+        pieces = [sp.id_to_piece(i) for i in range(sp.get_piece_size())
+                  if not (sp.is_control(i) or sp.is_unknown(i) or sp.is_byte(i))]
+        parts = st.sampled_from(pieces) | st.sampled_from(ISOLATED_AND_NOT)
+        texts = data.draw(st.lists(st.lists(parts, max_size=16).map("".join), min_size=1, max_size=4))
+        assert tok.encode_ordinary_batch(texts) == sp.encode(texts)
+
+
 @settings(max_examples=150, deadline=None)
 @given(ids=st.lists(st.integers(0, 999), max_size=30))
 def test_decode_of_any_ids_equals_sentencepiece(pairs, ids):

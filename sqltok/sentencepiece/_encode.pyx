@@ -229,6 +229,7 @@ cdef class SentencePieceEncoder:
     cdef vector[double] scores64
     cdef double min_score64
     cdef bint words_apart                   # BPE: no piece joins a character to a following "▁"
+    cdef vector[uint64_t] isolated          # BPE: a bit per code point, set if no piece holds it with another
     cdef bint bpe, byte_fallback, add_dummy_prefix, remove_extra_whitespaces
     cdef int32_t unk
     cdef float min_score
@@ -318,6 +319,10 @@ cdef class SentencePieceEncoder:
         byte_trie_build(&self.trie, [trie_pieces, user, every if self.hf_unigram else []])
         self.words_apart = bpe and not treat_whitespace_as_suffix and not any(
             "\u2581" in p.lstrip("\u2581") for p, _ in ((p.decode(), i) for p, i in trie_pieces))
+        if self.words_apart:
+            self.isolated.assign(0x110000 // 64, ~<uint64_t>0)
+            for c in {c for p in (b.decode() for b, _ in trie_pieces) if len(p) > 1 for c in p}:
+                self.isolated[ord(c) >> 6] &= ~(<uint64_t>1 << (ord(c) & 63))
         self.normalizer.user = &self.trie if user else NULL
         self.normalizer.user_root = USER
         charsmap_build(&self.normalizer.charsmap, charsmap)
@@ -695,19 +700,44 @@ cdef class SentencePieceEncoder:
             self._maybe_pair(s, ws, ws.symbols[left].prev, left)
             self._maybe_pair(s, ws, left, ws.symbols[left].next)
 
+    cdef inline bint _isolated_at(self, const uint8_t* s, int64_t pos, int64_t size) noexcept nogil:
+        """Whether the character at `pos` is isolated: well-formed UTF-8 of a code point that no piece
+        holds together with another character (false when unsure)."""
+        cdef uint8_t b = s[pos]
+        cdef uint32_t cp
+        cdef int64_t n = one_char_len(b), k
+        if b < 0x80:
+            cp = b
+        elif b < 0xC2 or b > 0xF4 or pos + n > size:
+            return False
+        else:
+            cp = b & (0x1F if n == 2 else 0x0F if n == 3 else 0x07)
+            for k in range(1, n):
+                if s[pos + k] & 0xC0 != 0x80:
+                    return False
+                cp = (cp << 6) | (s[pos + k] & 0x3F)
+            if cp >= 0x110000:
+                return False
+        return (self.isolated[cp >> 6] >> (cp & 63)) & 1
+
     cdef void _bpe_words(self, const uint8_t* s, int64_t size, IdVector& out, Workspace& ws) noexcept nogil:
-        """BPE word by word, each word's ids remembered. When no piece holds a character followed by
-        "▁" (`words_apart`), no merge crosses the start of a word (a "▁" after another character),
-        and merges within a word keep their order: the ids are those of the whole text. A run of
-        unknown pieces across two words is still one unknown id."""
+        """BPE word by word, each word's ids remembered: the words are the runs of isolated characters
+        (see `_isolated_at`) and the texts between them, cut before each "▁" that follows another
+        character. The ids are those of the whole text: every symbol BPE makes is a piece, so (a) when
+        no piece holds a character followed by "▁" (`words_apart`), no merge crosses the start of a
+        word, and (b) an isolated character is never merged, so no merge crosses either of its sides.
+        The text's candidates then each lie within one word and a merge changes only its own word's
+        candidates, so the merges of each word are in the order (score, then position) that word alone
+        gives them. A run of unknown pieces across two words is still one unknown id."""
         cdef int64_t start = 0, pos = 0, k, first, n = 0
         cdef uint64_t h = 0
         cdef const int32_t* ids
-        cdef bint last_unk = False
+        cdef bint last_unk = False, iso
         while start < size:
+            iso = self._isolated_at(s, start, size)
             pos = start + min(one_char_len(s[start]), size - start)
-            while pos < size and not (_space_at(s, pos, size) and not (pos - start >= 3 and
-                                                                        _space_at(s, pos - 3, size))):
+            while pos < size and self._isolated_at(s, pos, size) == iso and (iso or not (
+                    _space_at(s, pos, size) and not (pos - start >= 3 and _space_at(s, pos - 3, size)))):
                 pos += min(one_char_len(s[pos]), size - pos)
             ids = NULL
             if pos - start <= WORD_CACHE_BYTES:
