@@ -42,6 +42,7 @@ from sqltok.sentencepiece.charsmap cimport charsmap_build
 from sqltok.sentencepiece.hf_precompiled cimport hf_precompiled
 from sqltok.sentencepiece.hf_whitespace cimport HfWhitespace, hf_whitespace
 from sqltok.native.utf8 cimport valid_utf8_len
+from sqltok.pretokenizer.matcher cimport next_char
 from sqltok.sentencepiece.normalizer cimport Normalizer, normalize, user_match
 from sqltok.sentencepiece.word_cache cimport WordCache, word_cache_get, word_cache_put
 from sqltok.wordpiece.byte_trie cimport ByteTrie, byte_trie_build, byte_trie_child
@@ -703,21 +704,10 @@ cdef class SentencePieceEncoder:
     cdef inline bint _isolated_at(self, const uint8_t* s, int64_t pos, int64_t size) noexcept nogil:
         """Whether the character at `pos` is isolated: well-formed UTF-8 of a code point that no piece
         holds together with another character (false when unsure)."""
-        cdef uint8_t b = s[pos]
         cdef uint32_t cp
-        cdef int64_t n = one_char_len(b), k
-        if b < 0x80:
-            cp = b
-        elif b < 0xC2 or b > 0xF4 or pos + n > size:
+        if valid_utf8_len(s + pos, size - pos) == 0:
             return False
-        else:
-            cp = b & (0x1F if n == 2 else 0x0F if n == 3 else 0x07)
-            for k in range(1, n):
-                if s[pos + k] & 0xC0 != 0x80:
-                    return False
-                cp = (cp << 6) | (s[pos + k] & 0x3F)
-            if cp >= 0x110000:
-                return False
+        next_char(s, pos, size, &cp)
         return (self.isolated[cp >> 6] >> (cp & 63)) & 1
 
     cdef void _bpe_words(self, const uint8_t* s, int64_t size, IdVector& out, Workspace& ws) noexcept nogil:
@@ -729,7 +719,7 @@ cdef class SentencePieceEncoder:
         The text's candidates then each lie within one word and a merge changes only its own word's
         candidates, so the merges of each word are in the order (score, then position) that word alone
         gives them. A run of unknown pieces across two words is still one unknown id."""
-        cdef int64_t start = 0, pos = 0, k, first, n = 0
+        cdef int64_t start = 0, pos = 0, first, n = 0
         cdef uint64_t h = 0
         cdef const int32_t* ids
         cdef bint last_unk = False, iso
@@ -751,8 +741,7 @@ cdef class SentencePieceEncoder:
                 if pos - start <= WORD_CACHE_BYTES:
                     word_cache_put(&ws.words, s + start, pos - start, h, ids, n, WORD_CACHE_SIZE)
             first = 1 if last_unk and not self.byte_fallback and n and ids[0] == self.unk else 0
-            for k in range(first, n):
-                out.push_back(ids[k])
+            out.insert(out.end(), ids + first, ids + n)
             if n:
                 last_unk = ids[n - 1] == self.unk
             start = pos
