@@ -1,6 +1,6 @@
 # cython: language_level=3
 """The BPE encoder's declaration, for the modules that encode through it (`_candidates`)."""
-from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
@@ -15,6 +15,7 @@ from sqltok.native.bytes_table cimport BytesTable
 from sqltok.native.decode_arrow cimport TokenPieces
 from sqltok.native.id_lists cimport IdRows, IdVector
 from sqltok.native.id_output cimport IdPool
+from sqltok.native.shared_pieces cimport SharedPieces
 
 
 cdef enum:
@@ -50,6 +51,9 @@ cdef class Encoder:
     cdef readonly int32_t n_vocab
     cdef IdPool* pool                 # ids memory handed back by Arrow, for the next call
     cdef vector[Workspace*] spare     # workspaces of finished calls: their caches stay warm
+    cdef SharedPieces shared          # what the threads of a call merged, for the others (made on first use)
+    cdef int shared_slot_bits         # its size (`share_merges`)
+    cdef int64_t shared_bytes
     cdef list id_objects              # int objects of every id, for Python list output (built once)
 
     cdef Workspace* _take_workspace(self)
@@ -61,7 +65,7 @@ cdef class Encoder:
     cdef int _merge(self, const uint8_t* p, int64_t n, IdVector& out, Workspace& ws) noexcept nogil
     cdef int _encode_piece(self, const uint8_t* p, int64_t n, const PieceKey* key, IdVector& out,
                            Workspace& ws) noexcept nogil
-    cdef void _defer(self, const uint8_t* p, int64_t n, const PieceKey* key, CacheSlot* slot,
+    cdef void _defer(self, const uint8_t* p, int64_t n, uint64_t h, const PieceKey* key, CacheSlot* slot,
                      IdVector& out, Workspace& ws) noexcept nogil
     cdef int _merge_pending(self, Workspace& ws) noexcept nogil
     cdef void _supermerge_run(self, IdVector& out, size_t first, size_t count, size_t tail,

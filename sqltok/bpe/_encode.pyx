@@ -18,8 +18,12 @@ merged per text in a batch, sixteen side by side, so that the merge-table misses
 the work of the others; longer ones backtrack (`backtrack.pxd`, exact for vocabularies whose merges
 form each token after its parts, as trainers make them) where the heap would take them: first-seen
 pretokens over 48 bytes 1.1-1.2x faster, and 0.5x the lanes' speed on 13-48 bytes, where the lanes'
-overlapped misses win (one thread, o200k, 2026-12-02). The big tables, built at load, sit on huge
-pages (`huge_pages.h`); Python list output shares one int object per id.
+overlapped misses win (one thread, o200k, 2026-12-02). The threads of a call share what they merged
+(`shared_pieces.h`, insert-only and lock-free): a pretoken another thread merged is taken from there,
+the waiting ones of a text looked up together so that their misses overlap. Without it, each thread
+merged again what the others had: two threads took 1.3x one thread's CPU on the multilingual mix.
+The big tables, built at load, sit on huge pages (`huge_pages.h`); Python list output shares one int
+object per id.
 
 The parts, each its own file: the merge kernels (`merge_scan`, `merge_heap`, `merge_lanes`,
 `backtrack`), the pretoken cache (`pretoken_cache`, `long_cache`) and a thread's `workspace`; from
@@ -50,6 +54,7 @@ from sqltok.native.decode_ids cimport decode_ids, decode_text
 from sqltok.native.id_output cimport id_list, id_pool_new, id_pool_release, id_pool_take, id_rows_arrow, id_rows_lists
 from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
 from sqltok.native.portable cimport prefetch
+from sqltok.native.shared_pieces cimport SharedPieces
 from sqltok.pretokenizer.matcher cimport pretokenize_pattern
 
 import pyarrow as pa
@@ -65,6 +70,8 @@ cdef enum:
     NOGIL_BYTES = 4096        # a single text from Python this long or longer is encoded without the GIL
     KEEP_IDS = 1 << 20        # a workspace keeps the ids vector of a single text up to this capacity
     BACKTRACK_FROM = SHORT_PIECE + 1  # pretokens this long backtrack where it is exact (see below)
+    SHARED_SLOT_BITS = 18     # the pretokens shared by a call's threads: up to 256k of them,
+    SHARED_BYTES = 16 << 20   # in up to 16 MiB
 
 
 cdef inline void _prefetch(const PretokenCache& cache, const BytesTable* direct, uint64_t h) noexcept nogil:
@@ -89,6 +96,8 @@ cdef class Encoder:
         `normalized` one is matched in the `normalizer`'s form (the caller normalizes the texts)."""
         cdef int64_t i
         self.pool = id_pool_new()
+        self.shared_slot_bits = SHARED_SLOT_BITS
+        self.shared_bytes = SHARED_BYTES
         merge_table_init(&self.merges, len(pairs))
         supermerges = supermerges or ()
         merge_table_init(&self.supers, len(supermerges))
@@ -124,6 +133,17 @@ cdef class Encoder:
         for i in self.special_ids:
             self.special_skip[i] = 1
         self._build_direct(direct_all)
+
+    def share_merges(self, int slot_bits=SHARED_SLOT_BITS, int64_t arena_bytes=SHARED_BYTES):
+        """Size the table in which the threads of a call share the pretokens they merged (made by the
+        first call with more than one thread, then kept): 2^slot_bits slots and arena_bytes for
+        their bytes and ids; arena_bytes 0 turns sharing off. ValueError once the table is made."""
+        if self.shared.ready():
+            raise ValueError("the shared table is made already: size it before the first call with threads")
+        if not 4 <= slot_bits <= 30 or arena_bytes < 0 or arena_bytes > 0xFFFFFFFF:
+            raise ValueError("slot_bits must be 4-30 and arena_bytes 0-2^32-1")
+        self.shared_slot_bits = slot_bits
+        self.shared_bytes = arena_bytes
 
     def __dealloc__(self):
         if self.pool != NULL:
@@ -296,12 +316,15 @@ cdef class Encoder:
         cdef size_t before = out.size()
         cdef int32_t t
         cdef uint64_t h = 0
+        cdef const int32_t* held
+        cdef int64_t count
         if key != NULL:
-            slot = cache_slot(ws.cache, key.hash)
+            h = key.hash
+            slot = cache_slot(ws.cache, h)
             if cache_get(slot, key, n, out, ws.holes):
                 return 0
             t = bytes_table_get_words(&self.direct, <const uint8_t*>self.vocab.data(), self.starts.data(),
-                                      key.w, n, key.hash)
+                                      key.w, n, h)
         else:
             h = bytes_hash(p, n)
             if long_cache_get(ws.cache.long_pieces, p, n, h, out):
@@ -311,24 +334,34 @@ cdef class Encoder:
         if t >= 0:
             out.push_back(t)
         elif ws.defer and n <= SHORT_PIECE and not 0 <= self.backtrack_from <= n:
-            self._defer(p, n, key, slot, out, ws)
+            self._defer(p, n, h, key, slot, out, ws)
             return 0
-        elif self._merge(p, n, out, ws):
-            return NO_TOKEN
+        else:
+            held = ws.shared.find(p, n, h, &count) if ws.shared != NULL else NULL
+            if held != NULL:  # another thread of the call merged it
+                out.insert(out.end(), held, held + count)
+            elif self._merge(p, n, out, ws):
+                return NO_TOKEN
+            elif ws.shared != NULL:
+                ws.shared.put(ws.shared_at, p, n, h, out.data() + before, <int64_t>(out.size() - before))
         if slot != NULL and (t < 0 or n > SHORT_KEY):  # short tokens are looked up in the vocabulary first
             cache_put(slot, key, n, out.data() + before, out.size() - before)
         elif t < 0:
             long_cache_put(ws.cache.long_pieces, p, n, h, out.data() + before, <int64_t>(out.size() - before))
         return 0
 
-    cdef void _defer(self, const uint8_t* p, int64_t n, const PieceKey* key, CacheSlot* slot,
+    cdef void _defer(self, const uint8_t* p, int64_t n, uint64_t h, const PieceKey* key, CacheSlot* slot,
                      IdVector& out, Workspace& ws) noexcept nogil:
-        """Leave a placeholder (-1 - q) for pretoken p[:n], the q-th waiting to be merged; its cache
-        slot says so, so that it is merged once however often it occurs before the batch."""
+        """Leave a placeholder (-1 - q) for pretoken p[:n] (bytes_hash h), the q-th waiting to be
+        merged; its cache slot says so, so that it is merged once however often it occurs before the
+        batch."""
         cdef Pending pend
         cdef int64_t q = <int64_t>ws.pending.size()
         pend.p = p
         pend.n = n
+        pend.hash = h
+        pend.start = -1
+        pend.merged = False
         pend.key = -1 if key == NULL else key - ws.keys.data()
         ws.pending.push_back(pend)
         ws.holes.push_back(out.size())
@@ -337,11 +370,27 @@ cdef class Encoder:
             cache_put_pending(slot, key, n, <int32_t>q)
 
     cdef int _merge_pending(self, Workspace& ws) noexcept nogil:
-        """Merge the waiting pretokens (merge_lanes) and give their cache slots their ids; NO_TOKEN
-        when a byte has no token."""
+        """Take the waiting pretokens that another thread of the call merged from the shared table (all
+        their lookups requested first, so that they overlap), merge the others (merge_lanes) and give
+        their cache slots their ids; NO_TOKEN when a byte has no token."""
+        cdef size_t i
+        cdef Pending* pend
+        cdef const int32_t* held
+        cdef int64_t count
+        ws.pending_ids.clear()
+        if ws.shared != NULL:
+            for i in range(ws.pending.size()):
+                prefetch(ws.shared.start(ws.pending[i].hash))
+            for i in range(ws.pending.size()):
+                pend = &ws.pending[i]
+                held = ws.shared.find(pend.p, pend.n, pend.hash, &count)
+                if held != NULL:
+                    pend.start = <int64_t>ws.pending_ids.size()
+                    pend.count = count
+                    ws.pending_ids.insert(ws.pending_ids.end(), held, held + count)
         if merge_lanes(&self.merges, &self.byte_merges, self.rank_guard, ws.pending, ws.pending_ids):
             return NO_TOKEN
-        cache_put_merged(ws.cache, ws.pending, ws.keys, ws.pending_ids)
+        cache_put_merged(ws.cache, ws.shared, ws.shared_at, ws.pending, ws.keys, ws.pending_ids)
         return 0
 
     cdef void _supermerge_run(self, IdVector& out, size_t first, size_t count, size_t tail,
@@ -604,6 +653,8 @@ cdef class Encoder:
             workspaces.push_back(self._take_workspace())
         call.parts = parts.data()
         call.workspaces = workspaces.data()
+        if run.threads > 1 and not self.shared.ready() and self.shared_bytes > 0:
+            self.shared.init(self.shared_slot_bits, self.shared_bytes)
         try:
             if call.keep_ids and not as_lists:  # the first part's vector ends up holding every id
                 id_pool_take(self.pool, parts[0].ids)
@@ -694,6 +745,8 @@ cdef void _encode_open(void* task, const RowRun& run, int thread, int part, int6
     if part == thread:
         workspace_init(ws[0], size, run.threads)
         ws.defer = not (<Encoder>call.encoder).has_supers
+        if run.threads > 1 and (<Encoder>call.encoder).shared.ready():
+            ws.shared = &(<Encoder>call.encoder).shared
     if call.keep_ids:
         call.parts[part].ids.reserve(size // 2 + 16)
 

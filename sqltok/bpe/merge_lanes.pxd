@@ -20,9 +20,11 @@ cdef enum:
 cdef struct Pending:          # a pretoken waiting to be merged
     const uint8_t* p
     int64_t n
+    uint64_t hash             # its bytes_hash
     int64_t key               # its key's index in the caller's keys, -1: none
-    int64_t start             # its ids: ids[start:start + count] of `merge_lanes`
+    int64_t start             # its ids: ids[start:start + count] of `merge_lanes`; -1: not yet known
     int64_t count
+    bint merged               # merge_lanes merged it (its ids did not come from elsewhere)
 
 
 cdef struct Lane:             # one pretoken being merged
@@ -48,21 +50,29 @@ cdef inline bint _lane_start(const ByteMerges* b, Lane* lane, int64_t q, const P
     return True
 
 
+cdef inline int64_t _waiting(const vector[Pending]& pending, int64_t q) noexcept nogil:
+    """The first pending pretoken from q on whose ids are not known yet (pending.size(): none)."""
+    while q < <int64_t>pending.size() and pending[q].start >= 0:
+        q += 1
+    return q
+
+
 cdef inline int merge_lanes(const MergeTable* table, const ByteMerges* b, bint guard, vector[Pending]& pending,
                             vector[int32_t]& ids) noexcept nogil:
     """Merge the `pending` pretokens (of up to SHORT_PIECE bytes) LANES at a time: a lane looks up the
     pairs its last merge made (their slots were prefetched then), applies one merge and prefetches
     the next lookups, then the next lane runs, so memory latency overlaps across pretokens. Their ids
-    go to `ids` (each Pending says where). 1 when a byte has no token."""
+    go to `ids` after those already there (each Pending says where). Pretokens whose ids are known
+    already (`start` >= 0) are left as they are. 1 when a byte has no token."""
     cdef Lane lanes[LANES]
     cdef Lane* lane
     cdef Pending* pend
     cdef int64_t nq = <int64_t>pending.size(), next_q = 0, i
     cdef int j, k, active = 0
     cdef bint more
-    ids.clear()
     for k in range(LANES):
         lanes[k].q = -1
+        next_q = _waiting(pending, next_q)
         if next_q < nq:
             if not _lane_start(b, &lanes[k], next_q, &pending[next_q]):
                 return 1
@@ -90,9 +100,11 @@ cdef inline int merge_lanes(const MergeTable* table, const ByteMerges* b, bint g
             pend = &pending[lane.q]
             pend.start = <int64_t>ids.size()
             pend.count = <int64_t>lane.n
+            pend.merged = True
             ids.insert(ids.end(), lane.sym, lane.sym + lane.n)
             lane.q = -1
             active -= 1
+            next_q = _waiting(pending, next_q)
             if next_q < nq:
                 if not _lane_start(b, lane, next_q, &pending[next_q]):
                     return 1

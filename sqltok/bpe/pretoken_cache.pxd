@@ -8,8 +8,8 @@ from libcpp.vector cimport vector
 
 from sqltok.bpe.long_cache cimport LongCache, long_cache_put
 from sqltok.bpe.merge_lanes cimport Pending
-from sqltok.native.bytes_table cimport bytes_hash
 from sqltok.native.id_lists cimport IdVector
+from sqltok.native.shared_pieces cimport SharedCursor, SharedPieces
 
 
 cdef enum:
@@ -99,18 +99,22 @@ cdef inline void cache_put_pending(CacheSlot* slot, const PieceKey* key, int64_t
     slot.n_ids = PENDING
 
 
-cdef inline void cache_put_merged(PretokenCache& c, const vector[Pending]& pending, const vector[PieceKey]& keys,
+cdef inline void cache_put_merged(PretokenCache& c, SharedPieces* shared, SharedCursor& shared_at,
+                                  const vector[Pending]& pending, const vector[PieceKey]& keys,
                                   const vector[int32_t]& ids) noexcept nogil:
-    """Give every PENDING slot its merged ids (or empty it), and cache the long pretokens merged."""
+    """Give every PENDING slot its ids (or empty it), and cache the long pretokens; those merged here
+    go to `shared` too (written at `shared_at`), unless NULL."""
     cdef size_t i
     cdef const Pending* pend
     cdef const PieceKey* key
-    cdef const int32_t* merged
+    cdef const int32_t* found
     for i in range(pending.size()):
         pend = &pending[i]
-        merged = ids.data() + pend.start
+        found = ids.data() + pend.start
         if pend.key >= 0:
             key = &keys[pend.key]
-            cache_put(cache_slot(c, key.hash), key, pend.n, merged, pend.count)
+            cache_put(cache_slot(c, pend.hash), key, pend.n, found, pend.count)
         else:
-            long_cache_put(c.long_pieces, pend.p, pend.n, bytes_hash(pend.p, pend.n), merged, pend.count)
+            long_cache_put(c.long_pieces, pend.p, pend.n, pend.hash, found, pend.count)
+        if shared != NULL and pend.merged:
+            shared.put(shared_at, pend.p, pend.n, pend.hash, found, pend.count)

@@ -9,10 +9,13 @@ from sqltok.bpe.merge_heap cimport MergeScratch
 from sqltok.bpe.merge_lanes cimport Pending
 from sqltok.bpe.pretoken_cache cimport PieceKey, PretokenCache, pretoken_cache_size
 from sqltok.native.id_lists cimport IdVector
+from sqltok.native.shared_pieces cimport SharedCursor, SharedPieces
 
 
 cdef cppclass Workspace:
     PretokenCache cache
+    SharedPieces* shared          # the pretokens the call's threads share (NULL: one thread, none)
+    SharedCursor shared_at        # where this thread writes to it
     MergeScratch scratch
     vector[int64_t] ends          # the pretoken ends of the text
     vector[PieceKey] keys         # and their keys
@@ -29,5 +32,6 @@ cdef cppclass Workspace:
 cdef inline void workspace_init(Workspace& ws, int64_t text_bytes, int threads) noexcept nogil:
     """Ready `ws` for about `text_bytes` of input, one of `threads` threads (see pretoken_cache_size)."""
     pretoken_cache_size(ws.cache, text_bytes, threads)
+    ws.shared = NULL
     ws.keep_sizes = False
     ws.defer = False
