@@ -157,13 +157,15 @@ def test_threads_take_over_the_chunks_of_a_slower_one(golden_dir):
         one = tok.encode_arrow(texts, threads=1)
         for threads in (2, 3):
             assert tok.encode_arrow(texts, threads=threads).equals(one)
+            assert tok._encoder.encode_arrow(texts, threads=threads, as_lists=True) == one.to_pylist()
     from sqltok.bpe._encode import Encoder
 
     no_c3 = Encoder([bytes([b]) for b in range(256)], [], [-1 if b == 0xC3 else b for b in range(256)], True, 0)
     bad = pa.array(slow + ["caf\u00e9"] + fast + ["\u00e9"], pa.large_string())  # no token for byte C3
     for threads in (1, 2, 3):
-        with pytest.raises(ValueError, match="row 300: the text holds a byte that has no token"):
-            no_c3.encode_arrow(bad, threads=threads)
+        for as_lists in (False, True):  # (lists: some rows are lists already when the row fails)
+            with pytest.raises(ValueError, match="row 300: the text holds a byte that has no token"):
+                no_c3.encode_arrow(bad, threads=threads, as_lists=as_lists)
 
 
 def test_calls_share_warm_caches_but_not_after_a_failure():

@@ -67,6 +67,7 @@ def test_bpe_encode(bpe, layout):
     for threads in THREADS:
         assert bpe.encode_arrow(arr, threads=threads).to_pylist() == alone
         assert bpe.encode_arrow(arr, threads=threads, counts_only=True).to_pylist() == per_row(len, alone)
+        assert bpe._encoder.encode_arrow(arr, threads=threads, as_lists=True) == alone  # (chunk parts)
     texts = [r for r in rows if r is not None]
     assert bpe.encode_ordinary_batch(texts, num_threads=3) == [bpe.encode_ordinary(t) for t in texts]
 

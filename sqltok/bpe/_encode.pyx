@@ -30,6 +30,8 @@ The parts, each its own file: the merge kernels (`merge_scan`, `merge_heap`, `me
 `sqltok/native/`, the rows shared among threads (`parallel_rows`), the Arrow output (`id_output`) and
 decoding (`decode_arrow`). This module holds the Encoder: its tables, and a text's way through them.
 """
+from cpython.list cimport PyList_New
+from cpython.ref cimport PyObject
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libcpp.string cimport string
@@ -51,11 +53,14 @@ from sqltok.native.bytes_table cimport (KEY_WORDS_MAX, SLOT_KEY_MAX, BytesTable,
 from sqltok.native.decode_arrow cimport TokenPieces, decode_arrow
 from sqltok.native.id_lists cimport IdRows, IdVector, id_rows_move
 from sqltok.native.decode_ids cimport decode_ids, decode_text
-from sqltok.native.id_output cimport id_list, id_pool_new, id_pool_release, id_pool_take, id_rows_arrow, id_rows_lists
-from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
+from sqltok.native.id_output cimport (id_list, id_pool_new, id_pool_release, id_pool_take, id_rows_arrow, id_rows_into,
+                                      id_rows_lists)
+from sqltok.native.parallel_rows cimport RowRun, row_split, rows_open, rows_run
 from sqltok.native.portable cimport prefetch
 from sqltok.native.shared_pieces cimport SharedPieces
 from sqltok.pretokenizer.matcher cimport pretokenize_pattern
+
+import gc
 
 import pyarrow as pa
 
@@ -640,10 +645,13 @@ cdef class Encoder:
         call.allowed = self._allowed_mask(allowed_special, allowed_mask)
         cdef list keep = []
         cdef RowRun run
-        rows_open(run, texts, keep, threads, True)
+        as_lists = as_lists and not counts_only
+        rows_open(run, texts, keep, threads, True, as_lists)  # lists: built while the threads work
         cdef vector[IdRows] parts = vector[IdRows](run.parts)
         cdef vector[IdRows] ordered
         cdef vector[Workspace*] workspaces
+        cdef vector[uint8_t] built
+        cdef list rows = None
         cdef int k
         call.encoder = <void*>self
         call.keep_ids = not counts_only
@@ -655,21 +663,40 @@ cdef class Encoder:
         call.workspaces = workspaces.data()
         if run.threads > 1 and not self.shared.ready() and self.shared_bytes > 0:
             self.shared.init(self.shared_slot_bits, self.shared_bytes)
+        if as_lists and self.id_objects is None:
+            self.id_objects = list(range(self.n_vocab))
+        if run.chunk_parts:
+            rows = PyList_New(run.view.length)
+            built.assign(run.chunks, 0)
+            call.rows = <PyObject*>rows
+            call.id_objects = <PyObject*>self.id_objects
+            call.built = built.data()
+            call.lists_failed = False
+            run.after = _encode_after
+        collecting = gc.isenabled()
+        gc.disable()  # lists of ints make no cycles: no collection need pass over them as they grow
         try:
             if call.keep_ids and not as_lists:  # the first part's vector ends up holding every id
                 id_pool_take(self.pool, parts[0].ids)
                 parts[0].ids.reserve(view_bytes(run.view, 0, run.view.length) // 2 + 16)
-            rows_run(run, _encode_rows_work, _encode_open, &call)
+            try:
+                rows_run(run, _encode_rows_work, _encode_open, &call)
+            finally:
+                for k in range(run.threads):
+                    self._give_back(workspaces[k], not run.thread_ok[k])
+            if run.error_row >= 0:
+                raise SqltokError(failure_message(run.error_row, parts[run.error_part].error_code))
+            if run.chunk_parts:
+                if call.lists_failed:
+                    raise MemoryError("building the id lists failed")
+                _lists_of_chunks(&call, run, True)
+                return rows
         finally:
-            for k in range(run.threads):
-                self._give_back(workspaces[k], not run.thread_ok[k])
+            if collecting:
+                gc.enable()
         for k in run.order:
             id_rows_move(ordered, parts[k])
-        if run.error_row >= 0:
-            raise SqltokError(failure_message(run.error_row, parts[run.error_part].error_code))
         if as_lists:
-            if self.id_objects is None:
-                self.id_objects = list(range(self.n_vocab))
             return id_rows_lists(ordered, self.id_objects)
         return id_rows_arrow(ordered, counts_only, self.pool, run.threads)
 
@@ -733,6 +760,36 @@ cdef struct EncodeCall:       # what the threads of one encode_arrow call share
     bint keep_ids
     IdRows* parts             # one per part of the call (see parallel_rows)
     Workspace** workspaces    # one per thread
+    PyObject* rows            # as lists (chunk parts): the list of every row's ids, filled as chunks finish
+    PyObject* id_objects      # the int object of each id
+    uint8_t* built            # per chunk: 1 once its rows are in `rows`
+    bint lists_failed         # building them raised (MemoryError)
+
+
+cdef int _lists_of_chunks(EncodeCall* call, const RowRun& run, bint every) except -1:
+    """Put the rows of the chunks finished so far (`every`: of all chunks) that are not yet there in
+    `call.rows`. With the GIL."""
+    cdef int c
+    for c in range(run.chunks):
+        if not call.built[c] and (every or run.claims.finished(c)):
+            id_rows_into(<list>call.rows, row_split(run.view, c, run.chunks), call.parts[run.threads + c],
+                         <list>call.id_objects)
+            call.built[c] = 1
+    return 0
+
+
+cdef void _encode_after(void* task, const RowRun& run, int thread, int chunk) noexcept nogil:
+    """After each chunk of thread 0 (the caller's), the rows of every chunk finished turn into Python
+    lists while the other threads encode on: list building, which needs the GIL, overlaps encoding
+    instead of following it."""
+    cdef EncodeCall* call = <EncodeCall*>task
+    if thread != 0 or call.lists_failed:
+        return
+    with gil:
+        try:
+            _lists_of_chunks(call, run, False)
+        except BaseException:
+            call.lists_failed = True
 
 
 cdef void _encode_open(void* task, const RowRun& run, int thread, int part, int64_t first,
@@ -747,7 +804,7 @@ cdef void _encode_open(void* task, const RowRun& run, int thread, int part, int6
         ws.defer = not (<Encoder>call.encoder).has_supers
         if run.threads > 1 and (<Encoder>call.encoder).shared.ready():
             ws.shared = &(<Encoder>call.encoder).shared
-    if call.keep_ids:
+    if call.keep_ids and not (run.chunk_parts and part == thread):  # (chunk parts: the thread's own is unused)
         call.parts[part].ids.reserve(size // 2 + 16)
 
 

@@ -177,25 +177,41 @@ cdef inline list id_list(const int32_t* ids, int64_t n, list id_objects):
     return out
 
 
+cdef inline void id_rows_into(list rows, int64_t at, IdRows& part, list id_objects):
+    """Put the rows of `part` in the new list `rows` from item `at` on, as `id_rows_lists` makes them,
+    then free the part's ids."""
+    cdef size_t j
+    cdef int64_t start = 0, ln
+    cdef object item
+    for j in range(part.lengths.size()):
+        ln = part.lengths[j]
+        if ln < 0:
+            item = None
+        else:
+            item = id_list(part.ids.data() + start, ln, id_objects)
+            start += ln
+        _incref(<PyObject*>item)
+        _list_set(rows, at + <int64_t>j, <PyObject*>item)
+    IdVector().swap(part.ids)
+
+
 cdef inline list _rows_to_lists(vector[IdRows]& parts, list id_objects):
-    cdef list rows = []
-    cdef size_t k, j
-    cdef int64_t at, ln
+    cdef size_t k
+    cdef int64_t n = 0
     for k in range(parts.size()):
-        at = 0
-        for j in range(parts[k].lengths.size()):
-            ln = parts[k].lengths[j]
-            if ln < 0:
-                rows.append(None)
-                continue
-            rows.append(id_list(parts[k].ids.data() + at, ln, id_objects))
-            at += ln
+        n += <int64_t>parts[k].lengths.size()
+    cdef list rows = PyList_New(n)
+    n = 0
+    for k in range(parts.size()):
+        id_rows_into(rows, n, parts[k], id_objects)
+        n += <int64_t>parts[k].lengths.size()
     return rows
 
 
 cdef inline list id_rows_lists(vector[IdRows]& parts, list id_objects):
     """The parts' rows in order as Python lists of ints (what tiktoken-style callers want; None for
-    NULL), each id the shared int object of `id_objects` (no int created per token). The collector
+    NULL), each id the shared int object of `id_objects` (no int created per token); the parts' ids
+    are freed on the way. The collector
     pauses meanwhile: lists of ints make no cycles, so no collection need pass over them as they grow."""
     import gc
     collecting = gc.isenabled()

@@ -8,8 +8,10 @@ texts. Thread t owns a run of chunks, output part t, and takes them front to bac
 stays in one piece. With take-over (the encoder: 16 chunks a thread), a thread done with its own run
 takes the chunks left in the other runs from their back, chunk c into part `threads + c`, so that a
 thread the machine slows down hands its last chunks to the others; every chunk is claimed exactly
-once. Without it each run is one chunk. A task says what to do with a range of rows (`RowsWork`);
-the driver gives back the parts in row order and the first row that failed.
+once. Without it each run is one chunk. With `chunk_parts` (take-over only) every chunk goes to a part
+of its own, so that a caller can use a chunk's rows as soon as it is `finished`, while the threads
+work on: an `after` hook runs on each thread after each of its chunks. A task says what to do with a
+range of rows (`RowsWork`); the driver gives back the parts in row order and the first row that failed.
 """
 from cython.parallel cimport prange
 from libc.stdint cimport int64_t
@@ -22,6 +24,8 @@ cdef extern from "chunk_claims.h":
     cdef cppclass ChunkClaims "SqltokChunkClaims":
         void reset(int chunks) except +
         bint claim(int chunk) noexcept nogil
+        void finish(int chunk) noexcept nogil
+        bint finished(int chunk) noexcept nogil
 
 
 cdef enum:
@@ -29,19 +33,7 @@ cdef enum:
     ROWS_PER_THREAD = 64        # a call gets one more thread per this many rows
 
 
-cdef cppclass RowRun:           # one call's rows and how they are shared out
-    BinaryView view
-    int threads
-    int chunks
-    bint take_over
-    int parts                   # outputs: one per thread, and with take-over one per chunk after them
-    ChunkClaims claims
-    vector[int] until           # per thread: the first chunk of its own run it did not take
-    vector[int64_t] failed      # per part: the row that failed, or -1
-    vector[int] thread_ok       # per thread: 1 when it finished without a failure
-    vector[int] order           # the parts that hold rows, in row order
-    int64_t error_row           # the first row that failed, or -1
-    int error_part              # the part that holds it
+cdef cppclass RowRun
 
 
 # What a task does (`task`: its own state): set up part `part` before thread `thread` puts its first
@@ -51,6 +43,25 @@ ctypedef void (*RowsOpen)(void* task, const RowRun& run, int thread, int part, i
                           int64_t last) noexcept nogil
 ctypedef int64_t (*RowsWork)(void* task, const RowRun& run, int thread, int part, int64_t first,
                              int64_t last) noexcept nogil
+# What thread `thread` does after its chunk `chunk` is finished (`RowRun.after`).
+ctypedef void (*RowsAfter)(void* task, const RowRun& run, int thread, int chunk) noexcept nogil
+
+
+cdef cppclass RowRun:           # one call's rows and how they are shared out
+    BinaryView view
+    int threads
+    int chunks
+    bint take_over
+    int parts                   # outputs: one per thread, and with take-over one per chunk after them
+    bint chunk_parts            # every chunk in its own part (threads + chunk), a thread's own ones too
+    RowsAfter after             # run by a thread after each of its chunks (NULL: nothing)
+    ChunkClaims claims
+    vector[int] until           # per thread: the first chunk of its own run it did not take
+    vector[int64_t] failed      # per part: the row that failed, or -1
+    vector[int] thread_ok       # per thread: 1 when it finished without a failure
+    vector[int] order           # the parts that hold rows, in row order
+    int64_t error_row           # the first row that failed, or -1
+    int error_part              # the part that holds it
 
 
 cdef inline int row_threads(int threads, int64_t rows) noexcept nogil:
@@ -81,12 +92,15 @@ cdef inline int owned_first(const RowRun& run, int t) noexcept nogil:
     return t * run.chunks // run.threads
 
 
-cdef inline int rows_open(RowRun& run, object texts, list keep_alive, int threads, bint take_over) except -1:
+cdef inline int rows_open(RowRun& run, object texts, list keep_alive, int threads, bint take_over,
+                          bint chunk_parts=False) except -1:
     """Ready `run` for the rows of the (large_)string/binary array `texts` (its buffers go to
-    `keep_alive`) and at most `threads` threads."""
+    `keep_alive`) and at most `threads` threads; `chunk_parts`: see the module's docstring."""
     run.view = binary_view(texts, keep_alive)
     run.threads = row_threads(threads, run.view.length)
     run.take_over = take_over and run.threads > 1
+    run.chunk_parts = chunk_parts and run.take_over
+    run.after = NULL
     run.chunks = run.threads * CHUNKS_PER_THREAD if run.take_over else run.threads
     run.parts = run.threads + (run.chunks if run.take_over else 0)
     run.claims.reset(run.chunks)
@@ -99,6 +113,12 @@ cdef inline int rows_open(RowRun& run, object texts, list keep_alive, int thread
     return 0
 
 
+cdef inline void _chunk_done(RowRun& run, void* task, int t, int c) noexcept nogil:
+    run.claims.finish(c)
+    if run.after != NULL:
+        run.after(task, run, t, c)
+
+
 cdef inline void _rows_share(RowRun& run, RowsWork work, RowsOpen open, void* task, int t) noexcept nogil:
     """Thread t's share: the chunks of its own run, front to back, then (with take-over) the chunks
     left in the other runs, from their back."""
@@ -107,12 +127,22 @@ cdef inline void _rows_share(RowRun& run, RowsWork work, RowsOpen open, void* ta
     if open != NULL:
         open(task, run, t, t, row_split(run.view, c, run.chunks), row_split(run.view, end, run.chunks))
     while c < end and run.claims.claim(c):
-        bad = work(task, run, t, t, row_split(run.view, c, run.chunks), row_split(run.view, c + 1, run.chunks))
+        first = row_split(run.view, c, run.chunks)
+        last = row_split(run.view, c + 1, run.chunks)
+        if run.chunk_parts:
+            if open != NULL:
+                open(task, run, t, run.threads + c, first, last)
+            bad = work(task, run, t, run.threads + c, first, last)
+            run.failed[run.threads + c] = bad
+        else:
+            bad = work(task, run, t, t, first, last)
+        _chunk_done(run, task, t, c)
         c += 1
         if bad >= 0:
             break
     run.until[t] = c
-    run.failed[t] = bad
+    if not run.chunk_parts:
+        run.failed[t] = bad
     if bad >= 0:
         return
     if run.take_over:
@@ -126,6 +156,7 @@ cdef inline void _rows_share(RowRun& run, RowsWork work, RowsOpen open, void* ta
                     open(task, run, t, run.threads + c, first, last)
                 bad = work(task, run, t, run.threads + c, first, last)
                 run.failed[run.threads + c] = bad
+                _chunk_done(run, task, t, c)
                 if bad >= 0:
                     return
                 c -= 1
@@ -139,7 +170,10 @@ cdef inline int rows_run(RowRun& run, RowsWork work, RowsOpen open, void* task) 
     cdef size_t k
     for t in prange(run.threads, nogil=True, num_threads=run.threads, schedule="static"):
         _rows_share(run, work, open, task, t)
-    for t in range(run.threads):
+    if run.chunk_parts:
+        for c in range(run.chunks):
+            run.order.push_back(run.threads + c)
+    for t in range(run.threads if not run.chunk_parts else 0):
         run.order.push_back(t)
         if run.take_over:  # the chunks of its run that others took (a failed run may leave some)
             for c in range(run.until[t], owned_first(run, t + 1)):
