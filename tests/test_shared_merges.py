@@ -100,3 +100,16 @@ def test_any_rows_on_any_threads_equal_one_thread(o200k, texts, threads):
     tok, ref = o200k
     arr = pa.array(texts, pa.large_string())
     assert tok.encode_arrow(arr, threads=threads).to_pylist() == ref.encode_ordinary_batch(texts)
+
+
+def test_calls_from_several_python_threads_share_one_table(bundled):
+    """Three calls at once, two threads each, one encoder: six writers and readers of its table."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    tok, ref = tiktoken_pair(bundled("o200k_base.tiktoken"))
+    texts = sample_texts()
+    parts = [texts[k::3] for k in range(3)] * 2
+    with ThreadPoolExecutor(3) as pool:
+        got = list(pool.map(lambda rows: tok.encode_arrow(pa.array(rows, pa.large_string()), threads=2).to_pylist(),
+                            parts))
+    assert got == [ref.encode_ordinary_batch(rows) for rows in parts]
