@@ -75,7 +75,7 @@ setup(
          ext("sqltok.bpe._encode", openmp=True, short_loops=True), ext("sqltok.bpe._candidates", openmp=True),
          ext("sqltok.normalizers._normalize", openmp=True),
          ext("sqltok.wordpiece._encode", openmp=True), ext("sqltok.sentencepiece._encode", openmp=True), ext("sqltok.wordpiece._train"),
-         ext("sqltok.wordpiece._words"), ext("sqltok.wordpiece._word_splits", openmp=True), ext("sqltok.pretokenizer._words", openmp=True), ext("sqltok.native._id_counts", openmp=True), ext("sqltok.native._added_split"), ext("sqltok.extend._merge"),
+         ext("sqltok.wordpiece._words"), ext("sqltok.wordpiece._word_splits", openmp=True), ext("sqltok.pretokenizer._words", openmp=True), ext("sqltok.native._id_counts", openmp=True), ext("sqltok.native._added_split"), ext("sqltok.native._id_lists"), ext("sqltok.extend._merge"),
          ext("sqltok.corpus._language", openmp=True), ext("sqltok.corpus._scripts", openmp=True),
          ext("sqltok.corpus._minhash", openmp=True),
          ext("sqltok.unigram._charsmap"), ext("sqltok.unigram._characters"), ext("sqltok.unigram._seeds"),

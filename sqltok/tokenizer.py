@@ -29,6 +29,7 @@ from sqltok.errors import SqltokError, UnknownTokenError
 from sqltok.formats.errors import UnsupportedTokenizerError
 from sqltok.formats.json_file import load_json
 from sqltok.formats.kind import KINDS, TokenizerFile, sniff
+from sqltok.native._id_lists import id_lists
 from sqltok.token_offsets import EncodedText
 
 AllowedSpecial = Literal["all"] | Collection[str]
@@ -69,6 +70,7 @@ class Tokenizer(ABC):
         self._special_patterns: dict[object, regex.Pattern | None] = {}
         self._disallowed: dict[tuple, tuple[str, ...]] = {}
         self._token_list: list[str | None] | None = None
+        self._id_objects: list[int] | None = None  # the int of each id, shared by the lists it returns
 
     # -- loading -----------------------------------------------------------------------------------
     @classmethod
@@ -274,8 +276,10 @@ class Tokenizer(ABC):
 
     def _encode_lists(self, texts: pa.Array, allowed_special: AllowedSpecial,
                       threads: int | None) -> list[list[int]]:
-        """The ids of every text (an array from `_text_array`) as Python lists."""
-        return self.encode_arrow(texts, allowed_special, threads).to_pylist()
+        """The ids of every text (an array from `_text_array`) as Python lists, each id one shared int."""
+        if self._id_objects is None:
+            self._id_objects = list(range(self.n_vocab))
+        return id_lists(self.encode_arrow(texts, allowed_special, threads), self._id_objects)
 
     def _text_array(self, texts: Sequence[str]) -> pa.Array:
         """Python strings as the family's encoder takes them (see `text_array`)."""
