@@ -53,14 +53,12 @@ from sqltok.native.bytes_table cimport (KEY_WORDS_MAX, SLOT_KEY_MAX, BytesTable,
 from sqltok.native.decode_arrow cimport TokenPieces, decode_arrow
 from sqltok.native.id_lists cimport IdRows, IdVector, id_rows_move
 from sqltok.native.decode_ids cimport decode_ids, decode_text
-from sqltok.native.id_output cimport (id_list, id_pool_new, id_pool_release, id_pool_take, id_rows_arrow, id_rows_into,
+from sqltok.native.id_output cimport (collector_pause, collector_resume, id_list, id_pool_new, id_pool_release, id_pool_take, id_rows_arrow, id_rows_into,
                                       id_rows_lists)
 from sqltok.native.parallel_rows cimport RowRun, row_split, rows_open, rows_run
 from sqltok.native.portable cimport prefetch
 from sqltok.native.shared_pieces cimport SharedPieces
 from sqltok.pretokenizer.matcher cimport pretokenize_pattern
-
-import gc
 
 import pyarrow as pa
 
@@ -673,8 +671,7 @@ cdef class Encoder:
             call.built = built.data()
             call.lists_failed = False
             run.after = _encode_after
-        collecting = gc.isenabled()
-        gc.disable()  # lists of ints make no cycles: no collection need pass over them as they grow
+        cdef bint collecting = run.chunk_parts and collector_pause()  # (lists are built during the run)
         try:
             if call.keep_ids and not as_lists:  # the first part's vector ends up holding every id
                 id_pool_take(self.pool, parts[0].ids)
@@ -692,8 +689,7 @@ cdef class Encoder:
                 _lists_of_chunks(&call, run, True)
                 return rows
         finally:
-            if collecting:
-                gc.enable()
+            collector_resume(collecting)
         for k in run.order:
             id_rows_move(ordered, parts[k])
         if as_lists:

@@ -10,12 +10,12 @@ from libc.stdint cimport int32_t, int64_t, uint8_t
 import pyarrow as pa
 
 from sqltok.native.arrow_buffers cimport buffer_address
-from sqltok.native.id_output cimport id_list
+from sqltok.native.id_output cimport collector_pause, collector_resume, id_list
 
 
 def id_lists(ids, list id_objects not None) -> list:
-    """The rows of a (large_)list<int32> array as lists of the `id_objects` (None for NULL); ValueError
-    for an id out of their range."""
+    """The rows of a (large_)list<int32> array as lists of the `id_objects` (None for NULL), the
+    collector paused meanwhile; ValueError for an id out of their range."""
     cdef int64_t n = len(ids), r, start, end, k, size = len(id_objects)
     if not (pa.types.is_list(ids.type) or pa.types.is_large_list(ids.type)) or ids.type.value_type != pa.int32():
         raise TypeError(f"expected list<int32> ids, not {ids.type}")
@@ -29,16 +29,20 @@ def id_lists(ids, list id_objects not None) -> list:
     cdef int64_t base = ids.offset
     cdef list rows = PyList_New(n)  # (items set below, each once: a row that fails leaves NULLs, as lists allow)
     cdef object row
-    for r in range(n):
-        if valid != NULL and not (valid[(base + r) >> 3] >> ((base + r) & 7)) & 1:
-            row = None
-        else:
-            start = off[r]
-            end = off[r + 1]
-            for k in range(start, end):
-                if val[k] < 0 or val[k] >= size:
-                    raise ValueError(f"token id {val[k]} is out of range")
-            row = id_list(val + start, end - start, id_objects)
-        Py_INCREF(row)
-        PyList_SET_ITEM(rows, r, row)
+    cdef bint collecting = collector_pause()
+    try:
+        for r in range(n):
+            if valid != NULL and not (valid[(base + r) >> 3] >> ((base + r) & 7)) & 1:
+                row = None
+            else:
+                start = off[r]
+                end = off[r + 1]
+                for k in range(start, end):
+                    if val[k] < 0 or val[k] >= size:
+                        raise ValueError(f"token id {val[k]} is out of range")
+                row = id_list(val + start, end - start, id_objects)
+            Py_INCREF(row)
+            PyList_SET_ITEM(rows, r, row)
+    finally:
+        collector_resume(collecting)
     return rows

@@ -208,16 +208,27 @@ cdef inline list _rows_to_lists(vector[IdRows]& parts, list id_objects):
     return rows
 
 
-cdef inline list id_rows_lists(vector[IdRows]& parts, list id_objects):
-    """The parts' rows in order as Python lists of ints (what tiktoken-style callers want; None for
-    NULL), each id the shared int object of `id_objects` (no int created per token); the parts' ids
-    are freed on the way. The collector
-    pauses meanwhile: lists of ints make no cycles, so no collection need pass over them as they grow."""
+cdef inline bint collector_pause():
+    """Pause Python's garbage collector while lists of ints are built: they make no cycles, so no
+    collection need pass over them as they grow. True when it was on (give it to `collector_resume`)."""
     import gc
     collecting = gc.isenabled()
     gc.disable()
+    return collecting
+
+
+cdef inline void collector_resume(bint collecting):
+    if collecting:
+        import gc
+        gc.enable()
+
+
+cdef inline list id_rows_lists(vector[IdRows]& parts, list id_objects):
+    """The parts' rows in order as Python lists of ints (what tiktoken-style callers want; None for
+    NULL), each id the shared int object of `id_objects` (no int created per token); the parts' ids
+    are freed on the way. The collector pauses meanwhile (`collector_pause`)."""
+    cdef bint collecting = collector_pause()
     try:
         return _rows_to_lists(parts, id_objects)
     finally:
-        if collecting:
-            gc.enable()
+        collector_resume(collecting)

@@ -55,18 +55,21 @@ struct SqltokSharedPieces {
 
     static uint64_t padded(int64_t n) { return ((uint64_t)n + 3) & ~(uint64_t)3; }
 
+    /* Whether published slot j holds p[:n]. */
+    bool holds(uint64_t j, const uint8_t* p, int64_t n) const {
+        uint64_t i = info[j];
+        return (int64_t)((i >> 16) & 0xFFFF) == n && std::memcmp(arena.get() + (i >> 32), p, (size_t)n) == 0;
+    }
+
     /* The ids of p[:n] (its bytes_hash h) and their number in *count, or nullptr when not held. */
     const int32_t* find(const uint8_t* p, int64_t n, uint64_t h, int64_t* count) const {
         uint64_t tag = h | 2, j = h & mask;
         for (int k = 0; k < PROBES; k++, j = (j + 1) & mask) {
             uint64_t t = tags[j].load(std::memory_order_acquire);
             if (t == 0) return nullptr;
-            if (t != tag) continue;
-            uint64_t i = info[j];
-            const uint8_t* at = arena.get() + (i >> 32);
-            if ((int64_t)((i >> 16) & 0xFFFF) == n && std::memcmp(at, p, (size_t)n) == 0) {
-                *count = (int64_t)(i & 0xFFFF);
-                return (const int32_t*)(at + padded(n));
+            if (t == tag && holds(j, p, n)) {
+                *count = (int64_t)(info[j] & 0xFFFF);
+                return (const int32_t*)(arena.get() + (info[j] >> 32) + padded(n));
             }
         }
         return nullptr;
@@ -76,11 +79,10 @@ struct SqltokSharedPieces {
        held, being written, or there is no room. */
     void put(SqltokSharedCursor& c, const uint8_t* p, int64_t n, uint64_t h, const int32_t* ids, int64_t count) {
         uint64_t tag = h | 2, j = h & mask, size = padded(n) + 4 * (uint64_t)count;
-        int64_t held;
         if (size > block || count > 0xFFFF || full.load(std::memory_order_relaxed)) return;
         for (int k = 0; k < PROBES; k++, j = (j + 1) & mask) {
             uint64_t t = tags[j].load(std::memory_order_acquire);
-            if (t == tag && find(p, n, h, &held) != nullptr) return;
+            if (t == tag && holds(j, p, n)) return;
             uint64_t empty = 0;
             if (t != 0 || !tags[j].compare_exchange_strong(empty, BUSY, std::memory_order_acquire)) continue;
             if (c.at + size > c.end) {
