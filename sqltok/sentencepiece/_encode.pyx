@@ -44,7 +44,7 @@ from sqltok.sentencepiece.hf_whitespace cimport HfWhitespace, hf_whitespace
 from sqltok.native.utf8 cimport valid_utf8_len
 from sqltok.pretokenizer.matcher cimport next_char
 from sqltok.sentencepiece.normalizer cimport Normalizer, normalize, user_match
-from sqltok.sentencepiece.word_cache cimport WordCache, word_cache_get, word_cache_put
+from sqltok.sentencepiece.word_cache cimport WordCache, word_cache_get, word_cache_prefetch, word_cache_put
 from sqltok.wordpiece.byte_trie cimport ByteTrie, byte_trie_build, byte_trie_child
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
@@ -66,8 +66,9 @@ cdef enum:
     ALL = 2                     # ... and every piece (HF's Unigram lattice)
     RESEGMENT_DEPTH = 100       # BPE: how deep an unused piece is split back at most
     SCAN_SYMBOLS = 32           # BPE: up to this many symbols, merges are found by a scan (else a heap)
+    SCAN_SHIFT = 5              # ... a scan key: the score's rank above SCAN_SYMBOLS - 1 - the symbol
     WORD_CACHE_BYTES = 64       # BPE: words up to this long are remembered ...
-    WORD_CACHE_SIZE = 1 << 16   # ... this many per call and thread
+    WORD_CACHE_SIZE = 1 << 18   # ... this many per call and thread
     DIRECT_TEXTS = 1            # ignore_merges: the words are the texts between user-defined symbols ...
     DIRECT_WORDS = 2            # ... cut again before each "▁" (Metaspace split)
 
@@ -98,7 +99,6 @@ cdef struct Symbol:             # BPE: a symbol of the text being merged
     int64_t next
     int32_t id                  # its piece (of `pieces`), -1 for a character that is none
     int32_t merges_with         # _merge_scan: the piece it makes with the next symbol, -1 for none
-    float merge_score           # ... and that piece's score
     bint freeze
 
 
@@ -134,6 +134,7 @@ cdef struct Workspace:
     vector[Pair] heap
     vector[Split] splits
     vector[int64_t] stack
+    int32_t scan_keys[SCAN_SYMBOLS]  # _merge_scan: per symbol, its candidate's scan key (-1 for none)
 
 
 cdef inline void _push(IdVector& out, int32_t id, Workspace& ws, int64_t start, int64_t end) noexcept nogil:
@@ -174,6 +175,17 @@ cdef inline bint score_less(float a, float b) noexcept nogil:
     if (i1 ^ i2) < 0:
         return i1 < 0
     return i1 < i2
+
+
+def _score_ranks(list scores) -> list:
+    """Per score, its rank in `score_less`'s order, equal scores sharing one (0 for the lowest)."""
+    cdef float f
+    keys = []
+    for x in scores:
+        f = x
+        keys.append(float_bits(f) ^ 0x7FFFFFFF if float_bits(f) < 0 else float_bits(f))  # score_less's order
+    rank = {k: r for r, k in enumerate(sorted(set(keys)))}
+    return [rank[k] for k in keys]
 
 
 cdef inline bint pops_before(const Pair& a, const Pair& b) noexcept nogil:
@@ -228,6 +240,7 @@ cdef class SentencePieceEncoder:
     cdef bint hf_json                       # HF's models' spans of byte pieces (see _emit)
     cdef int direct                         # HF BPE ignore_merges (see _bpe_direct): 0 off, else DIRECT_*
     cdef vector[double] scores64
+    cdef vector[int32_t] score_rank         # BPE: per piece, the rank of its score (equal scores, equal ranks)
     cdef double min_score64
     cdef bint words_apart                   # BPE: no piece joins a character to a following "▁"
     cdef vector[uint64_t] isolated          # BPE: a bit per code point, set if no piece holds it with another
@@ -317,6 +330,7 @@ cdef class SentencePieceEncoder:
                           reserved)
         if bpe:
             self._pair_table(normal)
+            self.score_rank = _score_ranks(scores)
         byte_trie_build(&self.trie, [trie_pieces, user, every if self.hf_unigram else []])
         self.words_apart = bpe and not treat_whitespace_as_suffix and not any(
             "\u2581" in p.lstrip("\u2581") for p, _ in ((p.decode(), i) for p, i in trie_pieces))
@@ -571,11 +585,14 @@ cdef class SentencePieceEncoder:
         heap_push(ws.heap, pair)
 
     cdef inline void _candidate(self, const uint8_t* s, Workspace& ws, int64_t left) noexcept nogil:
-        """The symbol's candidate (`merges_with`, `merge_score`): the piece it makes with the next."""
+        """The symbol's candidate (`merges_with`): the piece it makes with the next; and its scan key,
+        larger for a higher score, then for a symbol further left (-1 for none)."""
+        cdef int32_t id
         if left >= 0:
-            ws.symbols[left].merges_with = self._pair_piece(s, ws, left, ws.symbols[left].next)
-            if ws.symbols[left].merges_with >= 0:
-                ws.symbols[left].merge_score = self.scores[ws.symbols[left].merges_with]
+            id = self._pair_piece(s, ws, left, ws.symbols[left].next)
+            ws.symbols[left].merges_with = id
+            ws.scan_keys[left] = -1 if id < 0 else \
+                (self.score_rank[id] << SCAN_SHIFT) | <int32_t>(SCAN_SYMBOLS - 1 - left)
 
     cdef void _resegment(self, const uint8_t* s, int64_t start, int64_t length, int32_t id, IdVector& out,
                          Workspace& ws, bint* prev_unk) noexcept nogil:
@@ -653,21 +670,21 @@ cdef class SentencePieceEncoder:
             i = ws.symbols[i].next
 
     cdef void _merge_scan(self, const uint8_t* s, Workspace& ws) noexcept nogil:
-        """The merges of a few symbols: each time the best candidate of a scan over them (the higher
+        """The merges of a few symbols: each time the candidate of the largest scan key (the higher
         score, then the leftmost: the heap's order), the candidates made in the heap's order (so the
         same unused pieces' splits are recorded)."""
-        cdef int64_t i, best, left, right, n = <int64_t>ws.symbols.size()
+        cdef int64_t i, left, right, n = <int64_t>ws.symbols.size()
+        cdef int32_t best
+        cdef int32_t* keys = ws.scan_keys
         for i in range(n):
             self._candidate(s, ws, i)
         while True:
             best = -1
             for i in range(n):
-                if ws.symbols[i].merges_with >= 0 and (
-                        best < 0 or score_less(ws.symbols[best].merge_score, ws.symbols[i].merge_score)):
-                    best = i
+                best = max(best, keys[i])
             if best < 0:
                 return
-            left = best
+            left = SCAN_SYMBOLS - 1 - (best & (SCAN_SYMBOLS - 1))
             right = ws.symbols[left].next
             ws.symbols[left].length += ws.symbols[right].length
             ws.symbols[left].id = ws.symbols[left].merges_with
@@ -676,6 +693,7 @@ cdef class SentencePieceEncoder:
                 ws.symbols[ws.symbols[right].next].prev = left
             ws.symbols[right].length = 0
             ws.symbols[right].merges_with = -1
+            keys[right] = -1
             self._candidate(s, ws, ws.symbols[left].prev)
             self._candidate(s, ws, left)
 
@@ -704,11 +722,22 @@ cdef class SentencePieceEncoder:
     cdef inline bint _isolated_at(self, const uint8_t* s, int64_t pos, int64_t size) noexcept nogil:
         """Whether the character at `pos` is isolated: well-formed UTF-8 of a code point that no piece
         holds together with another character (false when unsure)."""
-        cdef uint32_t cp
+        cdef uint32_t cp = s[pos]
+        if cp < 0x80:
+            return (self.isolated[cp >> 6] >> (cp & 63)) & 1
         if valid_utf8_len(s + pos, size - pos) == 0:
             return False
         next_char(s, pos, size, &cp)
         return (self.isolated[cp >> 6] >> (cp & 63)) & 1
+
+    cdef inline int64_t _word_end(self, const uint8_t* s, int64_t start, int64_t size) noexcept nogil:
+        """Where the word that starts at `start` ends (see `_bpe_words`)."""
+        cdef bint iso = self._isolated_at(s, start, size)
+        cdef int64_t pos = start + min(one_char_len(s[start]), size - start)
+        while pos < size and self._isolated_at(s, pos, size) == iso and (iso or not (
+                _space_at(s, pos, size) and not (pos - start >= 3 and _space_at(s, pos - 3, size)))):
+            pos += min(one_char_len(s[pos]), size - pos)
+        return pos
 
     cdef void _bpe_words(self, const uint8_t* s, int64_t size, IdVector& out, Workspace& ws) noexcept nogil:
         """BPE word by word, each word's ids remembered: the words are the runs of isolated characters
@@ -718,33 +747,44 @@ cdef class SentencePieceEncoder:
         word, and (b) an isolated character is never merged, so no merge crosses either of its sides.
         The text's candidates then each lie within one word and a merge changes only its own word's
         candidates, so the merges of each word are in the order (score, then position) that word alone
-        gives them. A run of unknown pieces across two words is still one unknown id."""
-        cdef int64_t start = 0, pos = 0, first, n = 0
-        cdef uint64_t h = 0
+        gives them. A run of unknown pieces across two words is still one unknown id. The next word's
+        cache slot is fetched while a word is looked up or merged."""
+        cdef int64_t start = 0, pos, after, first, n = 0
+        cdef uint64_t h, h_next
         cdef const int32_t* ids
-        cdef bint last_unk = False, iso
+        cdef bint last_unk = False
+        self._next_word(s, 0, size, &after, &h_next)
         while start < size:
-            iso = self._isolated_at(s, start, size)
-            pos = start + min(one_char_len(s[start]), size - start)
-            while pos < size and self._isolated_at(s, pos, size) == iso and (iso or not (
-                    _space_at(s, pos, size) and not (pos - start >= 3 and _space_at(s, pos - 3, size)))):
-                pos += min(one_char_len(s[pos]), size - pos)
+            pos, h = after, h_next
+            self._next_word(s, pos, size, &after, &h_next)
+            if h_next:  # the next word's slot on its way while this one is looked up or merged
+                word_cache_prefetch(&ws.words, h_next)
             ids = NULL
-            if pos - start <= WORD_CACHE_BYTES:
-                h = bytes_hash(s + start, pos - start)
+            if h:
                 ids = word_cache_get(&ws.words, s + start, pos - start, h, &n)
             if ids == NULL:
                 ws.word_ids.clear()
                 self._bpe(s + start, pos - start, ws.word_ids, ws)
                 ids = ws.word_ids.data()
                 n = <int64_t>ws.word_ids.size()
-                if pos - start <= WORD_CACHE_BYTES:
+                if h:
                     word_cache_put(&ws.words, s + start, pos - start, h, ids, n, WORD_CACHE_SIZE)
             first = 1 if last_unk and not self.byte_fallback and n and ids[0] == self.unk else 0
             out.insert(out.end(), ids + first, ids + n)
             if n:
                 last_unk = ids[n - 1] == self.unk
             start = pos
+
+    cdef inline void _next_word(self, const uint8_t* s, int64_t start, int64_t size, int64_t* end,
+                                uint64_t* h) noexcept nogil:
+        """The end of the word at `start` (`size` when none is left) and its hash (0 when it is too long
+        to be remembered, or none is left)."""
+        end[0] = size
+        h[0] = 0
+        if start < size:
+            end[0] = self._word_end(s, start, size)
+            if end[0] - start <= WORD_CACHE_BYTES:
+                h[0] = bytes_hash(s + start, end[0] - start)
 
     cdef void _encode_text(self, const uint8_t* p, int64_t n, IdVector& out, Workspace& ws) noexcept nogil:
         normalize(&self.normalizer, p, n, ws.norm, NULL)
@@ -810,8 +850,9 @@ cdef class SentencePieceEncoder:
             ws.spans[j] += start
 
     cdef void _encode_rows(self, const BinaryView& v, int64_t first, int64_t last, bint keep_ids,
-                           IdRows& res) noexcept nogil:
-        cdef Workspace ws
+                           IdRows& res, Workspace& ws) noexcept nogil:
+        """Rows [first, last) into `res`, with a thread's workspace (its word cache kept across its
+        chunks)."""
         cdef int64_t r, s, before
         ws.want_spans = False
         for r in range(first, last):
@@ -833,10 +874,12 @@ cdef class SentencePieceEncoder:
         cdef vector[IdRows] parts = vector[IdRows](run.parts)
         if not counts_only:
             id_pool_take(self.pool, parts[0].ids)
+        cdef vector[Workspace] spaces = vector[Workspace](run.threads)
         cdef SentencePieceCall call
         call.encoder = <void*>self
         call.keep_ids = not counts_only
         call.parts = parts.data()
+        call.spaces = spaces.data()
         rows_run(run, _sentencepiece_rows, NULL, &call)
         cdef vector[IdRows] ordered
         cdef int k
@@ -997,11 +1040,13 @@ cdef struct SentencePieceCall:  # what the threads of one encode_arrow call shar
     void* encoder               # the SentencePieceEncoder (borrowed: the call holds it)
     bint keep_ids
     IdRows* parts
+    Workspace* spaces           # one per thread
 
 
 cdef int64_t _sentencepiece_rows(void* task, const RowRun& run, int thread, int part, int64_t first,
                                  int64_t last) noexcept nogil:
     """Rows [first, last) into part `part` (nothing fails: -1)."""
     cdef SentencePieceCall* call = <SentencePieceCall*>task
-    (<SentencePieceEncoder>call.encoder)._encode_rows(run.view, first, last, call.keep_ids, call.parts[part])
+    (<SentencePieceEncoder>call.encoder)._encode_rows(run.view, first, last, call.keep_ids, call.parts[part],
+                                                      call.spaces[thread])
     return -1

@@ -86,6 +86,37 @@ cdef inline void _append(const Normalizer* m, string& out, vector[int64_t]* orig
             origin.push_back(at)
 
 
+cdef inline void _escape_only(const Normalizer* m, const uint8_t* p, int64_t n, string& out) noexcept nogil:
+    """`normalize` without rules, user-defined symbols, whitespace removal or alignment: the text's
+    runs copied as they are, spaces escaped when asked, each malformed byte as U+FFFD."""
+    cdef int64_t i = 0, run, k
+    if n == 0:
+        return
+    if not m.suffix and m.add_dummy_prefix:
+        _append(m, out, NULL, 32, 0)
+    while i < n:
+        run = i
+        while i < n and p[i] < 0x80 and not (p[i] == 32 and m.escape_whitespaces):
+            i += 1
+        if i > run:
+            out.append(<const char*>p + run, i - run)
+        if i == n:
+            break
+        if p[i] == 32:
+            out.append(b"\xe2\x96\x81", 3)
+            i += 1
+            continue
+        k = valid_utf8_len(p + i, n - i)
+        if k == 0:
+            out.append(b"\xef\xbf\xbd", 3)
+            i += 1
+        else:
+            out.append(<const char*>p + i, k)
+            i += k
+    if m.suffix and m.add_dummy_prefix:
+        _append(m, out, NULL, 32, n)
+
+
 cdef inline void normalize(const Normalizer* m, const uint8_t* p, int64_t n, string& out,
                            vector[int64_t]* origin) noexcept nogil:
     """p[:n] normalized into `out`; its alignment into `origin` unless NULL."""
@@ -95,6 +126,9 @@ cdef inline void normalize(const Normalizer* m, const uint8_t* p, int64_t n, str
     out.clear()
     if origin != NULL:
         origin.clear()
+    elif m.charsmap.units.size() == 0 and m.user == NULL and not m.remove_extra_whitespaces:
+        _escape_only(m, p, n, out)
+        return
     if m.remove_extra_whitespaces:
         while i < n:
             c = normalize_prefix(m, p + i, n - i, &r, &rl)

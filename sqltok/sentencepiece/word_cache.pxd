@@ -7,6 +7,8 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy
 from libcpp.vector cimport vector
 
+from sqltok.native.portable cimport prefetch
+
 
 cdef enum:
     WORD_CACHE_MIN_SLOTS = 1024
@@ -41,6 +43,12 @@ cdef inline const int32_t* word_cache_get(const WordCache* c, const uint8_t* p, 
             n_ids[0] = s.n_ids
             return c.arena.data() + s.at
         j = (j + 1) & c.mask
+
+
+cdef inline void word_cache_prefetch(const WordCache* c, uint64_t h) noexcept nogil:
+    """Start loading the slot where the lookup of a word of hash h begins."""
+    if c.slots.size():
+        prefetch(&c.slots[h & c.mask])
 
 
 cdef inline void _word_cache_place(WordCache* c, const WordSlot& slot) noexcept nogil:
