@@ -65,8 +65,8 @@ cdef enum:
     USER = 1                    # ... the user-defined symbols alone
     ALL = 2                     # ... and every piece (HF's Unigram lattice)
     RESEGMENT_DEPTH = 100       # BPE: how deep an unused piece is split back at most
-    SCAN_SYMBOLS = 32           # BPE: up to this many symbols, merges are found by a scan (else a heap)
-    SCAN_SHIFT = 5              # ... a scan key: the score's rank above SCAN_SYMBOLS - 1 - the symbol
+    SCAN_SYMBOLS = 64           # BPE: up to this many symbols, merges are found by a scan (else a heap)
+    SCAN_SHIFT = 6              # ... a scan key: the score's rank above SCAN_SYMBOLS - 1 - the symbol
     WORD_CACHE_BYTES = 64       # BPE: words up to this long are remembered ...
     WORD_CACHE_SIZE = 1 << 18   # ... this many per call and thread
     DIRECT_TEXTS = 1            # ignore_merges: the words are the texts between user-defined symbols ...
@@ -241,6 +241,7 @@ cdef class SentencePieceEncoder:
     cdef int direct                         # HF BPE ignore_merges (see _bpe_direct): 0 off, else DIRECT_*
     cdef vector[double] scores64
     cdef vector[int32_t] score_rank         # BPE: per piece, the rank of its score (equal scores, equal ranks)
+    cdef size_t scan_symbols                # BPE: SCAN_SYMBOLS, 0 when the ranks do not fit a scan key
     cdef double min_score64
     cdef bint words_apart                   # BPE: no piece joins a character to a following "▁"
     cdef vector[uint64_t] isolated          # BPE: a bit per code point, set if no piece holds it with another
@@ -331,6 +332,7 @@ cdef class SentencePieceEncoder:
         if bpe:
             self._pair_table(normal)
             self.score_rank = _score_ranks(scores)
+            self.scan_symbols = SCAN_SYMBOLS if len(pieces) < (1 << (31 - SCAN_SHIFT)) else 0
         byte_trie_build(&self.trie, [trie_pieces, user, every if self.hf_unigram else []])
         self.words_apart = bpe and not treat_whitespace_as_suffix and not any(
             "\u2581" in p.lstrip("\u2581") for p, _ in ((p.decode(), i) for p, i in trie_pieces))
@@ -660,7 +662,7 @@ cdef class SentencePieceEncoder:
             ws.symbols.push_back(sym)
         if ws.symbols.empty():
             return
-        if ws.symbols.size() <= SCAN_SYMBOLS:
+        if ws.symbols.size() <= self.scan_symbols:
             self._merge_scan(s, ws)
         else:
             self._merge_heap(s, ws)
