@@ -65,7 +65,7 @@ cdef enum:
     USER = 1                    # ... the user-defined symbols alone
     ALL = 2                     # ... and every piece (HF's Unigram lattice)
     RESEGMENT_DEPTH = 100       # BPE: how deep an unused piece is split back at most
-    SCAN_SYMBOLS = 64           # BPE: up to this many symbols, merges are found by a scan (else a heap)
+    SCAN_SYMBOLS = 64           # BPE: words of up to this many symbols may be merged by a scan (else a heap)
     SCAN_SHIFT = 6              # ... a scan key: the score's rank above SCAN_SYMBOLS - 1 - the symbol
     WORD_CACHE_BYTES = 64       # BPE: words up to this long are remembered ...
     WORD_CACHE_SIZE = 1 << 18   # ... this many per call and thread
@@ -98,7 +98,6 @@ cdef struct Symbol:             # BPE: a symbol of the text being merged
     int64_t prev
     int64_t next
     int32_t id                  # its piece (of `pieces`), -1 for a character that is none
-    int32_t merges_with         # _merge_scan: the piece it makes with the next symbol, -1 for none
     bint freeze
 
 
@@ -134,7 +133,11 @@ cdef struct Workspace:
     vector[Pair] heap
     vector[Split] splits
     vector[int64_t] stack
-    int32_t scan_keys[SCAN_SYMBOLS]  # _merge_scan: per symbol, its candidate's scan key (-1 for none)
+    int32_t scan_keys[SCAN_SYMBOLS]  # _bpe_short: per symbol, its candidate's scan key (-1: none), ...
+    int32_t short_ids[SCAN_SYMBOLS]  # ... its piece ...
+    int32_t short_pair[SCAN_SYMBOLS] # ... the piece it makes with the next symbol ...
+    int8_t short_next[SCAN_SYMBOLS]  # ... and its neighbours (-1: none)
+    int8_t short_prev[SCAN_SYMBOLS]
 
 
 cdef inline void _push(IdVector& out, int32_t id, Workspace& ws, int64_t start, int64_t end) noexcept nogil:
@@ -241,7 +244,7 @@ cdef class SentencePieceEncoder:
     cdef int direct                         # HF BPE ignore_merges (see _bpe_direct): 0 off, else DIRECT_*
     cdef vector[double] scores64
     cdef vector[int32_t] score_rank         # BPE: per piece, the rank of its score (equal scores, equal ranks)
-    cdef size_t scan_symbols                # BPE: SCAN_SYMBOLS, 0 when the ranks do not fit a scan key
+    cdef bint short_path                    # BPE: words may take `_bpe_short` (no unused piece, ranks fit keys)
     cdef double min_score64
     cdef bint words_apart                   # BPE: no piece joins a character to a following "▁"
     cdef vector[uint64_t] isolated          # BPE: a bit per code point, set if no piece holds it with another
@@ -332,7 +335,7 @@ cdef class SentencePieceEncoder:
         if bpe:
             self._pair_table(normal)
             self.score_rank = _score_ranks(scores)
-            self.scan_symbols = SCAN_SYMBOLS if len(pieces) < (1 << (31 - SCAN_SHIFT)) else 0
+            self.short_path = len(pieces) < (1 << (31 - SCAN_SHIFT)) and UNUSED not in types
         byte_trie_build(&self.trie, [trie_pieces, user, every if self.hf_unigram else []])
         self.words_apart = bpe and not treat_whitespace_as_suffix and not any(
             "\u2581" in p.lstrip("\u2581") for p, _ in ((p.decode(), i) for p, i in trie_pieces))
@@ -586,16 +589,6 @@ cdef class SentencePieceEncoder:
         pair.right = right
         heap_push(ws.heap, pair)
 
-    cdef inline void _candidate(self, const uint8_t* s, Workspace& ws, int64_t left) noexcept nogil:
-        """The symbol's candidate (`merges_with`): the piece it makes with the next; and its scan key,
-        larger for a higher score, then for a symbol further left (-1 for none)."""
-        cdef int32_t id
-        if left >= 0:
-            id = self._pair_piece(s, ws, left, ws.symbols[left].next)
-            ws.symbols[left].merges_with = id
-            ws.scan_keys[left] = -1 if id < 0 else \
-                (self.score_rank[id] << SCAN_SHIFT) | <int32_t>(SCAN_SYMBOLS - 1 - left)
-
     cdef void _resegment(self, const uint8_t* s, int64_t start, int64_t length, int32_t id, IdVector& out,
                          Workspace& ws, bint* prev_unk) noexcept nogil:
         """A merged symbol's id (the unknown id when it is no piece: id -1), an unused piece split back
@@ -662,42 +655,71 @@ cdef class SentencePieceEncoder:
             ws.symbols.push_back(sym)
         if ws.symbols.empty():
             return
-        if ws.symbols.size() <= self.scan_symbols:
-            self._merge_scan(s, ws)
-        else:
-            self._merge_heap(s, ws)
+        self._merge_heap(s, ws)
         i = 0
         while i != -1:
             self._resegment(s, ws.symbols[i].start, ws.symbols[i].length, ws.symbols[i].id, out, ws, &prev_unk)
             i = ws.symbols[i].next
 
-    cdef void _merge_scan(self, const uint8_t* s, Workspace& ws) noexcept nogil:
-        """The merges of a few symbols: each time the candidate of the largest scan key (the higher
-        score, then the leftmost: the heap's order), the candidates made in the heap's order (so the
-        same unused pieces' splits are recorded)."""
-        cdef int64_t i, left, right, n = <int64_t>ws.symbols.size()
-        cdef int32_t best
-        cdef int32_t* keys = ws.scan_keys
+    cdef inline void _short_key(self, Workspace& ws, int64_t left) noexcept nogil:
+        """`_bpe_short`: the piece symbol `left` makes with the next and its scan key (-1 for none)."""
+        cdef int32_t right = ws.short_next[left], merged = -1
+        ws.scan_keys[left] = -1
+        if right >= 0 and merge_table_rank(&self.pairs, ws.short_ids[left], ws.short_ids[right], &merged, -1) >= 0:
+            ws.short_pair[left] = merged
+            ws.scan_keys[left] = (self.score_rank[merged] << SCAN_SHIFT) | <int32_t>(SCAN_SYMBOLS - 1 - left)
+
+    cdef bint _bpe_short(self, const uint8_t* s, int64_t size, IdVector& out, Workspace& ws) noexcept nogil:
+        """`_bpe` of a word whose characters are all pieces, none a user-defined symbol, at most
+        SCAN_SYMBOLS of them, in a model with no unused piece: symbols as ids in small arrays, merged
+        by the scan's order (the higher score, then the leftmost), every symbol a piece. False, with
+        nothing done, for any other word."""
+        cdef int64_t pos = 0, n = 0, length, i
+        cdef int32_t id, best, left, right
+        if not self.short_path:
+            return False
+        while pos < size:
+            if n == SCAN_SYMBOLS or (self.normalizer.user != NULL and self._user_match(s + pos, size - pos)):
+                return False
+            length = min(one_char_len(s[pos]), size - pos)
+            if length == 1 and s[pos] < 128:
+                id = self.char_ids[s[pos]]
+            else:
+                id = bytes_table_get(&self.pieces, <const uint8_t*>self.vocab.data(), self.starts.data(),
+                                     self.ends.data(), s + pos, length)
+            if id < 0:
+                return False
+            ws.short_ids[n] = id
+            ws.short_prev[n] = <int8_t>(n - 1)
+            ws.short_next[n] = <int8_t>(n + 1)
+            n += 1
+            pos += length
+        if n == 0:
+            return True
+        ws.short_next[n - 1] = -1
         for i in range(n):
-            self._candidate(s, ws, i)
+            self._short_key(ws, i)
         while True:
             best = -1
             for i in range(n):
-                best = max(best, keys[i])
+                best = max(best, ws.scan_keys[i])
             if best < 0:
-                return
+                break
             left = SCAN_SYMBOLS - 1 - (best & (SCAN_SYMBOLS - 1))
-            right = ws.symbols[left].next
-            ws.symbols[left].length += ws.symbols[right].length
-            ws.symbols[left].id = ws.symbols[left].merges_with
-            ws.symbols[left].next = ws.symbols[right].next
-            if ws.symbols[right].next >= 0:
-                ws.symbols[ws.symbols[right].next].prev = left
-            ws.symbols[right].length = 0
-            ws.symbols[right].merges_with = -1
-            keys[right] = -1
-            self._candidate(s, ws, ws.symbols[left].prev)
-            self._candidate(s, ws, left)
+            right = ws.short_next[left]
+            ws.short_ids[left] = ws.short_pair[left]
+            ws.short_next[left] = ws.short_next[right]
+            if ws.short_next[right] >= 0:
+                ws.short_prev[ws.short_next[right]] = <int8_t>left
+            ws.scan_keys[right] = -1
+            if ws.short_prev[left] >= 0:
+                self._short_key(ws, ws.short_prev[left])
+            self._short_key(ws, left)
+        i = 0
+        while i >= 0:
+            out.push_back(ws.short_ids[i])
+            i = ws.short_next[i]
+        return True
 
     cdef void _merge_heap(self, const uint8_t* s, Workspace& ws) noexcept nogil:
         """The merges, candidates on a heap (sentencepiece's agenda)."""
@@ -766,7 +788,8 @@ cdef class SentencePieceEncoder:
                 ids = word_cache_get(&ws.words, s + start, pos - start, h, &n)
             if ids == NULL:
                 ws.word_ids.clear()
-                self._bpe(s + start, pos - start, ws.word_ids, ws)
+                if not self._bpe_short(s + start, pos - start, ws.word_ids, ws):
+                    self._bpe(s + start, pos - start, ws.word_ids, ws)
                 ids = ws.word_ids.data()
                 n = <int64_t>ws.word_ids.size()
                 if h:
