@@ -70,6 +70,33 @@ def test_ids_and_decode_equal_sentencepiece(pair):
     assert tok.encode_arrow(pa.array(texts), counts_only=True).to_pylist() == [len(x) for x in sp.encode(texts)]
 
 
+def test_single_text_calls_equal_sentencepiece(pair):
+    """The direct path (`SentencePieceEncoder.encode_str`): one str in, a list out, through a workspace
+    the encoder keeps, so the second round reads words the first one cached; texts of 4096 bytes and
+    more are encoded without the GIL."""
+    tok, sp = pair
+    texts = _corpus() + EDGE + ["\n".join(_corpus())]
+    assert any(len(t.encode()) >= 4096 for t in texts)
+    want = sp.encode(texts)
+    for _ in range(2):
+        assert [tok.encode_ordinary(t) for t in texts] == want
+        assert [tok.encode(t, disallowed_special=()) for t in texts] == want
+        assert [tok.token_count(t) for t in texts] == [len(x) for x in want]
+
+
+def test_single_text_calls_from_threads_and_with_surrogates(pairs):
+    """Calls at once from Python threads each take their own workspace; a lone surrogate takes the
+    Arrow path, which refuses it as batches do."""
+    from concurrent.futures import ThreadPoolExecutor
+    tok, sp = pairs("mistral_v1")
+    texts = [t * (1 + 5000 // max(len(t), 1)) for t in _corpus()]  # all long: the GIL released
+    with ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(tok.encode_ordinary, texts * 3)) == sp.encode(texts * 3)
+    for call in (tok.encode_ordinary, tok.encode, tok.token_count, lambda t: tok.encode_ordinary_batch([t])):
+        with pytest.raises(sqltok.SqltokError, match="surrogate"):
+            call("a\ud800b ok")
+
+
 @settings(max_examples=60, deadline=None)
 @given(texts=st.lists(TEXT, min_size=1, max_size=8))
 def test_generated_text_equals_sentencepiece(pair, texts):

@@ -36,7 +36,7 @@ from sqltok.native.arrow_buffers cimport BinaryView, view_end, view_start, view_
 from sqltok.bpe.merge_table cimport MergeTable, merge_table_add, merge_table_init, merge_table_rank
 from sqltok.native.bytes_table cimport BytesTable, bytes_hash, bytes_table_build, bytes_table_get
 from sqltok.native.id_lists cimport IdListView, IdRows, IdVector, id_list_view, id_rows_move
-from sqltok.native.id_output cimport IdPool, id_pool_new, id_pool_release, id_pool_take, id_rows_arrow
+from sqltok.native.id_output cimport IdPool, id_list, id_pool_new, id_pool_release, id_pool_take, id_rows_arrow
 from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
 from sqltok.sentencepiece.charsmap cimport charsmap_build
 from sqltok.sentencepiece.hf_precompiled cimport hf_precompiled
@@ -48,6 +48,7 @@ from sqltok.sentencepiece.word_cache cimport WordCache, word_cache_get, word_cac
 from sqltok.wordpiece.byte_trie cimport ByteTrie, byte_trie_build, byte_trie_child
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 
 
 cdef extern from "<cfloat>":
@@ -68,7 +69,9 @@ cdef enum:
     SCAN_SYMBOLS = 64           # BPE: words of up to this many symbols may be merged by a scan (else a heap)
     SCAN_SHIFT = 6              # ... a scan key: the score's rank above SCAN_SYMBOLS - 1 - the symbol
     WORD_CACHE_BYTES = 64       # BPE: words up to this long are remembered ...
-    WORD_CACHE_SIZE = 1 << 18   # ... this many per call and thread
+    WORD_CACHE_SIZE = 1 << 18   # ... this many per workspace
+    NOGIL_BYTES = 4096          # a single text from Python this long or longer is encoded without the GIL
+    KEEP_IDS = 1 << 20          # a workspace keeps a single text's ids vector up to this capacity
     DIRECT_TEXTS = 1            # ignore_merges: the words are the texts between user-defined symbols ...
     DIRECT_WORDS = 2            # ... cut again before each "▁" (Metaspace split)
 
@@ -119,7 +122,7 @@ cdef struct Split:              # BPE: how an unused piece was last made, to spl
     int64_t right_length
 
 
-cdef struct Workspace:
+cdef cppclass Workspace:  # one thread's scratch, kept by the encoder between calls (its word cache too)
     string norm
     string hf_norm              # HF whitespace mode: the model's input made from `norm`
     vector[int64_t] spans       # offsets: the normalized (begin, end) of each id emitted, when asked
@@ -138,6 +141,7 @@ cdef struct Workspace:
     int32_t short_pair[SCAN_SYMBOLS] # ... the piece it makes with the next symbol ...
     int8_t short_next[SCAN_SYMBOLS]  # ... and its neighbours (-1: none)
     int8_t short_prev[SCAN_SYMBOLS]
+    IdVector text_ids           # a single text's ids (`encode_str`)
 
 
 cdef inline void _push(IdVector& out, int32_t id, Workspace& ws, int64_t start, int64_t end) noexcept nogil:
@@ -255,12 +259,24 @@ cdef class SentencePieceEncoder:
     cdef string unk_surface
     cdef vector[int8_t] decode_kind         # per id: what decoding makes of it (the type of PieceToId(piece))
     cdef IdPool* pool
+    cdef vector[Workspace*] spare           # workspaces no call holds now
+    cdef list id_objects                    # the int object of each id (made by the first `encode_str`)
 
     def __cinit__(self):
         self.pool = id_pool_new()
 
     def __dealloc__(self):
         id_pool_release(self.pool)
+        for ws in self.spare:
+            del ws
+
+    cdef Workspace* _take_workspace(self):
+        """A workspace for one thread of a call (with the GIL, so no two calls share one)."""
+        if self.spare.empty():
+            return new Workspace()
+        cdef Workspace* ws = self.spare.back()
+        self.spare.pop_back()
+        return ws
 
     def __init__(self, list pieces, list scores, list types, bint bpe, bint byte_fallback, bytes charsmap,
                  bint add_dummy_prefix, bint remove_extra_whitespaces, bint escape_whitespaces,
@@ -876,10 +892,8 @@ cdef class SentencePieceEncoder:
 
     cdef void _encode_rows(self, const BinaryView& v, int64_t first, int64_t last, bint keep_ids,
                            IdRows& res, Workspace& ws) noexcept nogil:
-        """Rows [first, last) into `res`, with a thread's workspace (its word cache kept across its
-        chunks)."""
+        """Rows [first, last) into `res`, with a thread's workspace."""
         cdef int64_t r, s, before
-        ws.want_spans = False
         for r in range(first, last):
             if not view_valid(v, r):
                 res.lengths.push_back(-1)
@@ -891,23 +905,53 @@ cdef class SentencePieceEncoder:
             if not keep_ids:
                 res.ids.clear()
 
+    def encode_str(self, str text not None, bint counts_only=False):
+        """Ids (a list of int) of one str, or with `counts_only` their number: the direct path, without
+        Arrow, through a kept workspace (its word cache warm from earlier calls); the GIL is released
+        for long texts. UnicodeEncodeError for a surrogate."""
+        cdef Py_ssize_t n
+        cdef const uint8_t* p = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
+        cdef Workspace* ws = self._take_workspace()
+        ws.want_spans = False
+        ws.text_ids.clear()
+        if n < NOGIL_BYTES:
+            self._encode_text(p, n, ws.text_ids, ws[0])
+        else:
+            with nogil:
+                self._encode_text(p, n, ws.text_ids, ws[0])
+        if counts_only:
+            out = <int64_t>ws.text_ids.size()
+        else:
+            if self.id_objects is None:
+                self.id_objects = list(range(self.starts.size()))
+            out = id_list(ws.text_ids.data(), <int64_t>ws.text_ids.size(), self.id_objects)
+        if ws.text_ids.capacity() > KEEP_IDS:
+            IdVector().swap(ws.text_ids)
+        self.spare.push_back(ws)
+        return out
+
     def encode_arrow(self, texts, int threads=1, bint counts_only=False):
         """Ids (large_list<int32>) or token counts (int64) of a (large_)string array; NULL stays NULL."""
         cdef list keep = []
+        cdef int k
         cdef RowRun run
         rows_open(run, texts, keep, threads, True)
         cdef vector[IdRows] parts = vector[IdRows](run.parts)
         if not counts_only:
             id_pool_take(self.pool, parts[0].ids)
-        cdef vector[Workspace] spaces = vector[Workspace](run.threads)
+        cdef vector[Workspace*] spaces
+        for k in range(run.threads):
+            spaces.push_back(self._take_workspace())
+            spaces[k].want_spans = False
         cdef SentencePieceCall call
         call.encoder = <void*>self
         call.keep_ids = not counts_only
         call.parts = parts.data()
         call.spaces = spaces.data()
         rows_run(run, _sentencepiece_rows, NULL, &call)
+        for k in range(run.threads):
+            self.spare.push_back(spaces[k])
         cdef vector[IdRows] ordered
-        cdef int k
         for k in run.order:
             id_rows_move(ordered, parts[k])
         return id_rows_arrow(ordered, counts_only, self.pool, run.threads)
@@ -1065,7 +1109,7 @@ cdef struct SentencePieceCall:  # what the threads of one encode_arrow call shar
     void* encoder               # the SentencePieceEncoder (borrowed: the call holds it)
     bint keep_ids
     IdRows* parts
-    Workspace* spaces           # one per thread
+    Workspace** spaces          # one per thread
 
 
 cdef int64_t _sentencepiece_rows(void* task, const RowRun& run, int thread, int part, int64_t first,
@@ -1073,5 +1117,5 @@ cdef int64_t _sentencepiece_rows(void* task, const RowRun& run, int thread, int 
     """Rows [first, last) into part `part` (nothing fails: -1)."""
     cdef SentencePieceCall* call = <SentencePieceCall*>task
     (<SentencePieceEncoder>call.encoder)._encode_rows(run.view, first, last, call.keep_ids, call.parts[part],
-                                                      call.spaces[thread])
+                                                      call.spaces[thread][0])
     return -1
