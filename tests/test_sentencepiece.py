@@ -71,9 +71,9 @@ def test_ids_and_decode_equal_sentencepiece(pair):
 
 
 def test_single_text_calls_equal_sentencepiece(pair):
-    """The direct path (`SentencePieceEncoder.encode_str`): one str in, a list out, through a workspace
-    the encoder keeps, so the second round reads words the first one cached; texts of 4096 bytes and
-    more are encoded without the GIL."""
+    """The direct path (`SentencePieceEncoder.encode_str`, `decode_ids`): one str in, a list out,
+    through a workspace the encoder keeps, so the second round reads words the first one cached;
+    texts of 4096 bytes and more are encoded without the GIL. And the ids decoded back."""
     tok, sp = pair
     texts = _corpus() + EDGE + ["\n".join(_corpus())]
     assert any(len(t.encode()) >= 4096 for t in texts)
@@ -82,6 +82,11 @@ def test_single_text_calls_equal_sentencepiece(pair):
         assert [tok.encode_ordinary(t) for t in texts] == want
         assert [tok.encode(t, disallowed_special=()) for t in texts] == want
         assert [tok.token_count(t) for t in texts] == [len(x) for x in want]
+    assert [tok.decode(x) for x in want] == sp.decode(want)
+    assert [tok.decode_bytes(x) for x in want] == [t.encode() for t in sp.decode(want)]
+    for bad in ([tok.n_vocab], [0, -1]):
+        with pytest.raises(ValueError, match="not in this vocabulary"):
+            tok.decode(bad)
 
 
 def test_single_text_calls_from_threads_and_with_surrogates(pairs):

@@ -1098,6 +1098,20 @@ cdef class SentencePieceEncoder:
             return pa.compute.if_else(ids.is_null(), pa.scalar(None, pa.large_string()), data)
         return data
 
+    def decode_ids(self, ids) -> bytes:
+        """The text (UTF-8 bytes) of one sequence of ints, as `decode_arrow` gives a row; an id out
+        of range raises ValueError."""
+        cdef vector[int32_t] row
+        cdef int64_t n_ids = <int64_t>self.starts.size(), t
+        cdef string out, pending
+        for x in ids:
+            t = x
+            if t < 0 or t >= n_ids:
+                raise ValueError(f"token id {t} is not in this vocabulary (ids 0..{n_ids - 1})")
+            row.push_back(<int32_t>t)
+        self._decode_row(row.data(), <int64_t>row.size(), out, pending)
+        return PyBytes_FromStringAndSize(out.data(), out.size())
+
     def piece_bytes(self, int32_t token_id) -> bytes:
         """The piece of one id as the model spells it ("▁the", "<0x41>")."""
         if token_id < 0 or token_id >= <int32_t>self.starts.size():

@@ -45,7 +45,7 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
 
     file_kinds = ("hf-unigram", "hf-sp-bpe")
     skips_special_tokens = True  # HF's decode default
-    _encodes_text_directly = False  # added tokens, HF's charsmap fixes and prefix around the encoder
+    _direct = False  # added tokens, HF's charsmap fixes, prefix and decoders around the encoder
 
     def __init__(self, hf: HfSentencePiece, name: str) -> None:
         super().__init__(hf.model, name, hf.whitespace, hf_json=True, ignore_merges=hf.ignore_merges)

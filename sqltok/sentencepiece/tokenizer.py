@@ -74,23 +74,28 @@ class SentencePieceTokenizer(Tokenizer):
     def n_vocab(self) -> int:
         return self._encoder.n_vocab
 
-    # -- one text from Python: the encoder reads the str itself, no Arrow on the way ----------------
-    #: Whether a text without allowed special tokens goes to the encoder as it is (HF's pipelines
-    #: add steps around the encoder, and say False).
-    _encodes_text_directly = True
+    # -- one text from Python: the encoder reads the str or ids itself, no Arrow on the way ----------
+    #: Whether a text without allowed special tokens goes to the encoder as it is, and ids come back
+    #: from it as they are (HF's pipelines add steps around the encoder, and say False).
+    _direct = True
 
     def _encode_text(self, text: str, allowed_special: AllowedSpecial, counts_only: bool = False) -> list[int] | int:
-        if self._encodes_text_directly and self._allowed_ids(allowed_special) is None:
+        if self._direct and self._allowed_ids(allowed_special) is None:
             try:
                 return self._encoder.encode_str(text, counts_only)
             except UnicodeEncodeError:  # a surrogate: fixed (or refused) on the Arrow path below
                 pass
         return super()._encode_text(text, allowed_special, counts_only)
 
+    def _decode_ids(self, ids, skip_special_tokens: bool | None = None) -> bytes:
+        if self._direct and not self._skips(skip_special_tokens):
+            return self._encoder.decode_ids(ids)
+        return super()._decode_ids(ids, skip_special_tokens)
+
     def encode_ordinary(self, text: str) -> list[int]:
         """`Tokenizer.encode_ordinary`, one call to the encoder for a plain str (a Python frame less:
         at 8 bytes the frames cost more than the encoding)."""
-        if self._encodes_text_directly and type(text) is str:
+        if self._direct and type(text) is str:
             try:
                 return self._encoder.encode_str(text)
             except UnicodeEncodeError:
@@ -99,7 +104,7 @@ class SentencePieceTokenizer(Tokenizer):
 
     def token_count(self, text: str) -> int:
         """`Tokenizer.token_count`, one call to the encoder as `encode_ordinary`."""
-        if self._encodes_text_directly and type(text) is str:
+        if self._direct and type(text) is str:
             try:
                 return self._encoder.encode_str(text, True)
             except UnicodeEncodeError:
