@@ -2,13 +2,20 @@
 one is given, HF `tokenizers` and fastokens' `encode_batch_flat`), one and two threads, in the same run.
 
     python bench/encode_sentencepiece.py CORPUS.parquet|.jsonl --model tokenizer.model.v1 \
-        [--hf-json tokenizer.json] [--text-key text] [--mb 50] [--rounds 3] [--threads 1 2]
+        [--hf-json tokenizer.json] [--text-key text] [--mb 50] [--rounds 3] [--threads 1 2] \
+        [--sizes 8 64 1024 16384 [--single-mb 0.5]]
 
 The corpus's documents are cycled to --mb MB. Each measurement runs in a fresh subprocess (the
 tokenizer loaded there, untimed; thread counts set before any library starts its pool); rounds
 alternate the libraries. Printed per library and thread count: MB/s (best of --rounds), the ratio
 of sqltok's MB/s to it, and whether its ids are sentencepiece's (sha256 of all ids): only conforming
 peers count. The last line is one JSON object with every run.
+
+With --sizes, single texts too (what most code does): the corpus as one stream cut into texts of
+each size (`encode.single_texts`), --single-mb MB per size, each library called once per text on
+one thread (sqltok `encode_ordinary`, sentencepiece `encode`, HF and fastokens `encode(...).ids`),
+and sqltok's and sentencepiece's `decode` of those ids; microseconds per call, the ratio peer time /
+sqltok time, and whether the ids (or decoded texts) are sentencepiece's.
 """
 from __future__ import annotations
 
@@ -84,6 +91,50 @@ def child(spec: dict) -> dict:
     return {"seconds": dt, "sha": hashlib.sha256(flat).hexdigest(), "tokens": len(flat) // 4}
 
 
+def single_calls(spec: dict):
+    """(encode, decode or None) of one library for one text at a time."""
+    lib = spec["lib"]
+    if lib == "sqltok":
+        sys.path.insert(0, str(REPO))
+        import sqltok
+        tok = sqltok.Tokenizer.load(spec["model"])
+        return tok.encode_ordinary, tok.decode
+    if lib == "sentencepiece":
+        import sentencepiece as spm
+        sp = spm.SentencePieceProcessor(model_file=spec["model"])
+        return sp.encode, sp.decode
+    if lib == "fastokens":
+        import fastokens
+        tk = fastokens.Tokenizer.from_file(spec["hf_json"])
+    else:
+        import tokenizers
+        tk = tokenizers.Tokenizer.from_file(spec["hf_json"])
+    return (lambda text: tk.encode(text, add_special_tokens=False).ids), None
+
+
+def child_single(spec: dict) -> dict:
+    """One call per text: encode (ids hashed), then decode those ids (texts hashed), both timed."""
+    import pyarrow.parquet as pq
+    from encode import _gc_watch
+
+    texts = pq.read_table(spec["texts"], columns=["text"]).column("text").to_pylist()
+    encode, decode = single_calls(spec)
+    encode("warm up")
+    with _gc_watch():
+        t = time.perf_counter()
+        ids = [encode(x) for x in texts]
+        enc_s = time.perf_counter() - t
+    out = {"calls": len(texts), "encode_seconds": enc_s,
+           "sha": hashlib.sha256(b"".join(int(i).to_bytes(4, "little", signed=True) for r in ids for i in r)).hexdigest()}
+    if decode is not None:
+        with _gc_watch():
+            t = time.perf_counter()
+            back = [decode(r) for r in ids]
+            out["decode_seconds"] = time.perf_counter() - t
+        out["decode_sha"] = hashlib.sha256("\0".join(back).encode()).hexdigest()
+    return out
+
+
 def run(spec: dict) -> dict:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from encode import child_env  # the thread settings of every library, and fastokens' caches off
@@ -101,7 +152,9 @@ def main() -> None:
     ap.add_argument("--text-key", default="text")
     ap.add_argument("--mb", type=float, default=50)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--threads", type=int, nargs="*", default=[1, 2], help="batch runs (none: single texts only)")
+    ap.add_argument("--sizes", type=int, nargs="*", default=[], help="single-text sizes in bytes (e.g. 8 64 1024 16384)")
+    ap.add_argument("--single-mb", type=float, default=0.5, help="MB of single texts per size")
     args = ap.parse_args()
     docs = read_docs(args.corpus, args.text_key, args.mb)
     nbytes = sum(len(d.encode()) for d in docs)
@@ -109,6 +162,11 @@ def main() -> None:
     work.write_text(json.dumps(docs))
     libs = [lib for lib in LIBRARIES if lib not in JSON_LIBRARIES or args.hf_json]
     runs = []
+    if args.sizes:
+        single_report(args, docs, libs)
+    if not args.threads:
+        work.unlink()
+        return
     try:
         for r in range(args.rounds):
             for threads in args.threads:
@@ -132,8 +190,41 @@ def main() -> None:
     print(json.dumps({"documents": len(docs), "bytes": nbytes, "runs": runs}))
 
 
+def single_report(args, docs: list[str], libs: list[str]) -> None:
+    """The single-text table: per size, each library's best microseconds per call over the rounds."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from encode import single_texts
+
+    tmp = Path(os.environ.get("TMPDIR", "/tmp"))
+    print(f"{'size':>7} {'library':<16}{'us/call':>10}{'peer/sqltok':>12}  ids   {'decode us':>10}{'peer/sqltok':>12}")
+    for size in args.sizes:
+        cut = single_texts("corpus", docs, size, args.single_mb, tmp / f"sqltok-bench-spm-single-{os.getpid()}.parquet")
+        try:
+            best = {}
+            for r in range(args.rounds):
+                for lib in libs:
+                    spec = {"lib": lib, "threads": 1, "texts": cut["path"], "model": args.model,
+                            "hf_json": args.hf_json, "single": True}
+                    got = run(spec)
+                    old = best.get(lib)
+                    if old is None or got["encode_seconds"] < old["encode_seconds"]:
+                        best[lib] = {**got, "decode_seconds": min(got.get("decode_seconds", 1e9),
+                                                                  (old or {}).get("decode_seconds", 1e9))}
+        finally:
+            Path(cut["path"]).unlink()
+        us = {lib: 1e6 * b["encode_seconds"] / b["calls"] for lib, b in best.items()}
+        dec = {lib: 1e6 * b["decode_seconds"] / b["calls"] for lib, b in best.items() if b["decode_seconds"] < 1e9}
+        for lib in libs:
+            same = "=" if best[lib]["sha"] == best["sentencepiece"]["sha"] else "DIFF"
+            d = f"{dec[lib]:>10.2f}{dec[lib] / dec['sqltok']:>12.2f}  " + \
+                ("=" if best[lib]["decode_sha"] == best["sentencepiece"]["decode_sha"] else "DIFF") if lib in dec else ""
+            print(f"{size:>7} {lib:<16}{us[lib]:>10.2f}{us[lib] / us['sqltok']:>12.2f}  {same:<5} {d}")
+        print(json.dumps({"size": size, "texts": cut["texts"], "best": best}), file=sys.stderr)
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--child":
-        print(json.dumps(child(json.loads(sys.argv[2]))))
+        spec = json.loads(sys.argv[2])
+        print(json.dumps(child_single(spec) if spec.get("single") else child(spec)))
     else:
         main()
