@@ -150,3 +150,20 @@ def test_direct_calls_keep_no_arrow_on_the_way(bundled, monkeypatch):
         assert t.encode_ordinary("hello") and t.token_count("hello") and t.tokens("hello")
         assert t.encode_batch(["a", "b"]) and t.encode_ordinary_batch(["a"])
         assert t.decode(ids) and t.decode_bytes(ids)
+
+
+def test_a_stream_of_single_calls_equals_tiktoken(bundled):
+    """Single calls one after another grow their workspace's pretoken cache as a batch of their total
+    size would have it (`direct_bytes`), keeping what it held: every line of the 13-language sample,
+    one call each, twice (the second pass reads the first's pretokens), equals tiktoken."""
+    import json
+    from pathlib import Path
+
+    from conftest import tiktoken_pair
+
+    tok, ref = tiktoken_pair(bundled("o200k_base.tiktoken"))
+    sample = Path(__file__).parent / "data" / "corpora_sample.jsonl"
+    lines = [line for row in sample.open(encoding="utf-8") for line in json.loads(row)["text"].split("\n") if line]
+    want = ref.encode_ordinary_batch(lines)
+    for _ in range(2):
+        assert [tok.encode_ordinary(line) for line in lines] == want

@@ -156,9 +156,12 @@ cdef class Encoder:
 
     cdef Workspace* _take_workspace(self):
         """A workspace for one thread of a call (with the GIL, so no two calls share one)."""
+        cdef Workspace* ws
         if self.spare.empty():
-            return new Workspace()
-        cdef Workspace* ws = self.spare.back()
+            ws = new Workspace()
+            ws.direct_bytes = 0
+            return ws
+        ws = self.spare.back()
         self.spare.pop_back()
         return ws
 
@@ -573,7 +576,8 @@ cdef class Encoder:
         cdef Py_ssize_t n
         cdef const uint8_t* p = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
         cdef int rc
-        workspace_init(ws[0], n, 1)
+        ws.direct_bytes += n  # single calls one after another: a cache sized as for their total
+        workspace_init(ws[0], ws.direct_bytes, 1)
         ws.defer = not self.has_supers
         ws.out.clear()
         if n < NOGIL_BYTES:

@@ -27,6 +27,7 @@ cdef cppclass Workspace:
     vector[int32_t] piece_sizes   # when asked: how many ids each pretoken gave, in order
     bint keep_sizes
     IdVector out                  # the direct path: the ids of the text at hand
+    int64_t direct_bytes          # the direct path: bytes of the texts encoded so far (sizes the cache)
 
 
 cdef inline void workspace_init(Workspace& ws, int64_t text_bytes, int threads) noexcept nogil:
