@@ -69,7 +69,8 @@ cdef enum:
     SCAN_SYMBOLS = 64           # BPE: words of up to this many symbols may be merged by a scan (else a heap)
     SCAN_SHIFT = 6              # ... a scan key: the score's rank above SCAN_SYMBOLS - 1 - the symbol
     WORD_CACHE_BYTES = 64       # BPE: words up to this long are remembered ...
-    WORD_CACHE_SIZE = 1 << 18   # ... this many per workspace
+    WORD_CACHE_SIZE = 1 << 18   # ... this many per call's threads together (the last-level cache is shared) ...
+    WORD_CACHE_MIN = 1 << 15    # ... and at least this many per workspace
     NOGIL_BYTES = 4096          # a single text from Python this long or longer is encoded without the GIL
     KEEP_IDS = 1 << 20          # a workspace keeps a single text's ids vector up to this capacity
     DIRECT_TEXTS = 1            # ignore_merges: the words are the texts between user-defined symbols ...
@@ -127,7 +128,8 @@ cdef cppclass Workspace:  # one thread's scratch, kept by the encoder between ca
     string hf_norm              # HF whitespace mode: the model's input made from `norm`
     vector[int64_t] spans       # offsets: the normalized (begin, end) of each id emitted, when asked
     bint want_spans
-    WordCache words             # BPE: the ids of each word seen (see _bpe_words)
+    WordCache words             # BPE: the ids of each word seen (see _bpe_words) ...
+    size_t max_words            # ... up to this many (emptied when it holds them)
     IdVector word_ids
     vector[BestPath] best
     vector[BestPath64] best64
@@ -809,7 +811,7 @@ cdef class SentencePieceEncoder:
                 ids = ws.word_ids.data()
                 n = <int64_t>ws.word_ids.size()
                 if h:
-                    word_cache_put(&ws.words, s + start, pos - start, h, ids, n, WORD_CACHE_SIZE)
+                    word_cache_put(&ws.words, s + start, pos - start, h, ids, n, ws.max_words)
             first = 1 if last_unk and not self.byte_fallback and n and ids[0] == self.unk else 0
             out.insert(out.end(), ids + first, ids + n)
             if n:
@@ -913,6 +915,7 @@ cdef class SentencePieceEncoder:
         cdef const uint8_t* p = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
         cdef Workspace* ws = self._take_workspace()
         ws.want_spans = False
+        ws.max_words = WORD_CACHE_SIZE
         ws.text_ids.clear()
         if n < NOGIL_BYTES:
             self._encode_text(p, n, ws.text_ids, ws[0])
@@ -943,6 +946,7 @@ cdef class SentencePieceEncoder:
         for k in range(run.threads):
             spaces.push_back(self._take_workspace())
             spaces[k].want_spans = False
+            spaces[k].max_words = max(WORD_CACHE_SIZE // run.threads, WORD_CACHE_MIN)
         cdef SentencePieceCall call
         call.encoder = <void*>self
         call.keep_ids = not counts_only
@@ -968,7 +972,7 @@ cdef class SentencePieceEncoder:
         cdef size_t k
         if self.hf.active or self.hf_json:
             raise ValueError("offsets are sentencepiece's, not followed through HF's steps")
-        ws.want_spans = True
+        ws.want_spans = True  # (so no word cache: see _merged)
         with nogil:
             normalize(&self.normalizer, p, n, ws.norm, &origin)
             self._model(<const uint8_t*>ws.norm.data(), ws.norm.size(), ids, ws)
@@ -987,7 +991,7 @@ cdef class SentencePieceEncoder:
         cdef const uint8_t* p = <const uint8_t*>b
         cdef int64_t n = len(b)
         cdef size_t k
-        ws.want_spans = True
+        ws.want_spans = True  # (so no word cache: see _merged)
         with nogil:
             self._model(p, n, ids, ws)
         return ([ids[k] for k in range(ids.size())],
