@@ -10,7 +10,8 @@
   ordered by their bits), ties to the leftmost pair, any concatenation that is a normal, user-defined
   or unused piece; unused pieces split back; a symbol that is no such piece is unknown;
 * BPE word by word when no piece joins a character to a following "▁" (each word's ids remembered:
-  the same ids, as no merge can cross such a word start);
+  the same ids, as no merge can cross such a word start); a word of up to 64 characters that are all
+  pieces merges over small arrays of ids by a scan of int32 keys (`_bpe_short`), others on a heap;
 * the processor (`sentencepiece_processor.cc`): an unknown piece becomes its bytes' <0xHH> pieces
   with `byte_fallback`, otherwise a run of unknown pieces is one unknown id; decoding drops control
   pieces, writes <unk> as its surface, strips the first "▁", turns "▁" into spaces and byte pieces
@@ -24,7 +25,8 @@
   its models': each byte piece of BPE spans its byte, each of Unigram the whole unknown run.
 
 Rows are shared among threads by the row driver with the GIL released; ids go to Arrow from C
-vectors without a copy.
+vectors without a copy. One str or one sequence of ids from Python is read directly (`encode_str`,
+`decode_ids`). Each thread works in a `Workspace` the encoder keeps between calls, word cache and all.
 """
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.string cimport string
