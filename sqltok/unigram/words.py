@@ -1,6 +1,7 @@
 """The words EM trains on: the sentences cut where whitespace starts a word (or ends one, with
-`treat_whitespace_as_suffix`), counted with `GROUP BY` and ordered as SentencePiece orders them;
-whole sentences in their order when words are not split by whitespace."""
+`treat_whitespace_as_suffix`), each distinct (word, whether it ends its sentence) counted with one
+`GROUP BY` (the seeds' word text is made of these), EM's words their sums, ordered as SentencePiece
+orders them; whole sentences in their order when words are not split by whitespace."""
 from __future__ import annotations
 
 import numpy as np
@@ -18,13 +19,20 @@ PREFIX_WORD = "▁[^▁]*|^[^▁]+"
 SUFFIX_WORD = "[^▁]*▁|[^▁]+$"
 
 
-def count_words(con, sentences: Sentences, spec: UnigramSpec, work: WorkTables) -> tuple[pa.Array, pa.Array]:
-    """(words, counts), the most frequent first, ties by bytes; without `split_by_whitespace`, every
-    sentence in the trainer's order, once per line."""
+def count_words(con, sentences: Sentences, spec: UnigramSpec,
+                work: WorkTables) -> tuple[pa.Array, pa.Array, pa.Table | None]:
+    """(words, counts, ends): EM's words (large_string) and counts, the most frequent first, ties by
+    bytes, and `ends` (word, last, n), how often each word occurs as its sentence's last one (last) or
+    before another, each pair with n > 0 once. Without `split_by_whitespace`, every sentence in the
+    trainer's order, once per line, and no `ends`."""
     if not spec.split_by_whitespace:
-        return sentences.text.take(pa.array(sentences.order)), pa.array(np.ones(len(sentences.order), np.int64))
+        return sentences.text.take(pa.array(sentences.order)), pa.array(np.ones(len(sentences.order), np.int64)), None
     view = work.view("unigram_marked", pa.table({"sentence": sentences.text, "n": sentences.counts}))
+    ends = work.table("unigram_word_ends")
     pattern = SUFFIX_WORD if spec.treat_whitespace_as_suffix else PREFIX_WORD
-    table = arrow_table(con, sql_text("unigram_words").format(source=view, pattern=pattern))
-    work.release(view)  # the view holds the sentences, which EM does not need
-    return column(table, 0), column(table, 1)
+    con.execute(sql_text("unigram_words").format(target=ends, source=view, pattern=pattern))
+    work.release(view)
+    words = arrow_table(con, f"SELECT word, sum(n)::BIGINT AS n FROM {ends} GROUP BY word ORDER BY n DESC, encode(word)")
+    table = arrow_table(con, f"SELECT word, last, n FROM {ends}")
+    work.release(ends)
+    return column(words, 0), column(words, 1), table
