@@ -41,14 +41,20 @@ WHITESPACE = "▁"
 def seed_pieces(con, sentences: Sentences, ends: pa.Table | None, spec: UnigramSpec,
                 work: WorkTables) -> tuple[pa.Array, np.ndarray]:
     """The seed pieces (large_string) and their float32 scores; `ends` as `count_words` gives them."""
+    pieces, values = _characters(sentences)
+    found, score = _best_substrings(con, sentences, tree_text(sentences, ends, spec), spec, work)
+    return pa.concat_arrays([pieces, found]), log_prob(np.concatenate([values, score]))
+
+
+def _characters(sentences: Sentences) -> tuple[pa.Array, np.ndarray]:
+    """The characters of the sentences but the unknown mark and U+001F, most frequent first, ties by
+    code point, and their counts as float32."""
     per_char = character_counts(sentences.text, sentences.counts)
     per_char[[UNK_MARK, BOUNDARY_CHAR]] = 0
     present = np.nonzero(per_char)[0]
-    order = np.lexsort((present, -per_char[present]))  # most frequent first, ties by code point
-    pieces = pa.array([chr(c) for c in present[order].tolist()], pa.large_string())
-    values = per_char[present[order]].astype(np.float32)
-    found, score = _best_substrings(con, sentences, tree_text(sentences, ends, spec), spec, work)
-    return pa.concat_arrays([pieces, found]), log_prob(np.concatenate([values, score]))
+    order = np.lexsort((present, -per_char[present]))
+    return pa.array([chr(c) for c in present[order].tolist()], pa.large_string()), \
+        per_char[present[order]].astype(np.float32)
 
 
 def tree_text(sentences: Sentences, ends: pa.Table | None, spec: UnigramSpec) -> tuple[pa.Array, pa.Array]:
@@ -98,6 +104,7 @@ def _boundary_candidates(con, sentences: Sentences, spec: UnigramSpec, work: Wor
     span, follow = work.table("unigram_follower_span"), work.view("unigram_followers", sentences.followers)
     con.execute(f"CREATE TEMP TABLE {span} AS SELECT sid, min(follower) AS lo, max(follower) AS hi "
                 f"FROM {follow} GROUP BY sid")
+    release_freed_memory()  # what each query freed: the levels' pages would add up
     levels = [work.table("unigram_boundary_level_a"), work.table("unigram_boundary_level_b")]
     con.execute(f"CREATE OR REPLACE TEMP TABLE {levels[1]} (w VARCHAR, n BIGINT)")
     found = []
@@ -105,6 +112,7 @@ def _boundary_candidates(con, sentences: Sentences, spec: UnigramSpec, work: Wor
         target, previous = levels[k % 2], levels[(k + 1) % 2]
         con.execute(sql_text("unigram_boundary_seeds").format(target=target, previous=previous, k=k,
                                                               sentences=view, span=span))
+        release_freed_memory()
         level = arrow_table(con, f"SELECT w, n FROM {target}")
         if level.num_rows == 0:
             break

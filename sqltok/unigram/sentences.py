@@ -72,9 +72,10 @@ def read_sentences(con, query: str, spec: UnigramSpec, work: WorkTables) -> Sent
     distinct text are alive at once."""
     distinct = work.table("unigram_distinct_lines")
     con.execute(sql_text("unigram_lines").format(target=distinct, source=query, max_length=spec.max_sentence_length))
+    release_freed_memory()  # what the query freed, before the table is read
     raw = arrow_table(con, f"SELECT line, n, line_nos FROM {distinct}")  # a row's place is its id
     work.release(distinct)
-    release_freed_memory()  # what the query freed, before the Python stages need memory
+    release_freed_memory()  # the table, before the Python stages need memory
     if raw.num_rows == 0:
         raise SqltokError("the corpus has no lines spm_train would read (all empty, too long or holding U+2585)")
     distinct_lines = raw.num_rows

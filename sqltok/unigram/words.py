@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from sqltok.duck import arrow_table, column
+from sqltok.freed_memory import release_freed_memory
 from sqltok.sql_files import sql_text
 from sqltok.training.work_tables import WorkTables
 from sqltok.unigram.sentences import Sentences
@@ -21,18 +23,19 @@ SUFFIX_WORD = "[^▁]*▁|[^▁]+$"
 
 def count_words(con, sentences: Sentences, spec: UnigramSpec,
                 work: WorkTables) -> tuple[pa.Array, pa.Array, pa.Table | None]:
-    """(words, counts, ends): EM's words (large_string) and counts, the most frequent first, ties by
-    bytes, and `ends` (word, last, n), how often each word occurs as its sentence's last one (last) or
-    before another, each pair with n > 0 once. Without `split_by_whitespace`, every sentence in the
-    trainer's order, once per line, and no `ends`."""
+    """(words, counts, ends): EM's words and counts, the most frequent first, ties by bytes, and
+    `ends` (word, last, n), how often each word occurs as its sentence's last one (last) or before
+    another, each pair with n > 0 once, in the words' byte order. Without `split_by_whitespace`,
+    every sentence in the trainer's order, once per line, and no `ends`."""
     if not spec.split_by_whitespace:
         return sentences.text.take(pa.array(sentences.order)), pa.array(np.ones(len(sentences.order), np.int64)), None
     view = work.view("unigram_marked", pa.table({"sentence": sentences.text, "n": sentences.counts}))
-    ends = work.table("unigram_word_ends")
     pattern = SUFFIX_WORD if spec.treat_whitespace_as_suffix else PREFIX_WORD
-    con.execute(sql_text("unigram_words").format(target=ends, source=view, pattern=pattern))
+    ends = arrow_table(con, sql_text("unigram_words").format(source=view, pattern=pattern))
     work.release(view)
-    words = arrow_table(con, f"SELECT word, sum(n)::BIGINT AS n FROM {ends} GROUP BY word ORDER BY n DESC, encode(word)")
-    table = arrow_table(con, f"SELECT word, last, n FROM {ends}")
-    work.release(ends)
-    return column(words, 0), column(words, 1), table
+    release_freed_memory()  # what the query freed
+    word = column(ends, 0)  # in byte order: the rows of a word are next to each other
+    first = np.flatnonzero(np.concatenate([[True], pc.not_equal(word[1:], word[:-1]).to_numpy(zero_copy_only=False)]))
+    totals = np.add.reduceat(column(ends, 2).to_numpy(), first)
+    ranked = np.argsort(-totals, kind="stable")  # the most frequent first, ties by bytes
+    return word.take(pa.array(first[ranked])), pa.array(totals[ranked]), ends
