@@ -99,25 +99,20 @@ def _best_substrings(con, sentences: Sentences, tree: tuple[pa.Array, pa.Array],
 
 def _boundary_candidates(con, sentences: Sentences, spec: UnigramSpec, work: WorkTables) -> dict[bytes, int]:
     """Bytes -> count of the valid texts that end sentences followed by different bytes."""
-    view = work.view("unigram_marked_ids", pa.table({"sid": pa.array(np.arange(len(sentences.text))),
-                                                     "sentence": sentences.text, "n": sentences.counts}))
-    span, follow = work.table("unigram_follower_span"), work.view("unigram_followers", sentences.followers)
-    con.execute(f"CREATE TEMP TABLE {span} AS SELECT sid, min(follower) AS lo, max(follower) AS hi "
-                f"FROM {follow} GROUP BY sid")
-    release_freed_memory()  # what each query freed: the levels' pages would add up
+    view = work.view("unigram_marked_ids", sentences.followers.append_column("sentence", sentences.text)
+                     .append_column("n", sentences.counts))
     levels = [work.table("unigram_boundary_level_a"), work.table("unigram_boundary_level_b")]
-    con.execute(f"CREATE OR REPLACE TEMP TABLE {levels[1]} (w VARCHAR, n BIGINT)")
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {levels[1]} (sid BIGINT, w VARCHAR, n BIGINT)")
     found = []
     for k in range(2, spec.max_sentencepiece_length + 1):
-        target, previous = levels[k % 2], levels[(k + 1) % 2]
-        con.execute(sql_text("unigram_boundary_seeds").format(target=target, previous=previous, k=k,
-                                                              sentences=view, span=span))
-        release_freed_memory()
-        level = arrow_table(con, f"SELECT w, n FROM {target}")
+        target, alive = levels[k % 2], levels[(k + 1) % 2]
+        con.execute(sql_text("unigram_boundary_seeds").format(target=target, alive=alive, k=k, sentences=view))
+        release_freed_memory()  # what each query freed: the levels' pages would add up
+        level = arrow_table(con, f"SELECT w, sum(n)::BIGINT AS n FROM {target} GROUP BY w")
         if level.num_rows == 0:
             break
         found.append(level)
-    for name in (view, follow, span, *levels):  # nothing of them is needed after the candidates
+    for name in (view, *levels):  # nothing of them is needed after the candidates
         work.release(name)
     flags = spec.flags()
     return {w.encode(): n for level in found for w, n in zip(level.column(0).to_pylist(), level.column(1).to_pylist())
