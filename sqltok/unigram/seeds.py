@@ -15,7 +15,7 @@ byte after it: the word's next one or, at the word's end, the next word's (U+258
 sentence's NUL. The suffix tree is then built over the word text (`tree_text`): each distinct word
 followed by U+2581 (counted as often as another word follows it) and alone (as often as it ends its
 sentence), each entry ended by NUL, which gives the same candidates with the same frequencies from
-about a quarter of the bytes. A node that reaches into the added U+2581 is no candidate in either
+a quarter to a half of the bytes. A node that reaches into the added U+2581 is no candidate in either
 text: it ends inside a character, holds U+2581 after its first character or holds a NUL."""
 from __future__ import annotations
 

@@ -54,9 +54,9 @@ def replace_meta_pieces(texts: pa.Array, pieces: list[str]) -> pa.Array:
 @dataclass(frozen=True)
 class Sentences:
     """Distinct normalized sentences (unknown characters marked) and their counts; `alphabet` is
-    (code point, count) of the required characters, most frequent first; `followers` (sid, lo, hi)
-    the least and the greatest first byte of the sentences after each sentence in the trainer's order
-    (256 at the end); `order` the sentence at each place of the trainer's list of sentences (one per line)."""
+    (code point, count) of the required characters, most frequent first; `followers` (sid, lo, hi):
+    the least and the greatest first byte of the sentences after each one in the trainer's order (256
+    at the end); `order` the sentence at each place of the trainer's list of sentences (one per line)."""
 
     text: pa.Array
     counts: pa.Array
