@@ -6,7 +6,7 @@ CORPUS is Parquet, JSONL (.gz/.zst) or a text file; its documents are first writ
 a text file of lines, which every trainer then reads (spm_train's input; sqltok reads it with
 `--lines`). Each trainer runs in a fresh subprocess (its own peak RSS): sqltok (DuckDB with
 `--threads` threads; the Cython stages run on one), spm_train with its default thread count and with
-one thread (`num_threads=1`, the oracle). Prints seconds per stage (sqltok: read, seeds, words, em,
+one thread (`num_threads=1`, the oracle). Prints seconds per stage (sqltok: read, words, seeds, em,
 prune, finalize), total seconds, CPU seconds (user + system, all threads), peak RSS, whether sqltok's
 model has the one-thread oracle's pieces, and the ratios spm_train time / sqltok time, spm_train CPU /
 sqltok CPU and spm_train RSS / sqltok RSS.

@@ -1,7 +1,7 @@
 # cython: language_level=3
 """Seed piece candidates from a suffix array of UTF-8 bytes, as SentencePiece 0.2.3's trainer finds
 them: the nodes of the suffix tree (substrings that occur before at least two different bytes) that
-lie on character boundaries, hold no sentence boundary and are valid pieces, with their frequency.
+lie on character boundaries, hold no NUL (a text's end) and are valid pieces, with their frequency.
 
 `piece_is_valid` is SentencePiece's rule for what may be a piece: length, no unknown, NUL, tab or
 space character or U+001F, U+2581 only where whitespace may go, one Unicode script (Hiragana and Katakana
@@ -23,7 +23,7 @@ cdef uint32_t WS = 0x2581
 cdef uint32_t UNK = 0x2585
 cdef uint32_t BOUNDARY = 0x1F  # what meta pieces in the text were replaced by
 cdef int ANY = -1
-cdef int BUCKET_SHIFT = 8  # text positions per entry of the table that starts a sentence search
+cdef int BUCKET_SHIFT = 8  # text positions per entry of the table that starts a text search
 cdef int HAN = 3          # sqltok's script codes (SCRIPT_NAMES): Han, Hiragana, Katakana
 cdef int HIRAGANA = 4
 cdef int KATAKANA = 5
@@ -124,11 +124,11 @@ def piece_is_valid(str piece, dict flags) -> bool:
     return _valid(r, cps.data(), cps.size())
 
 
-def joined_bytes(sentences):
-    """(text, weights_start): the sentences' bytes back to back, each followed by a NUL byte, as a
-    uint8 array, and where each sentence begins (the last entry the total length)."""
+def joined_bytes(texts):
+    """(text, starts): the texts' bytes back to back, each followed by a NUL byte, as a uint8 array,
+    and where each text begins (the last entry the total length)."""
     cdef list keep = []
-    cdef BinaryView v = binary_view(sentences, keep)
+    cdef BinaryView v = binary_view(texts, keep)
     cdef int64_t total = view_end(v, v.length - 1) - view_start(v, 0) + v.length if v.length else 0
     text_arr = np.zeros(total, dtype=np.uint8)
     starts_arr = np.zeros(v.length + 1, dtype=np.int64)
@@ -206,11 +206,12 @@ def permuted_lcp(text_arr, sa_arr, int64_t cap=0xFFFF, int64_t chunk=0):
 
 def frequent_substrings(text_arr, starts_arr, counts, sa_arr, plcp_arr, dict flags, dict extra):
     """(offset int64, length int32, score float32) arrays of the nodes of the suffix tree of `text`
-    (bytes, sentences ended by NUL) that SentencePiece takes as seed candidates: two or more bytes on
-    character boundaries, no NUL, 2..max_sentencepiece_length characters, a valid piece. A node's
-    score is its frequency x its characters in float32; its frequency counts each sentence as often
-    as `counts` says, plus `extra[its bytes]` (the entries used are removed from `extra`). `plcp` is
-    `permuted_lcp(text, sa, cap)` with cap above 4 x max_sentencepiece_length bytes."""
+    (`joined_bytes`' texts ended by NUL, each beginning at `starts`) that SentencePiece takes as seed
+    candidates: two or more bytes on character boundaries, no NUL, 2..max_sentencepiece_length
+    characters, a valid piece. A node's score is its frequency x its characters in float32; its
+    frequency counts each text as often as `counts` says, plus `extra[its bytes]` (the entries used
+    are removed from `extra`). `plcp` is `permuted_lcp(text, sa, cap)` with cap above 4 x
+    max_sentencepiece_length bytes."""
     cdef PieceRules r = _rules(flags)
     cdef const uint8_t[:] text = text_arr
     cdef const int64_t[:] starts = starts_arr
@@ -221,10 +222,10 @@ def frequent_substrings(text_arr, starts_arr, counts, sa_arr, plcp_arr, dict fla
     cdef list keep = []
     cdef const int64_t* n_of = int64_values(counts, keep)
     cdef int64_t n = text.shape[0], i, lo, hi, mid, lb, d, off, k
-    cdef int64_t n_sent = starts.shape[0] - 1
+    cdef int64_t n_texts = starts.shape[0] - 1
     cdef int64_t max_bytes = 4 * <int64_t>r.max_length  # a longer node has too many characters
-    cdef bint ones = True                          # every sentence once: no search for a suffix's count
-    for i in range(n_sent):
+    cdef bint ones = True                          # every text once: no search for a suffix's count
+    for i in range(n_texts):
         if n_of[i] != 1:
             ones = False
             break
@@ -239,13 +240,13 @@ def frequent_substrings(text_arr, starts_arr, counts, sa_arr, plcp_arr, dict fla
     cdef string key
     for w, c in extra.items():
         more[<string>w] = c
-    cdef vector[int64_t] bucket                   # per BUCKET_SHIFT bytes: the sentence its first byte is in
+    cdef vector[int64_t] bucket                   # per BUCKET_SHIFT bytes: the text its first byte is in
     with nogil:
         if not ones:
             bucket.resize((n >> BUCKET_SHIFT) + 2)
             lo = 0
             for i in range(<int64_t>bucket.size()):
-                while lo + 1 < n_sent and starts[lo + 1] <= (i << BUCKET_SHIFT):
+                while lo + 1 < n_texts and starts[lo + 1] <= (i << BUCKET_SHIFT):
                     lo += 1
                 bucket[i] = lo
         st_lb.push_back(0)
@@ -256,7 +257,7 @@ def frequent_substrings(text_arr, starts_arr, counts, sa_arr, plcp_arr, dict fla
             if not ones:
                 lo = bucket[sa[i - 1] >> BUCKET_SHIFT]
                 hi = bucket[(sa[i - 1] >> BUCKET_SHIFT) + 1]
-                while lo < hi:   # the sentence that holds position sa[i - 1]
+                while lo < hi:   # the text that holds position sa[i - 1]
                     mid = (lo + hi + 1) // 2
                     if starts[mid] <= sa[i - 1]:
                         lo = mid

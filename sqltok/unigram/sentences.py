@@ -54,9 +54,9 @@ def replace_meta_pieces(texts: pa.Array, pieces: list[str]) -> pa.Array:
 @dataclass(frozen=True)
 class Sentences:
     """Distinct normalized sentences (unknown characters marked) and their counts; `alphabet` is
-    (code point, count) of the required characters, most frequent first; `followers` the distinct
-    (sentence, first byte of the sentence after it in the trainer's order, 256 at the end) pairs;
-    `order` the sentence at each place of the trainer's list of sentences (one per line)."""
+    (code point, count) of the required characters, most frequent first; `followers` (sid, lo, hi):
+    the least and the greatest first byte of the sentences after each one in the trainer's order (256
+    at the end); `order` the sentence at each place of the trainer's list of sentences (one per line)."""
 
     text: pa.Array
     counts: pa.Array
@@ -72,9 +72,10 @@ def read_sentences(con, query: str, spec: UnigramSpec, work: WorkTables) -> Sent
     distinct text are alive at once."""
     distinct = work.table("unigram_distinct_lines")
     con.execute(sql_text("unigram_lines").format(target=distinct, source=query, max_length=spec.max_sentence_length))
+    release_freed_memory()  # what the query freed, before the table is read
     raw = arrow_table(con, f"SELECT line, n, line_nos FROM {distinct}")  # a row's place is its id
     work.release(distinct)
-    release_freed_memory()  # what the query freed, before the Python stages need memory
+    release_freed_memory()  # the table, before the Python stages need memory
     if raw.num_rows == 0:
         raise SqltokError("the corpus has no lines spm_train would read (all empty, too long or holding U+2585)")
     distinct_lines = raw.num_rows
@@ -139,14 +140,16 @@ def trainer_order(sids: np.ndarray) -> np.ndarray:
 
 
 def followers(order: np.ndarray, text: pa.Array) -> pa.Table:
-    """Distinct (sid, follower): the first byte of the sentence after each place of `order` (256 after
-    the last)."""
+    """(sid, lo, hi): for each sentence, the least and the greatest first byte of the sentences after
+    its places in `order` (256 after the last)."""
     first = pc.binary_slice(text.cast(pa.large_binary()), 0, 1)
     first_byte = np.frombuffer(first.buffers()[2], dtype=np.uint8)[:len(text)].astype(np.int64) \
         if len(text) else np.zeros(0, np.int64)
     follow = np.append(first_byte[order[1:]], 256)
-    pairs = np.unique(order.astype(np.int64) * 257 + follow)
-    return pa.table({"sid": pa.array(pairs // 257), "follower": pa.array(pairs % 257)})
+    lo, hi = np.full(len(text), 256, np.int64), np.zeros(len(text), np.int64)
+    np.minimum.at(lo, order, follow)
+    np.maximum.at(hi, order, follow)
+    return pa.table({"sid": np.arange(len(text)), "lo": lo, "hi": hi})
 
 
 def required_characters(counts: np.ndarray, spec: UnigramSpec) -> list[tuple[int, int]]:

@@ -1,7 +1,7 @@
 """`sqltok train --method unigram`: SentencePiece 0.2.3's Unigram trainer over a corpus in DuckDB, its
 result kept in the store as the `.model` file sentencepiece reads (a `ModelFile` of kind
-"sentencepiece"). Stages: read (lines counted, normalized, the alphabet), seeds (suffix array), words
-(`GROUP BY`), em and prune (Cython over the distinct words), finalize. A failed run leaves the
+"sentencepiece"). Stages: read (lines counted, normalized, the alphabet), words (`GROUP BY`), seeds
+(suffix array), em and prune (Cython over the distinct words), finalize. A failed run leaves the
 database as it was: the work tables are dropped and the model is written in one transaction."""
 from __future__ import annotations
 
@@ -47,13 +47,13 @@ def train_model_proto(con, source: Source | str, spec: UnigramSpec, watch: Stopw
             release_freed_memory()  # what reading the whole source for its statistics freed
             sentences = read_sentences(con, corpus.query, spec, work)
             release_freed_memory()
-        with watch("seeds"):
-            pieces, scores = seed_pieces(con, sentences, spec, work)
-            release_freed_memory()
         with watch("words"):
-            words, counts = count_words(con, sentences, spec, work)
+            words, counts, ends = count_words(con, sentences, spec, work)
+            release_freed_memory()  # what the word query freed
+        with watch("seeds"):
+            pieces, scores = seed_pieces(con, sentences, ends, spec, work)
             lines, n_sentences, alphabet = sentences.lines, len(sentences.text), sentences.alphabet
-            del sentences  # the words stand for them from here on
+            del sentences, ends  # the words stand for them from here on
             release_freed_memory()
         model = run_em(PieceSet(pieces, scores), words, counts, spec, watch)
     with watch("finalize"):
