@@ -199,19 +199,16 @@ def single_report(args, docs: list[str], libs: list[str]) -> None:
     print(f"{'size':>7} {'library':<16}{'us/call':>10}{'peer/sqltok':>12}  ids   {'decode us':>10}{'peer/sqltok':>12}")
     for size in args.sizes:
         cut = single_texts("corpus", docs, size, args.single_mb, tmp / f"sqltok-bench-spm-single-{os.getpid()}.parquet")
+        got = {lib: [] for lib in libs}
         try:
-            best = {}
-            for r in range(args.rounds):
+            for _ in range(args.rounds):  # rounds alternate the libraries
                 for lib in libs:
-                    spec = {"lib": lib, "threads": 1, "texts": cut["path"], "model": args.model,
-                            "hf_json": args.hf_json, "single": True}
-                    got = run(spec)
-                    old = best.get(lib)
-                    if old is None or got["encode_seconds"] < old["encode_seconds"]:
-                        best[lib] = {**got, "decode_seconds": min(got.get("decode_seconds", 1e9),
-                                                                  (old or {}).get("decode_seconds", 1e9))}
+                    got[lib].append(run({"lib": lib, "threads": 1, "texts": cut["path"], "model": args.model,
+                                         "hf_json": args.hf_json, "single": True}))
         finally:
             Path(cut["path"]).unlink()
+        best = {lib: {**runs[0], "encode_seconds": min(r["encode_seconds"] for r in runs),
+                      "decode_seconds": min(r.get("decode_seconds", 1e9) for r in runs)} for lib, runs in got.items()}
         us = {lib: 1e6 * b["encode_seconds"] / b["calls"] for lib, b in best.items()}
         dec = {lib: 1e6 * b["decode_seconds"] / b["calls"] for lib, b in best.items() if b["decode_seconds"] < 1e9}
         for lib in libs:

@@ -277,9 +277,13 @@ class Tokenizer(ABC):
     def _encode_lists(self, texts: pa.Array, allowed_special: AllowedSpecial,
                       threads: int | None) -> list[list[int]]:
         """The ids of every text (an array from `_text_array`) as Python lists, each id one shared int."""
+        return id_lists(self.encode_arrow(texts, allowed_special, threads), self._int_objects())
+
+    def _int_objects(self) -> list[int]:
+        """The int of each id, made once: the lists this tokenizer returns share them."""
         if self._id_objects is None:
             self._id_objects = list(range(self.n_vocab))
-        return id_lists(self.encode_arrow(texts, allowed_special, threads), self._id_objects)
+        return self._id_objects
 
     def _text_array(self, texts: Sequence[str]) -> pa.Array:
         """Python strings as the family's encoder takes them (see `text_array`)."""

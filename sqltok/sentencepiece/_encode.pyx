@@ -264,7 +264,6 @@ cdef class SentencePieceEncoder:
     cdef vector[int8_t] decode_kind         # per id: what decoding makes of it (the type of PieceToId(piece))
     cdef IdPool* pool
     cdef vector[Workspace*] spare           # workspaces no call holds now
-    cdef list id_objects                    # the int object of each id (made by the first `encode_str`)
 
     def __cinit__(self):
         self.pool = id_pool_new()
@@ -909,31 +908,30 @@ cdef class SentencePieceEncoder:
             if not keep_ids:
                 res.ids.clear()
 
-    def encode_str(self, str text not None, bint counts_only=False):
-        """Ids (a list of int) of one str, or with `counts_only` their number: the direct path, without
-        Arrow, through a kept workspace (its word cache warm from earlier calls); the GIL is released
-        for long texts. UnicodeEncodeError for a surrogate."""
+    def encode_str(self, str text not None, list id_objects not None, bint counts_only=False):
+        """Ids of one str as a list of the `id_objects` (the int of each id, which the caller keeps),
+        or with `counts_only` their number: the direct path, without Arrow, through a kept workspace
+        (its word cache warm from earlier calls); the GIL is released for long texts.
+        UnicodeEncodeError for a surrogate."""
         cdef Py_ssize_t n
         cdef const uint8_t* p = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
         cdef Workspace* ws = self._take_workspace()
-        ws.want_spans = False
-        ws.max_words = WORD_CACHE_SIZE
-        ws.text_ids.clear()
-        if n < NOGIL_BYTES:
-            self._encode_text(p, n, ws.text_ids, ws[0])
-        else:
-            with nogil:
+        try:
+            ws.want_spans = False
+            ws.max_words = WORD_CACHE_SIZE
+            ws.text_ids.clear()
+            if n < NOGIL_BYTES:
                 self._encode_text(p, n, ws.text_ids, ws[0])
-        if counts_only:
-            out = <int64_t>ws.text_ids.size()
-        else:
-            if self.id_objects is None:
-                self.id_objects = list(range(self.starts.size()))
-            out = id_list(ws.text_ids.data(), <int64_t>ws.text_ids.size(), self.id_objects)
-        if ws.text_ids.capacity() > KEEP_IDS:
-            IdVector().swap(ws.text_ids)
-        self.spare.push_back(ws)
-        return out
+            else:
+                with nogil:
+                    self._encode_text(p, n, ws.text_ids, ws[0])
+            if counts_only:
+                return <int64_t>ws.text_ids.size()
+            return id_list(ws.text_ids.data(), <int64_t>ws.text_ids.size(), id_objects)
+        finally:
+            if ws.text_ids.capacity() > KEEP_IDS:
+                IdVector().swap(ws.text_ids)
+            self.spare.push_back(ws)
 
     def encode_arrow(self, texts, int threads=1, bint counts_only=False):
         """Ids (large_list<int32>) or token counts (int64) of a (large_)string array; NULL stays NULL."""
@@ -954,9 +952,11 @@ cdef class SentencePieceEncoder:
         call.keep_ids = not counts_only
         call.parts = parts.data()
         call.spaces = spaces.data()
-        rows_run(run, _sentencepiece_rows, NULL, &call)
-        for k in range(run.threads):
-            self.spare.push_back(spaces[k])
+        try:
+            rows_run(run, _sentencepiece_rows, NULL, &call)
+        finally:
+            for k in range(run.threads):
+                self.spare.push_back(spaces[k])
         cdef vector[IdRows] ordered
         for k in run.order:
             id_rows_move(ordered, parts[k])

@@ -82,7 +82,7 @@ class SentencePieceTokenizer(Tokenizer):
     def _encode_text(self, text: str, allowed_special: AllowedSpecial, counts_only: bool = False) -> list[int] | int:
         if self._direct and self._allowed_ids(allowed_special) is None:
             try:
-                return self._encoder.encode_str(text, counts_only)
+                return self._encoder.encode_str(text, self._int_objects(), counts_only)
             except UnicodeEncodeError:  # a surrogate: fixed (or refused) on the Arrow path below
                 pass
         return super()._encode_text(text, allowed_special, counts_only)
@@ -91,25 +91,6 @@ class SentencePieceTokenizer(Tokenizer):
         if self._direct and not self._skips(skip_special_tokens):
             return self._encoder.decode_ids(ids)
         return super()._decode_ids(ids, skip_special_tokens)
-
-    def encode_ordinary(self, text: str) -> list[int]:
-        """`Tokenizer.encode_ordinary`, one call to the encoder for a plain str (a Python frame less:
-        at 8 bytes the frames cost more than the encoding)."""
-        if self._direct and type(text) is str:
-            try:
-                return self._encoder.encode_str(text)
-            except UnicodeEncodeError:
-                pass
-        return super().encode_ordinary(text)
-
-    def token_count(self, text: str) -> int:
-        """`Tokenizer.token_count`, one call to the encoder as `encode_ordinary`."""
-        if self._direct and type(text) is str:
-            try:
-                return self._encoder.encode_str(text, True)
-            except UnicodeEncodeError:
-                pass
-        return super().token_count(text)
 
     def normalize(self, text: str) -> str:
         """`text` as the model's normalizer gives it to the model ("▁Hello▁world")."""
