@@ -1,8 +1,10 @@
 # cython: language_level=3
 """A thread's cache of pretokens too long for the encoder's word-keyed cache (over 24 bytes: runs of
 Chinese, Japanese or Thai letters, long identifiers), with the ids merging gave them. Open addressing
-over a hash, keys and ids in two arenas; when it is three-quarters full or its arena holds
-LONG_BYTES_MAX bytes it starts over empty (a cache, never a growing index of the corpus)."""
+over a hash, keys and ids in two arenas. It starts at LONG_SLOTS_MIN slots and doubles when three
+quarters full (fresh memory costs a page fault per 4 KiB, which a short call would not win back);
+full at LONG_SLOTS, or once its arena holds LONG_BYTES_MAX bytes, it starts over empty (a cache,
+never a growing index of the corpus)."""
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.string cimport memcmp
 from libcpp.vector cimport vector
@@ -11,6 +13,7 @@ from sqltok.native.id_lists cimport IdVector
 
 
 cdef enum:
+    LONG_SLOTS_MIN = 1 << 6
     LONG_SLOTS = 1 << 16
     LONG_BYTES_MAX = 1 << 24
 
@@ -41,6 +44,23 @@ cdef inline LongSlot* _long_find(const LongCache& c, const uint8_t* p, int64_t n
         j = (j + 1) & mask
 
 
+cdef inline void _long_resize(LongCache& c, size_t slots) noexcept nogil:
+    """Move what `c` holds to a table of `slots` slots (0: as many as now, emptied)."""
+    cdef vector[LongSlot] old
+    cdef LongSlot empty
+    cdef size_t j
+    empty.hash = 0
+    old.swap(c.slots)
+    c.slots.assign(slots if slots > 0 else old.size(), empty)
+    c.used = 0
+    if slots == 0:
+        return
+    for j in range(old.size()):
+        if old[j].hash != 0:
+            _long_find(c, c.keys.data() + old[j].key_at, old[j].length, old[j].hash)[0] = old[j]
+            c.used += 1
+
+
 cdef inline bint long_cache_get(const LongCache& c, const uint8_t* p, int64_t n, uint64_t h,
                                 IdVector& out) noexcept nogil:
     """Append the cached ids of p[:n] (hash h) to `out`; False when it is not cached."""
@@ -56,14 +76,17 @@ cdef inline bint long_cache_get(const LongCache& c, const uint8_t* p, int64_t n,
 cdef inline void long_cache_put(LongCache& c, const uint8_t* p, int64_t n, uint64_t h, const int32_t* ids,
                                 int64_t count) noexcept nogil:
     """Cache ids[:count] for p[:n] (hash h), unless it is there already."""
-    cdef LongSlot empty
     cdef LongSlot* s
-    if c.slots.size() == 0 or (c.used + 1) * 4 > c.slots.size() * 3 or c.keys.size() + n > LONG_BYTES_MAX:
-        empty.hash = 0
-        c.slots.assign(LONG_SLOTS, empty)
+    cdef bint full
+    if c.slots.size() == 0:
+        _long_resize(c, LONG_SLOTS_MIN)
+    full = (c.used + 1) * 4 > c.slots.size() * 3
+    if c.keys.size() + n > LONG_BYTES_MAX or (full and c.slots.size() >= LONG_SLOTS):
         c.keys.clear()
         c.ids.clear()
-        c.used = 0
+        _long_resize(c, 0)
+    elif full:
+        _long_resize(c, c.slots.size() * 2)
     s = _long_find(c, p, n, h)
     if s.hash != 0:
         return

@@ -8,6 +8,7 @@ from libcpp.vector cimport vector
 
 from sqltok.bpe.long_cache cimport LongCache, long_cache_put
 from sqltok.bpe.merge_lanes cimport Pending
+from sqltok.native.bytes_table cimport words_hash
 from sqltok.native.id_lists cimport IdVector
 from sqltok.native.shared_pieces cimport SharedCursor, SharedPieces
 
@@ -45,14 +46,31 @@ cdef inline void pretoken_cache_size(PretokenCache& c, int64_t text_bytes, int t
     bytes (a few KiB for a short text), and 8 MiB / threads at most, as the threads share the
     last-level cache. A cache at least that big is kept, with what it holds. It is made on small
     pages: a call that sizes it up faults it in, and faulting fresh huge pages took up to 13 ms
-    (against 2 ms) whenever two threads did so at once."""
-    cdef uint64_t slots = MIN_SLOTS
+    (against 2 ms) whenever two threads did so at once. Its largest size is reserved at once, which
+    costs address space only: sized up, it grows in place (the slots it holds move up to their
+    places in the larger table, none meets another), so that only the new part is faulted in, and
+    single calls one after another, which size it up as they add up, fault each page once."""
+    cdef uint64_t slots = MIN_SLOTS, j, k
+    cdef CacheSlot* s
     while slots < CACHE_SLOTS // threads and slots * BYTES_PER_SLOT < <uint64_t>text_bytes:
         slots <<= 1
-    if c.memory.size() < (slots + 1) * sizeof(CacheSlot) // 8:
-        c.memory.assign((slots + 1) * sizeof(CacheSlot) // 8, 0)
+    if c.memory.size() >= (slots + 1) * sizeof(CacheSlot) // 8:
+        return
+    if c.memory.size() == 0:
+        c.memory.reserve((CACHE_SLOTS + 1) * sizeof(CacheSlot) // 8)
+        c.memory.resize((slots + 1) * sizeof(CacheSlot) // 8, 0)
         c.slots = <CacheSlot*>((<uint64_t>c.memory.data() + 63) & ~<uint64_t>63)
         c.mask = slots - 1
+        return
+    c.memory.resize((slots + 1) * sizeof(CacheSlot) // 8, 0)  # (within the reserve: no move)
+    for j in range(c.mask + 1):
+        s = &c.slots[j]
+        if s.length > 0:
+            k = words_hash(s.key, s.length) & (slots - 1)
+            if k != j:
+                c.slots[k] = s[0]
+                s.length = 0
+    c.mask = slots - 1
 
 
 cdef inline CacheSlot* cache_slot(const PretokenCache& c, uint64_t hash) noexcept nogil:
