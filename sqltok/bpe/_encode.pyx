@@ -73,6 +73,7 @@ cdef enum:
     NOGIL_BYTES = 4096        # a single text from Python this long or longer is encoded without the GIL
     KEEP_IDS = 1 << 20        # a workspace keeps the ids vector of a single text up to this capacity
     BACKTRACK_FROM = SHORT_PIECE + 1  # pretokens this long backtrack where it is exact (see below)
+    DIRECT_SPARSE = 2         # single calls size the cache for 1/this of their bytes (see _encode_one)
     SHARED_SLOT_BITS = 18     # the pretokens shared by a call's threads: up to 256k of them,
     SHARED_BYTES = 16 << 20   # in up to 16 MiB
 
@@ -576,8 +577,8 @@ cdef class Encoder:
         cdef Py_ssize_t n
         cdef const uint8_t* p = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
         cdef int rc
-        ws.direct_bytes += n  # single calls one after another: a cache sized as for their total
-        workspace_init(ws[0], ws.direct_bytes, 1)
+        ws.direct_bytes += n  # single calls one after another: a cache sized as for their total,
+        workspace_init(ws[0], ws.direct_bytes // DIRECT_SPARSE, 1)  # but half of it: its page faults cost more than its misses
         ws.defer = not self.has_supers
         ws.out.clear()
         if n < NOGIL_BYTES:
