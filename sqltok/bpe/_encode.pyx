@@ -577,8 +577,8 @@ cdef class Encoder:
         cdef Py_ssize_t n
         cdef const uint8_t* p = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
         cdef int rc
-        ws.direct_bytes += n  # single calls one after another: a cache sized as for their total,
-        workspace_init(ws[0], ws.direct_bytes // DIRECT_SPARSE, 1)  # but half of it: its page faults cost more than its misses
+        ws.direct_bytes += n  # single calls one after another: a cache sized as for a part of their total
+        workspace_init(ws[0], ws.direct_bytes // DIRECT_SPARSE, 1)  # (its page faults cost more than its misses)
         ws.defer = not self.has_supers
         ws.out.clear()
         if n < NOGIL_BYTES:
