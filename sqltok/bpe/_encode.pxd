@@ -5,6 +5,7 @@ from libcpp.string cimport string
 from libcpp.vector cimport vector
 
 from sqltok.bpe.backtrack cimport Backtrack
+from sqltok.bpe.char_atoms cimport CharAtoms
 from sqltok.bpe.merge_scan cimport ByteMerges
 from sqltok.bpe.merge_table cimport MergeTable
 from sqltok.bpe.pretoken_cache cimport CacheSlot, PieceKey
@@ -31,6 +32,8 @@ cdef inline str failure_message(int64_t row, int code):
 
 cdef class Encoder:
     cdef MergeTable merges
+    cdef CharAtoms atoms              # characters that start out whole (char_atoms.pxd); empty: none
+    cdef bint use_atoms
     cdef MergeTable supers            # two-phase models: supermerges (rank = index), over whole tokens
     cdef vector[uint8_t] in_super     # 1 for tokens that take part in some supermerge
     cdef bint has_supers

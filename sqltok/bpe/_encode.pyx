@@ -38,6 +38,7 @@ from libcpp.string cimport string
 from libcpp.vector cimport vector
 
 from sqltok.bpe.backtrack cimport backtrack_build, backtrack_encode
+from sqltok.bpe.char_atoms cimport TOO_MANY, char_atoms_build, has_atoms, load_symbols
 from sqltok.bpe.long_cache cimport long_cache_get, long_cache_put
 from sqltok.bpe.merge_heap cimport MergeScratch, merge_heap
 from sqltok.bpe.merge_lanes cimport Pending, fill_placeholders, merge_lanes
@@ -89,7 +90,7 @@ cdef class Encoder:
 
     def __cinit__(self, tokens, pairs, byte_ids, bint direct_all, int pattern, bint rank_guard=False,
                   special_tokens=None, always_tokens=None, supermerges=None, int64_t backtrack_from=BACKTRACK_FROM,
-                  added_flags=None, str normalizer=None):
+                  added_flags=None, str normalizer=None, bint atoms=True):
         """`tokens`: bytes (or None) by id; `pairs`: (left, right, rank, result) tuples; `byte_ids`: 256
         ids (-1 where missing); `special_tokens` are matched only when allowed, `always_tokens` (HF's
         non-special added tokens) always; `supermerges`: (left, right, rank, result) tuples of a
@@ -97,7 +98,9 @@ cdef class Encoder:
         least `backtrack_from` bytes (-1: none) that need merging backtrack instead (`backtrack.pxd`)
         when that is exact for this vocabulary. `added_flags`: HF's flags (`sqltok.added_tokens.
         AddedTokenFlags`) of the special and always tokens that have any, by text; the content of a
-        `normalized` one is matched in the `normalizer`'s form (the caller normalizes the texts)."""
+        `normalized` one is matched in the `normalizer`'s form (the caller normalizes the texts).
+        `atoms`: characters start out whole where that is exact (`char_atoms.pxd`; only where
+        backtracking is, so not with `backtrack_from=-1`); False merges every character from its bytes."""
         cdef int64_t i
         self.pool = id_pool_new()
         self.shared_slot_bits = SHARED_SLOT_BITS
@@ -126,6 +129,7 @@ cdef class Encoder:
         self._build_byte_pairs()  # (pairs of bytes keep their ranks below: a 2-byte token forms from its bytes)
         self.backtrack.usable = False
         self.backtrack_from = backtrack_from
+        self.use_atoms = atoms
         if not rank_guard:
             self._keep_final_pairs()
         self.backtrack_from = backtrack_from if self.backtrack.usable else -1
@@ -137,6 +141,14 @@ cdef class Encoder:
         for i in self.special_ids:
             self.special_skip[i] = 1
         self._build_direct(direct_all)
+
+    @property
+    def atom_characters(self) -> int:
+        """How many characters may start out whole when merging (`char_atoms.pxd`); 0: none."""
+        cdef size_t cp, count = 0
+        for cp in range(self.atoms.token.size()):
+            count += self.atoms.token[cp] >= 0
+        return count
 
     def share_merges(self, int slot_bits=SHARED_SLOT_BITS, int64_t arena_bytes=SHARED_BYTES):
         """Size the table in which the threads of a call share the pretokens they merged (made by the
@@ -212,6 +224,9 @@ cdef class Encoder:
             if self.backtrack_from >= 0:
                 backtrack_build(self.backtrack, <const uint8_t*>self.vocab.data(), self.starts.data(), self.ends.data(),
                                 <int32_t>self.starts.size(), self.byte_merges.ids, final)
+                if self.backtrack.usable and self.use_atoms:  # (then every merge ranks after those of its operands)
+                    char_atoms_build(self.atoms, <const uint8_t*>self.vocab.data(), self.starts.data(),
+                                     self.ends.data(), final)
 
     cdef void _build_byte_pairs(self):
         cdef int a, b
@@ -291,13 +306,23 @@ cdef class Encoder:
     # -- one pretoken ------------------------------------------------------------------------------
     cdef int _merge(self, const uint8_t* p, int64_t n, IdVector& out, Workspace& ws) noexcept nogil:
         """Merge the bytes p[:n] into `out`; NO_TOKEN when a byte has no token. Short pieces merge in
-        arrays on the stack, the first ranks from the byte-pair table; long ones through the heap;
-        from `backtrack_from` bytes on, by backtracking (the merge loop still reports a byte with no token)."""
+        arrays on the stack, the first ranks from the byte-pair table, and so does any piece whose
+        characters that can start out whole (`char_atoms`) leave at most SHORT_PIECE tokens; long
+        ones through the heap; from `backtrack_from` bytes on, by backtracking (the merge loop still
+        reports a byte with no token)."""
         cdef int32_t sym[SHORT_PIECE]
         cdef int32_t ranks[SHORT_PIECE]
         cdef int32_t results[SHORT_PIECE]
-        cdef int64_t i
+        cdef int64_t i, k
         cdef size_t m
+        if has_atoms(&self.atoms, p, n):  # (atoms are on only where backtracking is exact)
+            k = load_symbols(&self.byte_merges, &self.atoms, &self.merges, p, n, sym, ranks, results)
+            if k == -1:
+                return NO_TOKEN
+            if k != TOO_MANY:
+                m = scan_merges(&self.merges, False, sym, ranks, results, <size_t>k)
+                out.insert(out.end(), sym, sym + m)
+                return 0
         if 0 <= self.backtrack_from <= n and backtrack_encode(self.backtrack, &self.merges, p, n, out,
                                                                ws.scratch.backtrack) == 0:
             return 0
@@ -395,7 +420,7 @@ cdef class Encoder:
                     pend.start = <int64_t>ws.pending_ids.size()
                     pend.count = count
                     ws.pending_ids.insert(ws.pending_ids.end(), held, held + count)
-        if merge_lanes(&self.merges, &self.byte_merges, self.rank_guard, ws.pending, ws.pending_ids):
+        if merge_lanes(&self.merges, &self.byte_merges, &self.atoms, self.rank_guard, ws.pending, ws.pending_ids):
             return NO_TOKEN
         cache_put_merged(ws.cache, ws.shared, ws.shared_at, ws.pending, ws.keys, ws.pending_ids)
         return 0

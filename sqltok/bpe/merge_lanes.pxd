@@ -7,6 +7,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.string cimport memcpy, memmove
 from libcpp.vector cimport vector
 
+from sqltok.bpe.char_atoms cimport CharAtoms, has_atoms, load_symbols
 from sqltok.bpe.merge_scan cimport NO_RANK, SHORT_PIECE, ByteMerges, load_bytes, merge_step
 from sqltok.bpe.merge_table cimport MergeTable, merge_table_rank_from, merge_table_start
 from sqltok.native.id_lists cimport IdVector
@@ -38,11 +39,20 @@ cdef struct Lane:             # one pretoken being merged
     uint64_t start[2]         # where their lookups start in the merge table (prefetched)
 
 
-cdef inline bint _lane_start(const ByteMerges* b, Lane* lane, int64_t q, const Pending* pend) noexcept nogil:
-    """Load the bytes of pending pretoken q into `lane`; False when a byte has no token."""
-    if not load_bytes(b, pend.p, pend.n, lane.sym, lane.ranks, lane.results):
+cdef inline bint _lane_start(const MergeTable* table, const ByteMerges* b, const CharAtoms* atoms, Lane* lane,
+                             int64_t q, const Pending* pend) noexcept nogil:
+    """Load the tokens of pending pretoken q into `lane` (its bytes, or its atoms: `char_atoms`);
+    False when a byte has no token."""
+    cdef int64_t m
+    if has_atoms(atoms, pend.p, pend.n):
+        m = load_symbols(b, atoms, table, pend.p, pend.n, lane.sym, lane.ranks, lane.results)
+        if m < 0:
+            return False
+        lane.n = <size_t>m
+    elif not load_bytes(b, pend.p, pend.n, lane.sym, lane.ranks, lane.results):
         return False
-    lane.n = pend.n
+    else:
+        lane.n = pend.n
     lane.last = -1
     lane.q = q
     lane.look[0] = -1
@@ -57,8 +67,8 @@ cdef inline int64_t _waiting(const vector[Pending]& pending, int64_t q) noexcept
     return q
 
 
-cdef inline int merge_lanes(const MergeTable* table, const ByteMerges* b, bint guard, vector[Pending]& pending,
-                            vector[int32_t]& ids) noexcept nogil:
+cdef inline int merge_lanes(const MergeTable* table, const ByteMerges* b, const CharAtoms* atoms, bint guard,
+                            vector[Pending]& pending, vector[int32_t]& ids) noexcept nogil:
     """Merge the `pending` pretokens (of up to SHORT_PIECE bytes) LANES at a time: a lane looks up the
     pairs its last merge made (their slots were prefetched then), applies one merge and prefetches
     the next lookups, then the next lane runs, so memory latency overlaps across pretokens. Their ids
@@ -74,7 +84,7 @@ cdef inline int merge_lanes(const MergeTable* table, const ByteMerges* b, bint g
         lanes[k].q = -1
         next_q = _waiting(pending, next_q)
         if next_q < nq:
-            if not _lane_start(b, &lanes[k], next_q, &pending[next_q]):
+            if not _lane_start(table, b, atoms, &lanes[k], next_q, &pending[next_q]):
                 return 1
             next_q += 1
             active += 1
@@ -106,7 +116,7 @@ cdef inline int merge_lanes(const MergeTable* table, const ByteMerges* b, bint g
             active -= 1
             next_q = _waiting(pending, next_q)
             if next_q < nq:
-                if not _lane_start(b, lane, next_q, &pending[next_q]):
+                if not _lane_start(table, b, atoms, lane, next_q, &pending[next_q]):
                     return 1
                 next_q += 1
                 active += 1
