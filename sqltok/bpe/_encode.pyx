@@ -74,6 +74,7 @@ cdef enum:
     NOGIL_BYTES = 4096        # a single text from Python this long or longer is encoded without the GIL
     KEEP_IDS = 1 << 20        # a workspace keeps the ids vector of a single text up to this capacity
     BACKTRACK_FROM = SHORT_PIECE + 1  # pretokens this long backtrack where it is exact (see below)
+    ATOM_PIECE = 3 * SHORT_PIECE  # pretokens this long wait for merge_lanes when atoms may shorten them
     DIRECT_SPARSE = 2         # single calls size the cache for 1/this of their bytes (see _encode_one)
     SHARED_SLOT_BITS = 18     # the pretokens shared by a call's threads: up to 256k of them,
     SHARED_BYTES = 16 << 20   # in up to 16 MiB
@@ -365,7 +366,8 @@ cdef class Encoder:
                                        self.ends.data(), p, n, h)
         if t >= 0:
             out.push_back(t)
-        elif ws.defer and n <= SHORT_PIECE and not 0 <= self.backtrack_from <= n:
+        elif ws.defer and ((n <= SHORT_PIECE and not 0 <= self.backtrack_from <= n) or
+                           (n <= ATOM_PIECE and has_atoms(&self.atoms, p, n))):
             self._defer(p, n, h, key, slot, out, ws)
             return 0
         else:
@@ -403,8 +405,9 @@ cdef class Encoder:
 
     cdef int _merge_pending(self, Workspace& ws) noexcept nogil:
         """Take the waiting pretokens that another thread of the call merged from the shared table (all
-        their lookups requested first, so that they overlap), merge the others (merge_lanes) and give
-        their cache slots their ids; NO_TOKEN when a byte has no token."""
+        their lookups requested first, so that they overlap), merge the others (merge_lanes; one by
+        one those too long for it) and give their cache slots their ids; NO_TOKEN when a byte has no
+        token."""
         cdef size_t i
         cdef Pending* pend
         cdef const int32_t* held
@@ -422,6 +425,16 @@ cdef class Encoder:
                     ws.pending_ids.insert(ws.pending_ids.end(), held, held + count)
         if merge_lanes(&self.merges, &self.byte_merges, &self.atoms, self.rank_guard, ws.pending, ws.pending_ids):
             return NO_TOKEN
+        for i in range(ws.pending.size()):  # those too long for the lanes
+            pend = &ws.pending[i]
+            if pend.start < 0:
+                ws.leftover.clear()
+                if self._merge(pend.p, pend.n, ws.leftover, ws):
+                    return NO_TOKEN
+                pend.start = <int64_t>ws.pending_ids.size()
+                pend.count = <int64_t>ws.leftover.size()
+                pend.merged = True
+                ws.pending_ids.insert(ws.pending_ids.end(), ws.leftover.begin(), ws.leftover.end())
         cache_put_merged(ws.cache, ws.shared, ws.shared_at, ws.pending, ws.keys, ws.pending_ids)
         return 0
 

@@ -7,7 +7,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.string cimport memcpy, memmove
 from libcpp.vector cimport vector
 
-from sqltok.bpe.char_atoms cimport CharAtoms, has_atoms, load_symbols
+from sqltok.bpe.char_atoms cimport TOO_MANY, CharAtoms, has_atoms, load_symbols
 from sqltok.bpe.merge_scan cimport NO_RANK, SHORT_PIECE, ByteMerges, load_bytes, merge_step
 from sqltok.bpe.merge_table cimport MergeTable, merge_table_rank_from, merge_table_start
 from sqltok.native.id_lists cimport IdVector
@@ -39,25 +39,52 @@ cdef struct Lane:             # one pretoken being merged
     uint64_t start[2]         # where their lookups start in the merge table (prefetched)
 
 
-cdef inline bint _lane_start(const MergeTable* table, const ByteMerges* b, const CharAtoms* atoms, Lane* lane,
-                             int64_t q, const Pending* pend) noexcept nogil:
-    """Load the tokens of pending pretoken q into `lane` (its bytes, or its atoms: `char_atoms`);
-    False when a byte has no token."""
+cdef enum:
+    LANE_READY = 0
+    LANE_NO_TOKEN = 1         # a byte has no token
+    LANE_TOO_LONG = 2         # over SHORT_PIECE tokens even with atoms: left for the caller
+
+
+cdef inline int _lane_start(const MergeTable* table, const ByteMerges* b, const CharAtoms* atoms, Lane* lane,
+                            int64_t q, const Pending* pend) noexcept nogil:
+    """Load the tokens of pending pretoken q into `lane` (its bytes, or its atoms: `char_atoms`)."""
     cdef int64_t m
     if has_atoms(atoms, pend.p, pend.n):
         m = load_symbols(b, atoms, table, pend.p, pend.n, lane.sym, lane.ranks, lane.results)
+        if m == TOO_MANY:
+            return LANE_TOO_LONG
         if m < 0:
-            return False
+            return LANE_NO_TOKEN
         lane.n = <size_t>m
+    elif pend.n > SHORT_PIECE:
+        return LANE_TOO_LONG
     elif not load_bytes(b, pend.p, pend.n, lane.sym, lane.ranks, lane.results):
-        return False
+        return LANE_NO_TOKEN
     else:
         lane.n = pend.n
     lane.last = -1
     lane.q = q
     lane.look[0] = -1
     lane.look[1] = -1
-    return True
+    return LANE_READY
+
+
+cdef inline int _next_lane(const MergeTable* table, const ByteMerges* b, const CharAtoms* atoms, Lane* lane,
+                           vector[Pending]& pending, int64_t* next_q) noexcept nogil:
+    """Start `lane` on the next waiting pretoken that fits (those that do not stay waiting); 1 when
+    one was started, 0 when none is left, -1 when a byte has no token."""
+    cdef int64_t nq = <int64_t>pending.size()
+    cdef int r
+    while True:
+        next_q[0] = _waiting(pending, next_q[0])
+        if next_q[0] >= nq:
+            return 0
+        r = _lane_start(table, b, atoms, lane, next_q[0], &pending[next_q[0]])
+        next_q[0] += 1
+        if r == LANE_READY:
+            return 1
+        if r == LANE_NO_TOKEN:
+            return -1
 
 
 cdef inline int64_t _waiting(const vector[Pending]& pending, int64_t q) noexcept nogil:
@@ -69,7 +96,8 @@ cdef inline int64_t _waiting(const vector[Pending]& pending, int64_t q) noexcept
 
 cdef inline int merge_lanes(const MergeTable* table, const ByteMerges* b, const CharAtoms* atoms, bint guard,
                             vector[Pending]& pending, vector[int32_t]& ids) noexcept nogil:
-    """Merge the `pending` pretokens (of up to SHORT_PIECE bytes) LANES at a time: a lane looks up the
+    """Merge the `pending` pretokens (of up to SHORT_PIECE tokens to start from: bytes, or atoms;
+    longer ones stay waiting, `start` < 0, for the caller) LANES at a time: a lane looks up the
     pairs its last merge made (their slots were prefetched then), applies one merge and prefetches
     the next lookups, then the next lane runs, so memory latency overlaps across pretokens. Their ids
     go to `ids` after those already there (each Pending says where). Pretokens whose ids are known
@@ -77,17 +105,15 @@ cdef inline int merge_lanes(const MergeTable* table, const ByteMerges* b, const 
     cdef Lane lanes[LANES]
     cdef Lane* lane
     cdef Pending* pend
-    cdef int64_t nq = <int64_t>pending.size(), next_q = 0, i
-    cdef int j, k, active = 0
+    cdef int64_t next_q = 0, i
+    cdef int j, k, r, active = 0
     cdef bint more
     for k in range(LANES):
         lanes[k].q = -1
-        next_q = _waiting(pending, next_q)
-        if next_q < nq:
-            if not _lane_start(table, b, atoms, &lanes[k], next_q, &pending[next_q]):
-                return 1
-            next_q += 1
-            active += 1
+        r = _next_lane(table, b, atoms, &lanes[k], pending, &next_q)
+        if r < 0:
+            return 1
+        active += r
     while active > 0:
         for k in range(LANES):
             lane = &lanes[k]
@@ -114,12 +140,10 @@ cdef inline int merge_lanes(const MergeTable* table, const ByteMerges* b, const 
             ids.insert(ids.end(), lane.sym, lane.sym + lane.n)
             lane.q = -1
             active -= 1
-            next_q = _waiting(pending, next_q)
-            if next_q < nq:
-                if not _lane_start(table, b, atoms, lane, next_q, &pending[next_q]):
-                    return 1
-                next_q += 1
-                active += 1
+            r = _next_lane(table, b, atoms, lane, pending, &next_q)
+            if r < 0:
+                return 1
+            active += r
     return 0
 
 

@@ -24,6 +24,7 @@ cdef cppclass Workspace:
     vector[size_t] holes          # where their placeholders are in the output, in order
     vector[int32_t] pending_ids
     IdVector run                  # a run of pretokens being supermerged
+    IdVector leftover             # the ids of a waiting pretoken too long for merge_lanes
     vector[int32_t] piece_sizes   # when asked: how many ids each pretoken gave, in order
     bint keep_sizes
     IdVector out                  # the direct path: the ids of the text at hand
