@@ -74,7 +74,7 @@ cdef enum:
     NOGIL_BYTES = 4096        # a single text from Python this long or longer is encoded without the GIL
     KEEP_IDS = 1 << 20        # a workspace keeps the ids vector of a single text up to this capacity
     BACKTRACK_FROM = SHORT_PIECE + 1  # pretokens this long backtrack where it is exact (see below)
-    ATOM_PIECE = 3 * SHORT_PIECE  # pretokens this long wait for merge_lanes when atoms may shorten them
+    ATOM_PIECE = 3 * SHORT_PIECE  # pretokens up to this long wait for merge_lanes when atoms may shorten them
     DIRECT_SPARSE = 2         # single calls size the cache for 1/this of their bytes (see _encode_one)
     SHARED_SLOT_BITS = 18     # the pretokens shared by a call's threads: up to 256k of them,
     SHARED_BYTES = 16 << 20   # in up to 16 MiB

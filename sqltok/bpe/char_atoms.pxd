@@ -29,6 +29,9 @@ cdef enum:
     SUFFIX_KEYS = 64 + 4096   # what one starts with: one or two continuation bytes
     TOO_MANY = -2             # load_symbols: more than SHORT_PIECE symbols
     BIGRAM_BITS = 22          # the filter of character pairs: 512 KiB, stays in L2
+    BY_BYTES = 0              # load_symbols: how a pair's rank is found
+    NEVER = 1
+    LOOK_UP = 2
 
 
 cdef struct FragmentPart:     # the rest of a fragment beside the part of a character it covers
@@ -255,6 +258,7 @@ cdef inline int64_t load_symbols(const ByteMerges* b, const CharAtoms* a, const 
     cdef int lead
     cdef int32_t byte_at[SHORT_PIECE]  # the byte of a one-byte token, -1 for an atom
     cdef int32_t chars[SHORT_PIECE]    # the character a token is (an atom or ASCII), -1: a byte of one
+    cdef uint8_t how[SHORT_PIECE]
     while i < n:
         if m == SHORT_PIECE:
             return TOO_MANY
@@ -272,18 +276,19 @@ cdef inline int64_t load_symbols(const ByteMerges* b, const CharAtoms* a, const 
             chars[m] = p[i] if p[i] < 0x80 else -1
             i += 1
         m += 1
-    for k in range(m - 1):
+    for k in range(m - 1):  # how each pair's rank is found: the byte-pair table, none, or a lookup
         if byte_at[k] >= 0 and byte_at[k + 1] >= 0:
-            continue
-        if chars[k] >= 0 and chars[k + 1] >= 0 and not may_merge(a, chars[k], chars[k + 1]):
-            byte_at[k] = -2  # (no lookup below)
+            how[k] = BY_BYTES
+        elif chars[k] >= 0 and chars[k + 1] >= 0 and not may_merge(a, chars[k], chars[k + 1]):
+            how[k] = NEVER
         else:
+            how[k] = LOOK_UP
             prefetch(&table.slots[merge_table_start(table, sym[k], sym[k + 1])])
     for k in range(m - 1):
-        if byte_at[k] >= 0 and byte_at[k + 1] >= 0:
+        if how[k] == BY_BYTES:
             ranks[k] = b.pairs[(<size_t>byte_at[k] << 8) | <size_t>byte_at[k + 1]].rank
             results[k] = b.pairs[(<size_t>byte_at[k] << 8) | <size_t>byte_at[k + 1]].result
-        elif byte_at[k] == -2:
+        elif how[k] == NEVER:
             ranks[k] = NO_RANK
             results[k] = 0
         else:
