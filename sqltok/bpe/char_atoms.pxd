@@ -202,7 +202,8 @@ cdef inline bint _before_matches(const CharAtoms* a, int key, const uint8_t* p, 
     cdef const FragmentPart* f
     for j in range(a.prefix_first[key], a.prefix_first[key + 1]):
         f = &a.before_parts[j]
-        if f.length <= i and memcmp(p + i - f.length, a.parts_text.data() + f.at, f.length) == 0:
+        if f.length <= i and <uint8_t>a.parts_text[f.at + f.length - 1] == p[i - 1] and \
+                memcmp(p + i - f.length, a.parts_text.data() + f.at, f.length) == 0:
             return True
     return False
 
@@ -213,7 +214,8 @@ cdef inline bint _after_matches(const CharAtoms* a, int key, const uint8_t* p, i
     cdef const FragmentPart* f
     for j in range(a.suffix_first[key], a.suffix_first[key + 1]):
         f = &a.after_parts[j]
-        if i + f.length <= n and memcmp(p + i, a.parts_text.data() + f.at, f.length) == 0:
+        if i + f.length <= n and <uint8_t>a.parts_text[f.at] == p[i] and \
+                memcmp(p + i, a.parts_text.data() + f.at, f.length) == 0:
             return True
     return False
 
