@@ -308,21 +308,28 @@ cdef class Encoder:
     cdef int _merge(self, const uint8_t* p, int64_t n, IdVector& out, Workspace& ws) noexcept nogil:
         """Merge the bytes p[:n] into `out`; NO_TOKEN when a byte has no token. Short pieces merge in
         arrays on the stack, the first ranks from the byte-pair table, and so does any piece whose
-        characters that can start out whole (`char_atoms`) leave at most SHORT_PIECE tokens; long
-        ones through the heap; from `backtrack_from` bytes on, by backtracking (the merge loop still
-        reports a byte with no token)."""
+        characters that can start out whole (`char_atoms`) leave at most SHORT_PIECE tokens between
+        places no merge crosses; long ones through the heap; from `backtrack_from` bytes on, by
+        backtracking (the merge loop still reports a byte with no token)."""
         cdef int32_t sym[SHORT_PIECE]
         cdef int32_t ranks[SHORT_PIECE]
         cdef int32_t results[SHORT_PIECE]
-        cdef int64_t i, k
-        cdef size_t m
+        cdef int64_t i, k, start = 0, stop = 0
+        cdef size_t m, before = out.size()
         if has_atoms(&self.atoms, p, n):  # (atoms are on only where backtracking is exact)
-            k = load_symbols(&self.byte_merges, &self.atoms, &self.merges, p, n, sym, ranks, results)
-            if k == -1:
-                return NO_TOKEN
-            if k != TOO_MANY:
+            while start < n:  # part by part, cut where no merge crosses
+                k = load_symbols(&self.byte_merges, &self.atoms, &self.merges, p, n, start, True, &stop, sym, ranks,
+                                 results)
+                if k == -1:
+                    out.resize(before)
+                    return NO_TOKEN
+                if k == TOO_MANY:
+                    out.resize(before)
+                    break
                 m = scan_merges(&self.merges, False, sym, ranks, results, <size_t>k)
                 out.insert(out.end(), sym, sym + m)
+                start = stop
+            if start >= n:
                 return 0
         if 0 <= self.backtrack_from <= n and backtrack_encode(self.backtrack, &self.merges, p, n, out,
                                                                ws.scratch.backtrack) == 0:

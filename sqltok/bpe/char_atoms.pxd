@@ -249,13 +249,18 @@ cdef inline int32_t _atom_at(const CharAtoms* a, const uint8_t* p, int64_t n, in
 
 
 cdef inline int64_t load_symbols(const ByteMerges* b, const CharAtoms* a, const MergeTable* table, const uint8_t* p,
-                                 int64_t n, int32_t* sym, int32_t* ranks, int32_t* results) noexcept nogil:
-    """`load_bytes` with atoms: the tokens merging starts from (an atom for each character that may
-    start out whole, else a token per byte) and the rank and result of each adjacent pair, at most
-    SHORT_PIECE of them. Their number; -1 when a byte has no token, TOO_MANY when they do not fit.
-    A pair with an atom in it is looked up in the merge table: all their slots are requested first,
-    so that the misses overlap."""
-    cdef int64_t i = 0, m = 0, k
+                                 int64_t n, int64_t start, bint cut, int64_t* stop, int32_t* sym, int32_t* ranks,
+                                 int32_t* results) noexcept nogil:
+    """`load_bytes` with atoms, from byte `start` of the pretoken p[:n]: the tokens merging starts
+    from (an atom for each character that may start out whole, else a token per byte) and the rank
+    and result of each adjacent pair, at most SHORT_PIECE of them. Their number; -1 when a byte has
+    no token, TOO_MANY when they do not fit. Where `stop` ends them: p[:n]'s end, or with `cut` the
+    first place between two whole characters (atoms or ASCII) that no token holds side by side. No
+    merge ever crosses such a place (it would form a token holding both, or one covering part of
+    an atom across its edge), so the parts on either side merge apart. A pair with an atom in it
+    is looked up in the merge table: all their slots are requested first, so that the misses
+    overlap."""
+    cdef int64_t i = start, m = 0, k, width
     cdef int32_t t
     cdef int lead
     cdef int32_t byte_at[SHORT_PIECE]  # the byte of a one-byte token, -1 for an atom
@@ -269,15 +274,19 @@ cdef inline int64_t load_symbols(const ByteMerges* b, const CharAtoms* a, const 
         if t >= 0:
             sym[m] = t
             byte_at[m] = -1
-            i += lead
+            width = lead
         else:
             sym[m] = b.ids[p[i]]
             if sym[m] < 0:
                 return -1
             byte_at[m] = p[i]
             chars[m] = p[i] if p[i] < 0x80 else -1
-            i += 1
+            width = 1
+        if cut and m > 0 and chars[m - 1] >= 0 and chars[m] >= 0 and not may_merge(a, chars[m - 1], chars[m]):
+            break
+        i += width
         m += 1
+    stop[0] = i
     for k in range(m - 1):  # how each pair's rank is found: the byte-pair table, none, or a lookup
         if byte_at[k] >= 0 and byte_at[k + 1] >= 0:
             how[k] = BY_BYTES

@@ -48,9 +48,9 @@ cdef enum:
 cdef inline int _lane_start(const MergeTable* table, const ByteMerges* b, const CharAtoms* atoms, Lane* lane,
                             int64_t q, const Pending* pend) noexcept nogil:
     """Load the tokens of pending pretoken q into `lane` (its bytes, or its atoms: `char_atoms`)."""
-    cdef int64_t m
+    cdef int64_t m, stop
     if has_atoms(atoms, pend.p, pend.n):
-        m = load_symbols(b, atoms, table, pend.p, pend.n, lane.sym, lane.ranks, lane.results)
+        m = load_symbols(b, atoms, table, pend.p, pend.n, 0, False, &stop, lane.sym, lane.ranks, lane.results)
         if m == TOO_MANY:
             return LANE_TOO_LONG
         if m < 0:
