@@ -89,3 +89,18 @@ def test_text_crowded_with_fragments_encodes_as_tiktoken(encoders, data):
     want = ref.encode_ordinary(text)
     assert on.encode_ordinary(text) == want
     assert off.encode_ordinary(text) == want
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_raw_bytes_merge_as_tiktoken(encoders, data):
+    """`merge_bytes` takes any bytes as one piece: characters cut short, stray continuation and
+    lead bytes beside atoms (which then must not form) merge as tiktoken merges them."""
+    on, off, ref, fragments = encoders
+    pieces = [c.encode("utf-8") for c in fragments[:200] + list("日本語のテキスト한국어ไทย ab")]
+    parts = st.one_of(st.sampled_from(pieces), st.sampled_from(pieces).map(lambda b: b[1:]),
+                      st.sampled_from(pieces).map(lambda b: b[:-1]), st.binary(min_size=1, max_size=2))
+    raw = data.draw(st.lists(parts, min_size=1, max_size=40).map(b"".join).filter(bool))
+    want = ref._encode_single_piece(raw)
+    assert on._encoder.merge_bytes(raw) == want
+    assert off._encoder.merge_bytes(raw) == want
