@@ -6,7 +6,8 @@ The distinct pretokens (o200k pattern) of the first --mb MB of each corpus that 
 (as bench/first_seen.py takes them), cut into length buckets (bytes, upper bounds), each bucket's
 pretokens dealt into --rounds disjoint parts, 200 per document, one per line. Each round encodes
 one part, on one thread, with sqltok's merge loop (`backtrack_from=-1`), with sqltok backtracking
-every pretoken (`backtrack_from=1`) and with tiktoken (for scale; no cache): the parts are disjoint
+every pretoken (`backtrack_from=1`), both with atoms off (`atoms=False`: the two methods alone, not
+`char_atoms`' start from whole characters), and with tiktoken (for scale; no cache): the parts are disjoint
 and every pretoken in them distinct, so no cache helps although the encoders stay loaded. Printed
 per bucket: MB/s (best round) and the median per-round ratio to the merge loop; the ids' sha256 must
 be the same for all three.
@@ -58,7 +59,7 @@ def main(argv=None) -> None:
     rare = [p for c in args.corpora for p in rare_pretokens(read_docs(c, args.text_key), args.mb, ranks)]
     rare = list(dict.fromkeys(rare))
     pid = pattern_id(spec.pattern)
-    encoders = {b: Encoder(spec.tokens, spec.pairs, spec.byte_ids, spec.direct, pid, backtrack_from=b)
+    encoders = {b: Encoder(spec.tokens, spec.pairs, spec.byte_ids, spec.direct, pid, backtrack_from=b, atoms=False)
                 for b in (-1, 1)}
     print(f"# {len(rare):,} distinct pretokens that are not o200k tokens, from {', '.join(c.name for c in args.corpora)}; "
           f"one thread, {args.rounds} rounds of disjoint parts")

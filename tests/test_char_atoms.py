@@ -98,9 +98,32 @@ def test_raw_bytes_merge_as_tiktoken(encoders, data):
     lead bytes beside atoms (which then must not form) merge as tiktoken merges them."""
     on, off, ref, fragments = encoders
     pieces = [c.encode("utf-8") for c in fragments[:200] + list("日本語のテキスト한국어ไทย ab")]
+    stray = st.integers(0x80, 0xBF).map(lambda c: bytes([c]))  # a continuation byte on its own
     parts = st.one_of(st.sampled_from(pieces), st.sampled_from(pieces).map(lambda b: b[1:]),
-                      st.sampled_from(pieces).map(lambda b: b[:-1]), st.binary(min_size=1, max_size=2))
+                      st.sampled_from(pieces).map(lambda b: b[:-1]), stray, st.binary(min_size=1, max_size=2))
     raw = data.draw(st.lists(parts, min_size=1, max_size=40).map(b"".join).filter(bool))
     want = ref._encode_single_piece(raw)
     assert on._encoder.merge_bytes(raw) == want
     assert off._encoder.merge_bytes(raw) == want
+
+
+@pytest.mark.parametrize("rank_after, atoms", [(400, 1), (200, 0)])
+def test_no_atoms_when_a_merge_uses_a_character_formed_later(rank_after, atoms):
+    """é (two bytes) forms at rank 300; "aé" forms from a and é at `rank_after`. Ranked before é's
+    own merge, that merge would fire as soon as é is whole, earlier than merging from bytes allows
+    for a pre-formed é (condition 2), so the encoder builds no atoms at all."""
+    from sqltok.pretokenizer import patterns
+    from sqltok.pretokenizer._pretokenize import pattern_id
+
+    tokens = [bytes([b]) for b in range(256)] + ["é".encode(), "aé".encode()]
+    pairs = [(0xC3, 0xA9, 300, 256), (ord("a"), 256, rank_after, 257)]
+    enc = Encoder(tokens, pairs, list(range(256)), False, pattern_id(patterns.O200K))
+    assert enc.atom_characters == atoms
+
+
+def test_a_stray_continuation_byte_keeps_the_character_before_it_in_bytes(encoders):
+    """Έ (CE 88) then a stray AC: o200k has the token 88 AC, which covers part of Έ across its edge
+    but is no fragment the edge check looks up for a character of two bytes."""
+    on, off, ref, _ = encoders
+    raw = b"\xce\x88\xac"
+    assert on._encoder.merge_bytes(raw) == off._encoder.merge_bytes(raw) == ref._encode_single_piece(raw)

@@ -100,8 +100,8 @@ cdef class Encoder:
         when that is exact for this vocabulary. `added_flags`: HF's flags (`sqltok.added_tokens.
         AddedTokenFlags`) of the special and always tokens that have any, by text; the content of a
         `normalized` one is matched in the `normalizer`'s form (the caller normalizes the texts).
-        `atoms`: characters start out whole where that is exact (`char_atoms.pxd`; only where
-        backtracking is, so not with `backtrack_from=-1`); False merges every character from its bytes."""
+        `atoms`: characters start out whole where that is exact (`char_atoms.pxd`; not with a
+        rank guard); False merges every character from its bytes."""
         cdef int64_t i
         self.pool = id_pool_new()
         self.shared_slot_bits = SHARED_SLOT_BITS
@@ -225,9 +225,9 @@ cdef class Encoder:
             if self.backtrack_from >= 0:
                 backtrack_build(self.backtrack, <const uint8_t*>self.vocab.data(), self.starts.data(), self.ends.data(),
                                 <int32_t>self.starts.size(), self.byte_merges.ids, final)
-                if self.backtrack.usable and self.use_atoms:  # (then every merge ranks after those of its operands)
-                    char_atoms_build(self.atoms, <const uint8_t*>self.vocab.data(), self.starts.data(),
-                                     self.ends.data(), final)
+            if self.use_atoms:
+                char_atoms_build(self.atoms, <const uint8_t*>self.vocab.data(), self.starts.data(), self.ends.data(),
+                                 final)
 
     cdef void _build_byte_pairs(self):
         cdef int a, b
@@ -316,7 +316,7 @@ cdef class Encoder:
         cdef int32_t results[SHORT_PIECE]
         cdef int64_t i, k, start = 0, stop = 0
         cdef size_t m, before = out.size()
-        if has_atoms(&self.atoms, p, n):  # (atoms are on only where backtracking is exact)
+        if has_atoms(&self.atoms, p, n):
             while start < n:  # part by part, cut where no merge crosses
                 k = load_symbols(&self.byte_merges, &self.atoms, &self.merges, p, n, start, True, &stop, sym, ranks,
                                  results)

@@ -5,8 +5,8 @@ that spells one character of two or three bytes can start out whole (the techniq
 calls atoms, written here from its description) when
 
 1. its bytes alone merge into it (it is the result of one of the encoder's final pairs),
-2. every merge that takes it as an operand ranks after the merge that forms it (true of every token
-   when backtracking is exact, `backtrack.pxd`), and
+2. every merge that takes it as an operand ranks after the merge that forms it (checked once, for
+   every merge: else the encoder builds no atoms), and
 3. at this occurrence, no token that merging can form covers part of it and crosses its edge: a
    "fragment" (a token that ends inside a character, or starts with continuation bytes) whose
    bytes are the text's around that edge.
@@ -144,16 +144,30 @@ cdef inline bint may_merge(const CharAtoms* a, int64_t first, int64_t second) no
 cdef inline void char_atoms_build(CharAtoms& a, const uint8_t* vocab, const int64_t* starts, const int64_t* ends,
                                   const vector[int32_t]& pairs) noexcept nogil:
     """The atoms and fragments of the tokens that merging forms: the results of the final `pairs`
-    (left, right, rank, result, four int32 each). Call only when every merge ranks after the merges
-    that form its operands (condition 2)."""
+    (left, right, rank, result, four int32 each); none at all unless every merge ranks after the
+    merges that form its operands (condition 2)."""
     cdef size_t k
     cdef int32_t t
     cdef int64_t s, n, j, i, cp
-    cdef int lead, key
+    cdef int key, length
     cdef const uint8_t* b
     cdef FragmentPart part
     cdef vector[int32_t] before_keys, after_keys
     cdef vector[FragmentPart] before, after
+    cdef vector[int32_t] formed   # the rank of the merge that forms each token, -1: none
+    k = 0
+    while k < pairs.size():
+        t = pairs[k] if pairs[k] > pairs[k + 1] else pairs[k + 1]
+        t = t if t > pairs[k + 3] else pairs[k + 3]
+        if <size_t>t >= formed.size():  # (every token the pairs name has a place)
+            formed.resize(t + 1, -1)
+        formed[pairs[k + 3]] = pairs[k + 2]
+        k += 4
+    k = 0
+    while k < pairs.size():
+        if formed[pairs[k]] >= pairs[k + 2] or formed[pairs[k + 1]] >= pairs[k + 2]:
+            return
+        k += 4
     a.token.assign(0x10000, -1)
     a.bigrams.assign((<size_t>1 << BIGRAM_BITS) // 64, 0)
     k = 0
@@ -164,12 +178,9 @@ cdef inline void char_atoms_build(CharAtoms& a, const uint8_t* vocab, const int6
         n = ends[t] - s
         b = vocab + s
         _add_bigrams(a, b, n)
-        lead = _lead_length(b[0])
-        if (lead == 2 or lead == 3) and n == lead and (b[1] & 0xC0) == 0x80 and (lead == 2 or (b[2] & 0xC0) == 0x80):
-            cp = ((b[0] & 0x1F) << 6 | (b[1] & 0x3F)) if lead == 2 else \
-                 ((b[0] & 0x0F) << 12 | (b[1] & 0x3F) << 6 | (b[2] & 0x3F))
-            if lead == 2 or cp >= 0x800:
-                a.token[cp] = t
+        cp = _code_point(b, n, 0, &length)
+        if (length == 2 or (length == 3 and cp >= 0x800)) and n == length:
+            a.token[cp] = t
         j = n - 1  # a fragment that ends inside a character: its last lead byte starts too few bytes
         while j > 0 and n - j <= 3 and (b[j] & 0xC0) == 0x80:
             j -= 1
@@ -220,29 +231,22 @@ cdef inline bint _after_matches(const CharAtoms* a, int key, const uint8_t* p, i
     return False
 
 
-cdef inline int32_t _atom_at(const CharAtoms* a, const uint8_t* p, int64_t n, int64_t i, int lead,
+cdef inline int32_t _atom_at(const CharAtoms* a, const uint8_t* p, int64_t n, int64_t i,
                              int32_t* char_out) noexcept nogil:
-    """The atom of the character of `lead` bytes at p[i] when it may start out whole here (its code
-    point to `char_out`); -1: not."""
-    cdef uint32_t cp
+    """The atom of the character of two or three bytes at p[i] when it may start out whole here
+    (its code point to `char_out`); -1: not."""
+    cdef int length
+    cdef int64_t cp = _code_point(p, n, i, &length)
     cdef int32_t t
-    if i + lead > n or (p[i + 1] & 0xC0) != 0x80 or (i + lead < n and (p[i + lead] & 0xC0) == 0x80):
-        return -1  # (not a character, or one followed by a stray continuation byte)
-    if lead == 2:
-        cp = (p[i] & 0x1F) << 6 | (p[i + 1] & 0x3F)
-    else:
-        if (p[i + 2] & 0xC0) != 0x80:
-            return -1
-        cp = (p[i] & 0x0F) << 12 | (p[i + 1] & 0x3F) << 6 | (p[i + 2] & 0x3F)
-        if cp < 0x800:
-            return -1
+    if cp < 0 or (length == 3 and cp < 0x800) or (i + length < n and (p[i + length] & 0xC0) == 0x80):
+        return -1  # (not a whole character, an overlong one, or one followed by a stray continuation byte)
     t = a.token[cp]
     if t < 0:
         return -1
-    if _before_matches(a, p[i], p, i) or _after_matches(a, p[i + lead - 1] & 0x3F, p, i + lead, n):
+    if _before_matches(a, p[i], p, i) or _after_matches(a, p[i + length - 1] & 0x3F, p, i + length, n):
         return -1
-    if lead == 3 and (_before_matches(a, 256 + ((p[i] - 0xE0) << 6 | (p[i + 1] & 0x3F)), p, i) or
-                      _after_matches(a, 64 + ((p[i + 1] & 0x3F) << 6 | (p[i + 2] & 0x3F)), p, i + lead, n)):
+    if length == 3 and (_before_matches(a, 256 + ((p[i] - 0xE0) << 6 | (p[i + 1] & 0x3F)), p, i) or
+                      _after_matches(a, 64 + ((p[i + 1] & 0x3F) << 6 | (p[i + 2] & 0x3F)), p, i + length, n)):
         return -1
     char_out[0] = <int32_t>cp
     return t
@@ -270,7 +274,7 @@ cdef inline int64_t load_symbols(const ByteMerges* b, const CharAtoms* a, const 
         if m == SHORT_PIECE:
             return TOO_MANY
         lead = _lead_length(p[i])
-        t = _atom_at(a, p, n, i, lead, &chars[m]) if lead == 2 or lead == 3 else -1
+        t = _atom_at(a, p, n, i, &chars[m]) if lead == 2 or lead == 3 else -1
         if t >= 0:
             sym[m] = t
             byte_at[m] = -1

@@ -45,16 +45,14 @@ cdef inline LongSlot* _long_find(const LongCache& c, const uint8_t* p, int64_t n
 
 
 cdef inline void _long_resize(LongCache& c, size_t slots) noexcept nogil:
-    """Move what `c` holds to a table of `slots` slots (0: as many as now, emptied)."""
+    """Move what `c` holds to a table of `slots` slots."""
     cdef vector[LongSlot] old
     cdef LongSlot empty
     cdef size_t j
     empty.hash = 0
     old.swap(c.slots)
-    c.slots.assign(slots if slots > 0 else old.size(), empty)
+    c.slots.assign(slots, empty)
     c.used = 0
-    if slots == 0:
-        return
     for j in range(old.size()):
         if old[j].hash != 0:
             _long_find(c, c.keys.data() + old[j].key_at, old[j].length, old[j].hash)[0] = old[j]
@@ -77,14 +75,17 @@ cdef inline void long_cache_put(LongCache& c, const uint8_t* p, int64_t n, uint6
                                 int64_t count) noexcept nogil:
     """Cache ids[:count] for p[:n] (hash h), unless it is there already."""
     cdef LongSlot* s
+    cdef LongSlot empty
     cdef bint full
     if c.slots.size() == 0:
         _long_resize(c, LONG_SLOTS_MIN)
     full = (c.used + 1) * 4 > c.slots.size() * 3
-    if c.keys.size() + n > LONG_BYTES_MAX or (full and c.slots.size() >= LONG_SLOTS):
+    if c.keys.size() + n > LONG_BYTES_MAX or (full and c.slots.size() >= LONG_SLOTS):  # start over
+        empty.hash = 0
+        c.slots.assign(c.slots.size(), empty)
         c.keys.clear()
         c.ids.clear()
-        _long_resize(c, 0)
+        c.used = 0
     elif full:
         _long_resize(c, c.slots.size() * 2)
     s = _long_find(c, p, n, h)

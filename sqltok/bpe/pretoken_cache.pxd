@@ -66,7 +66,7 @@ cdef inline void pretoken_cache_size(PretokenCache& c, int64_t text_bytes, int t
     for j in range(c.mask + 1):
         s = &c.slots[j]
         if s.length > 0:
-            k = words_hash(s.key, s.length) & (slots - 1)
+            k = words_hash(s.key[0], s.key[1], s.key[2], s.length) & (slots - 1)
             if k != j:
                 c.slots[k] = s[0]
                 s.length = 0

@@ -127,16 +127,16 @@ cdef inline uint64_t key_words(const uint8_t* p, int64_t n, const uint8_t* limit
     w[0] = a
     w[1] = b
     w[2] = c
-    return words_hash(w, n)
+    return words_hash(a, b, c, n)
 
 
-cdef inline uint64_t words_hash(const uint64_t* w, int64_t n) noexcept nogil:
+cdef inline uint64_t words_hash(uint64_t a, uint64_t b, uint64_t c, int64_t n) noexcept nogil:
     """The `bytes_hash` of an n-byte key (1 <= n <= KEY_WORDS_MAX) held as three zero-padded words."""
-    cdef uint64_t h = _mix64((<uint64_t>n * <uint64_t>0x9E3779B97F4A7C15ULL) ^ w[0])
+    cdef uint64_t h = _mix64((<uint64_t>n * <uint64_t>0x9E3779B97F4A7C15ULL) ^ a)
     if n > 8:
-        h = _mix64(h ^ w[1])
+        h = _mix64(h ^ b)
         if n > 16:
-            h = _mix64(h ^ w[2])
+            h = _mix64(h ^ c)
     return h if h != 0 else 1
 
 
