@@ -6,7 +6,7 @@ import duckdb
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from sqltok.corpus.sources import Source
+from sqltok.corpus.sources import SHORT_LINES, Source
 from sqltok.register import register
 from sqltok.sql_files import sql_text
 from sqltok.training.corpus import read_corpus
@@ -33,9 +33,27 @@ def test_jsonl_unchecked_query_reads_the_rows_of_the_query(tmp_path, lines, limi
     rows = con.execute(f"SELECT text FROM ({src.query()})").fetchall()
     assert con.execute(f"SELECT text FROM ({src.unchecked_query()})").fetchall() == rows
     corpus = read_corpus(con, src)
-    assert corpus.reread == src.unchecked_query()
+    assert corpus.reread == src.short_lines().unchecked_query()
     stats = corpus.stats
     assert (stats.documents, stats.null_documents, stats.empty_documents, stats.bytes) == _stats(con, src.query())
+
+
+def test_jsonl_is_read_in_short_line_buffers_unless_a_line_is_longer(tmp_path):
+    """Lines up to twice SHORT_LINES are read in its buffers (every core); a longer line falls back to
+    the long-line buffers, with the same statistics."""
+    con = duckdb.connect()
+    short, long = tmp_path / "short.jsonl", tmp_path / "long.jsonl"
+    short.write_text('{"text": "a b"}\n' * 3, encoding="utf-8")
+    big = "x" * (2 * SHORT_LINES + 1)
+    long.write_text(json.dumps({"text": "a b"}) + "\n" + json.dumps({"text": big}) + "\n", encoding="utf-8")
+    fast = read_corpus(con, Source(path=str(short)))
+    assert f"maximum_object_size = {SHORT_LINES}" in fast.query and fast.stats.bytes == 9
+    with pytest.raises(duckdb.InvalidInputException, match="maximum_object_size"):
+        con.execute(f"SELECT count(*) FROM ({Source(path=str(long)).short_lines().query()})").fetchall()
+    slow = read_corpus(con, Source(path=str(long)))
+    assert f"maximum_object_size = {SHORT_LINES}" not in slow.query + slow.reread
+    assert (slow.stats.documents, slow.stats.bytes) == (2, 3 + len(big))
+    assert con.execute(f"SELECT max(strlen(text)) FROM ({slow.query})").fetchall() == [(len(big),)]
 
 
 def test_other_sources_take_their_query_for_statistics(tmp_path):
@@ -61,5 +79,5 @@ def test_counting_hands_on_the_unchecked_query_for_reading_again(tmp_path):
     register(con)
     with WorkTables(con) as work:
         counts = count_corpus(con, src, True, work)
-        assert counts.query == src.unchecked_query()
+        assert counts.query == src.short_lines().unchecked_query()
         assert counts.pretokens.total == 3

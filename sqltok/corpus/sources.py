@@ -6,13 +6,22 @@ they are. DuckDB keeps insertion order, so "the first N documents" means the fir
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from glob import has_magic
+
+import duckdb
 
 from sqltok.errors import CorpusError
 
 _JSON_SUFFIXES = (".jsonl", ".ndjson", ".json")
 _COMPRESSION = (".gz", ".zst")
+
+#: DuckDB's JSON reader takes lines of up to twice its `maximum_object_size` and reads a file in
+#: buffers of that size, one thread each. The default takes lines of up to 256 MB (a buffer of 512 MB:
+#: a smaller file is read, and everything after the read runs, on one core); `short_lines()` takes
+#: lines of up to 32 MB in buffers of 32 MB (every core from 64 MB of file up).
+LONG_LINES = 256 << 20
+SHORT_LINES = 16 << 20
 
 
 def quote_literal(s: str) -> str:
@@ -39,6 +48,7 @@ class Source:
     text_key: str = "text"
     text_mode: str | None = None
     max_documents: int | None = None
+    json_object_size: int = LONG_LINES  # JSONL: DuckDB's maximum_object_size (see LONG_LINES)
 
     def __post_init__(self) -> None:
         if sum(x is not None for x in (self.path, self.table, self.sql)) != 1:
@@ -47,6 +57,11 @@ class Source:
             raise CorpusError(f"text_mode must be 'file' or 'line', not {self.text_mode!r}")
         if self.max_documents is not None and self.max_documents < 1:
             raise CorpusError("max_documents must be a positive number")
+
+    def short_lines(self) -> Source:
+        """This source read in smaller buffers (lines up to 32 MB, see SHORT_LINES): faster where that
+        suffices; a longer line is DuckDB's "maximum_object_size" error (see `is_line_too_long`)."""
+        return replace(self, json_object_size=SHORT_LINES)
 
     def describe(self) -> str:
         """A short description for the model's record."""
@@ -71,7 +86,8 @@ class Source:
             return self.query()
         cols = "{" + quote_literal(self.text_key) + ": 'VARCHAR'}"
         q = (f"SELECT {quote_ident(self.text_key)} AS text FROM read_json({quote_literal(self.path)}, "
-             f"format = 'newline_delimited', records = true, columns = {cols}, maximum_object_size = 268435456)")
+             f"format = 'newline_delimited', records = true, columns = {cols}, "
+             f"maximum_object_size = {self.json_object_size})")
         return self._limited(q)
 
     def _limited(self, q: str) -> str:
@@ -90,7 +106,8 @@ class Source:
             if stem.endswith(".parquet"):
                 q = f"SELECT * FROM read_parquet({lit})"
             elif stem.endswith(_JSON_SUFFIXES):
-                q = f"SELECT * FROM read_json({lit}, format = 'newline_delimited', maximum_object_size = 268435456)"
+                q = (f"SELECT * FROM read_json({lit}, format = 'newline_delimited', "
+                     f"maximum_object_size = {self.json_object_size})")
             else:
                 return self.query()
         if self.max_documents is not None:
@@ -123,7 +140,7 @@ class Source:
                     f"ELSE error({wrong} || kind) END AS text "
                     f"FROM (SELECT {key} AS v, json_type({key}) AS kind "
                     f"FROM read_json({lit}, format = 'newline_delimited', records = true, columns = {cols}, "
-                    "maximum_object_size = 268435456))")
+                    f"maximum_object_size = {self.json_object_size}))")
         if self.text_mode == "file":
             return f"SELECT content AS text FROM read_text({lit})"
         if self.text_mode == "line":
@@ -138,3 +155,8 @@ class Source:
                               "(text_mode='file', --whole-file) or one line (text_mode='line', --lines)")
         raise CorpusError(f"cannot tell the format of {path}: expected .parquet, .jsonl/.ndjson/.json "
                           "(optionally .gz/.zst), or plain text with text_mode 'file' or 'line'")
+
+
+def is_line_too_long(error: Exception) -> bool:
+    """Whether `error` is DuckDB's refusal of a JSON line longer than the reader was set up for."""
+    return isinstance(error, duckdb.InvalidInputException) and '"maximum_object_size"' in str(error)

@@ -5,7 +5,7 @@ from dataclasses import asdict, dataclass
 
 import duckdb
 
-from sqltok.corpus.sources import Source
+from sqltok.corpus.sources import Source, is_line_too_long
 from sqltok.errors import CorpusError
 from sqltok.sql_files import sql_text
 
@@ -52,8 +52,19 @@ def prepare_corpus(con: duckdb.DuckDBPyConnection, source: Source | str) -> Corp
 
 
 def read_corpus(con: duckdb.DuckDBPyConnection, source: Source | str) -> Corpus:
-    """The source's text query and statistics, which may count no documents (one shard of many)."""
+    """The source's text query and statistics, which may count no documents (one shard of many).
+    JSONL is read in short-line buffers (every core, see `Source.short_lines`) unless a line is
+    longer than they hold."""
     src = as_source(source)
+    try:
+        return _read(con, src.short_lines())
+    except duckdb.InvalidInputException as e:
+        if not is_line_too_long(e):
+            raise
+    return _read(con, src)
+
+
+def _read(con: duckdb.DuckDBPyConnection, src: Source) -> Corpus:
     query = _text_query(con, src)
     unchecked = src.unchecked_query() if query == src.query() else query
     docs, nulls, empties, nbytes = con.execute(sql_text("corpus_stats").format(source=unchecked)).fetchall()[0]
