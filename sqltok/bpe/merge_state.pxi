@@ -386,10 +386,11 @@ cdef class MergeState:
         self.touched_before.clear()
         for j in range(held):
             w = seq_list[j]
+            if j + 16 < held:
+                prefetch(&self.seqs[seq_list[j + 16]])
             if j + 8 < held:
-                prefetch(&self.seqs[seq_list[j + 8]])
-            if j + 4 < held:
-                prefetch(self.units.data() + self.seqs[seq_list[j + 4]].start)
+                prefetch(self.units.data() + self.seqs[seq_list[j + 8]].start)
+                prefetch(self.pair_at.data() + self.seqs[seq_list[j + 8]].start)
             q = &self.seqs[w]
             if q.stamp == self.step:
                 continue
