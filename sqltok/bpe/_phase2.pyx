@@ -18,6 +18,11 @@ from sqltok.native.id_lists cimport IdListView, id_list_view
 
 include "merge_state.pxi"
 
+from sqltok.bpe.pair_table cimport pair_table_add, pair_table_prefetch
+
+cdef enum:
+    LOOKAHEAD = 16  # how many unit pairs ahead the boundary loops prefetch their pair-table slots
+
 
 cdef struct Candidates:
     const int64_t* offsets      # candidate i is units[offsets[i]:offsets[i + 1]]
@@ -38,29 +43,28 @@ cdef Candidates _view(object candidates, object counts, list keep) except *:
     return c
 
 
-cdef int _count_boundaries(const Candidates& c, PairTable* table, vector[int64_t]& occ) except -1:
+cdef int _count_boundaries(const Candidates& c, PairTable* table) except -1:
     """Add how often each two units stand side by side in one batch's candidates (weighted)."""
-    cdef int64_t i, u
-    cdef int32_t found
+    cdef int64_t i, u, ahead = (c.offsets[c.n] if c.n else 0) - 1 - LOOKAHEAD
     with nogil:
         for i in range(c.n):
             for u in range(c.offsets[i], c.offsets[i + 1] - 1):
-                found = pair_table_get_or_insert(table, pack_pair(c.units[u], c.units[u + 1]), <int32_t>occ.size())
-                if found < 0:
-                    occ.push_back(c.counts[i])
-                else:
-                    occ[found] += c.counts[i]
+                if u < ahead:
+                    pair_table_prefetch(table, pack_pair(c.units[u + LOOKAHEAD], c.units[u + LOOKAHEAD + 1]))
+                pair_table_add(table, pack_pair(c.units[u], c.units[u + 1]), c.counts[i])
     return 0
 
 
-cdef int _cuts(const Candidates& c, PairTable* table, const vector[int64_t]& occ, int64_t prune_below,
-               vector[uint8_t]& cut) except -1 nogil:
+cdef int _cuts(const Candidates& c, const PairTable* table, int64_t prune_below, vector[uint8_t]& cut) except -1 nogil:
     """cut[j] = 1 after the batch's unit j where its boundary is rare (counted at most `prune_below`)."""
     cdef int64_t i, u, first = c.offsets[0] if c.n else 0
+    cdef int64_t ahead = (c.offsets[c.n] if c.n else 0) - 1 - LOOKAHEAD
     cut.assign(c.offsets[c.n] - first if c.n else 0, 0)
     for i in range(c.n):
         for u in range(c.offsets[i], c.offsets[i + 1] - 1):
-            cut[u - first] = occ[pair_table_get(table, pack_pair(c.units[u], c.units[u + 1]))] <= prune_below
+            if u < ahead:
+                pair_table_prefetch(table, pack_pair(c.units[u + LOOKAHEAD], c.units[u + LOOKAHEAD + 1]))
+            cut[u - first] = pair_table_get(table, pack_pair(c.units[u], c.units[u + 1])) <= prune_below
     return 0
 
 
@@ -91,25 +95,24 @@ cdef class Phase2Units:
         self.state_id.assign(self.p1_tokens.size(), -1)
         self.frozen.assign(self.p1_tokens.size(), 0)
         cdef PairTable table
-        cdef vector[int64_t] occ
         cdef list keep  # what one batch's view reads, released with the batch
         if prune_below < 0:
             for candidates, counts in batches():
                 keep = []
-                self._add(_view(candidates, counts, keep), NULL, occ)
+                self._add(_view(candidates, counts, keep), NULL)
             return
         pair_table_init(&table, 1 << 16)
         try:
             for candidates, counts in batches():
                 keep = []
-                _count_boundaries(_view(candidates, counts, keep), &table, occ)
+                _count_boundaries(_view(candidates, counts, keep), &table)
             for candidates, counts in batches():
                 keep = []
-                self._add(_view(candidates, counts, keep), &table, occ)
+                self._add(_view(candidates, counts, keep), &table)
         finally:
             pair_table_free(&table)
 
-    cdef int _add(self, const Candidates& c, PairTable* table, const vector[int64_t]& occ) except -1:
+    cdef int _add(self, const Candidates& c, const PairTable* table) except -1:
         """Append the candidates of one batch as sequences, cut at rare boundaries when `table`."""
         cdef int32_t t, nt = <int32_t>self.p1_tokens.size()
         cdef int64_t i, u, start, end, n_units = c.offsets[c.n] if c.n else 0
@@ -124,7 +127,7 @@ cdef class Phase2Units:
                 if self.state_id[t] < 0:
                     self.state_id[t] = st.intern(self.p1_tokens[t])
             if table != NULL:
-                _cuts(c, table, occ, self.prune_below, cut)
+                _cuts(c, table, self.prune_below, cut)
             for i in range(c.n):
                 start = c.offsets[i]
                 while start < c.offsets[i + 1]:
