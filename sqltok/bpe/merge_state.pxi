@@ -58,11 +58,14 @@ cdef int run_merges(MergeState st, MergeLog& log, int64_t max_merges, int64_t ma
 
 cdef struct SeqInfo:
     # One weighted sequence: its units are units[start:start + length]; `stamp` is the last merge
-    # step that visited it; `partial`: a piece of a longer unit, so it never counts as whole.
+    # step that visited it; `pair_bits`: bit pair % 32 set for each pair it holds (a pair whose bit is
+    # clear is not there: a merge skips the sequence without reading its units); `partial`: a piece
+    # of a longer unit, so it never counts as whole.
     int64_t start
     int64_t weight
     int32_t length
     int32_t stamp
+    uint32_t pair_bits
     bint partial
 
 
@@ -77,6 +80,16 @@ cdef struct HeapEntry:
     int64_t count
     int32_t pair
     uint32_t left_key   # the left token's first 4 bytes, big-endian, zero-padded: orders as its bytes do
+
+
+cdef inline uint32_t _pair_bits(const vector[int32_t]& pairs) noexcept nogil:
+    """SeqInfo.pair_bits of a sequence with these counted pairs (a run of equal tokens holds one pair,
+    so its uncounted positions add no bit)."""
+    cdef uint32_t bits = 0
+    cdef size_t k
+    for k in range(pairs.size()):
+        bits |= <uint32_t>1 << (pairs[k] & 31)
+    return bits
 
 
 cdef inline uint32_t _prefix_key(const string& b) noexcept nogil:
@@ -237,6 +250,7 @@ cdef class MergeState:
         q.weight = weight
         q.length = 0
         q.stamp = -1
+        q.pair_bits = 0
         q.partial = partial
         self.seqs.push_back(q)
         return 0
@@ -275,6 +289,7 @@ cdef class MergeState:
             for j in range(start, start + n - 1 if n > 0 else start):
                 self.pair_at[j] = self._pair_index(self.units[j], self.units[j + 1])
             self._counted_pairs(w, self.scratch)
+            self.seqs[w].pair_bits = _pair_bits(self.scratch)
             for k in range(self.scratch.size()):
                 p = self.scratch[k]
                 self.pair_count[p] += self.seqs[w].weight
@@ -388,11 +403,11 @@ cdef class MergeState:
             w = seq_list[j]
             if j + 16 < held:
                 prefetch(&self.seqs[seq_list[j + 16]])
-            if j + 8 < held:
+            if j + 8 < held and (self.seqs[seq_list[j + 8]].pair_bits >> (pair & 31)) & 1:
                 prefetch(self.units.data() + self.seqs[seq_list[j + 8]].start)
                 prefetch(self.pair_at.data() + self.seqs[seq_list[j + 8]].start)
             q = &self.seqs[w]
-            if q.stamp == self.step:
+            if q.stamp == self.step or not (q.pair_bits >> (pair & 31)) & 1:
                 continue
             q.stamp = self.step
             s = self.units.data() + q.start
@@ -430,6 +445,7 @@ cdef class MergeState:
             if out_len == 1 and n > 1 and not q.partial:
                 flag = 1
             self._counted_pairs(w, self.fresh)
+            q.pair_bits = _pair_bits(self.fresh)
             self._recount(self.scratch, self.fresh, wt, new_id, <int32_t>w)
         for k in range(self.touched.size()):
             p = self.touched[k]
