@@ -1,10 +1,10 @@
 """Phase 2 of superword training: the supermerges over the counted candidates (Cython), read from
 DuckDB in batches into compact unit sequences (no whole Arrow table is held), trained on a thread of
-its own when the caller has other work meanwhile, and the two-phase model it makes."""
+its own when the caller has other work meanwhile (`training.background`), and the two-phase model it
+makes."""
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import dataclass
 
 import duckdb
@@ -112,38 +112,3 @@ def assemble(p1: Model, out: Phase2Result, method: str, special_tokens) -> Model
         supermerges=out.supermerges,
         super_settings=dict(p1.settings, is_super=True, superbpe_mode=method == "superbpe"),
     )
-
-
-class Background:
-    """Run `train_units` on a thread of its own (`with Background(...) as job: ...; job.result()`);
-    leaving the block early cancels it."""
-
-    def __init__(self, fn, *args) -> None:
-        self.cancel = threading.Event()
-        self.seconds = 0.0
-        self._out: Phase2Result | None = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(fn, args), daemon=True)
-
-    def _run(self, fn, args) -> None:
-        t0 = time.perf_counter()
-        try:
-            self._out = fn(*args, cancel=self.cancel)
-        except BaseException as e:  # handed to the caller by result()
-            self._error = e
-        self.seconds = time.perf_counter() - t0
-
-    def __enter__(self) -> "Background":
-        self._thread.start()
-        return self
-
-    def result(self) -> Phase2Result | None:
-        while self._thread.is_alive():
-            self._thread.join(0.1)  # short waits, so that Ctrl-C reaches the main thread
-        if self._error is not None:
-            raise self._error
-        return self._out
-
-    def __exit__(self, *exc) -> None:
-        if self._thread.is_alive():
-            self.cancel.set()

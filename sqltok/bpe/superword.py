@@ -19,8 +19,7 @@ from sqltok.bpe.candidate_counts import count_candidates, resplit_candidates
 from sqltok.bpe.greedy_split import greedy_split as split_candidates
 from sqltok.bpe.model import Model
 from sqltok.bpe.phase1_reuse import reuse_candidates, reuse_pretoken_counts
-from sqltok.bpe.phase2 import (Background, Phase2Result, assemble, load_units, prefix, prune_below, run_phase2,
-                               train_units)
+from sqltok.bpe.phase2 import Phase2Result, assemble, load_units, prefix, prune_below, run_phase2, train_units
 from sqltok.training.on_cluster import cluster_counting
 from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS, MIN_VOCAB_SIZE, check_vocab_size
 from sqltok.bpe.train import learn_merges
@@ -29,6 +28,7 @@ from sqltok.errors import SqltokError
 from sqltok.register import register
 from sqltok.store import (check_new_name, delete_rows, ensure_schema, save_candidates, save_model,
                           save_pretoken_counts, transaction)
+from sqltok.training.background import Background
 from sqltok.training.counting import Counts, count_corpus
 from sqltok.training.stopwatch import Stopwatch
 from sqltok.training.work_tables import WorkTables

@@ -5,6 +5,7 @@ database as it was). The run's work tables are dropped however it ends.
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 
 import duckdb
@@ -16,9 +17,11 @@ from sqltok.training.on_cluster import cluster_counting
 from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS, check_vocab_size, reference_settings
 from sqltok.corpus.sources import Source
 from sqltok.duck import column
+from sqltok.errors import SqltokError
 from sqltok.progress import Progress
 from sqltok.register import register
 from sqltok.store import check_new_name, delete_rows, ensure_schema, save_model, save_pretoken_counts, transaction
+from sqltok.training.background import Background
 from sqltok.training.collector import collector_paused
 from sqltok.training.counting import count_corpus
 from sqltok.training.stopwatch import Stopwatch
@@ -41,12 +44,20 @@ class TrainReport:
 
 
 def learn_merges(counts: pa.Table, vocab_size: int, script_aware: bool, special_tokens=DEFAULT_SPECIAL_TOKENS,
-                 progress: bool = False, label: str = "merging") -> Model:
+                 progress: bool = False, label: str = "merging", cancel: threading.Event | None = None) -> Model:
     """Phase 1: the byte-level BPE model of `counts` (an Arrow table of pretoken, n) with `vocab_size`
-    tokens, by the Cython merge loop."""
+    tokens, by the Cython merge loop (no DuckDB: it may run on a thread of its own); `cancel`, when
+    set by another thread, stops it with SqltokError."""
     bar = Progress(label, vocab_size - 243, "merges") if progress else None
+
+    def report(done: int, size: int) -> None:
+        if cancel is not None and cancel.is_set():
+            raise SqltokError("merging cancelled")
+        if bar is not None:
+            bar.update(done)
+
     out = _merge_loop(column(counts, 0), column(counts, 1), vocab_size,
-                      progress=None if bar is None else (lambda done, size: bar.update(done)))
+                      progress=report if bar is not None or cancel is not None else None)
     if bar is not None:
         bar.close()
     with collector_paused():
@@ -81,11 +92,18 @@ def train_bpe(con: duckdb.DuckDBPyConnection, source: Source | str, vocab_size: 
             counts = count_corpus(con, source, not simple, work) if cluster is None else \
                 cluster_counting().count_corpus_on(cluster, con, source, not simple, work, watch, progress)
         with watch("merge"):
-            result = learn_merges(counts.pretokens.arrow(con), vocab_size, not simple, special_tokens, progress)
-        with watch("store"), transaction(con):
-            delete_rows(con, model)
-            save_model(con, model, result, counts.stats.model_info())
-            save_pretoken_counts(con, model, counts.pretokens.table)
+            pretokens = counts.pretokens.arrow(con)
+        # The merge loop (Cython, GIL released) runs on one core while DuckDB stores the counts.
+        with transaction(con), Background(learn_merges, pretokens, vocab_size, not simple, special_tokens,
+                                          progress) as job:
+            del pretokens  # the loop holds what it reads
+            with watch("store"):
+                delete_rows(con, model)
+                save_pretoken_counts(con, model, counts.pretokens.table)
+            result = job.result()
+            watch.seconds["merge"] += job.seconds
+            with watch("store"):
+                save_model(con, model, result, counts.stats.model_info())
     stats = counts.stats
     return TrainReport(model, stats.documents, stats.null_documents, stats.empty_documents, stats.bytes,
                        counts.pretokens.unique, len(result.merges), result.vocab_size, watch.seconds)
