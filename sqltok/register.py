@@ -1,6 +1,8 @@
 """`register(con)`: sqltok's SQL functions and table macros on a DuckDB connection."""
 from __future__ import annotations
 
+import weakref
+
 import duckdb
 
 from sqltok.sql_files import run_script
@@ -8,12 +10,21 @@ from sqltok.store import ensure_schema
 from sqltok.udfs import register_udfs
 
 
+#: The databases each connection has registered on (a stage registers again on its caller's connection).
+_registered: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, set[str]]" = weakref.WeakKeyDictionary()
+
+
 def register(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     """Install the UDFs (`pretokenize`, ...) and the table macros (`sqltok_merges`, ...) on `con`.
 
-    Idempotent. Macros are TEMP: they live with the connection, the model tables in the database (a
-    read-only database is used as it is: its models can be read, none written).
+    Idempotent (a second call on the same connection and database returns at once). Macros are
+    TEMP: they live with the connection, the model tables in the database (a read-only database is
+    used as it is: its models can be read, none written).
     """
+    database = con.execute("SELECT current_database()").fetchall()[0][0]
+    done = _registered.setdefault(con, set())
+    if database in done:
+        return con
     register_udfs(con)
     if not _read_only(con):
         ensure_schema(con)
@@ -23,6 +34,7 @@ def register(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     if _has_store(con):  # table macros over the store (a read-only database may have none)
         run_script(con, "store_macros")
         run_script(con, "judge_store_macros")
+    done.add(database)
     return con
 
 
