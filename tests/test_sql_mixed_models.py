@@ -1,5 +1,6 @@
 """Every SQL function that takes a tokenizer (or a normalization form) is right for any mix of names
 and NULLs within one batch: each row equals the same call made on its own."""
+import duckdb
 import pytest
 
 import sqltok
@@ -10,8 +11,6 @@ ROWS = ["Hello world, it's 2026!", "", None, "Grüße <|endoftext|> 世界", "de
 
 @pytest.fixture(scope="module")
 def mixed(bundled):
-    import duckdb
-
     con = duckdb.connect()
     sqltok.register(con)
     con.execute("SELECT sqltok_load('o200k', ?), sqltok_load('cl100k', ?), sqltok_load('bert', ?), "
@@ -86,6 +85,22 @@ def test_candidates_mixed(con):
     alone = [con.execute("SELECT sqltok_candidates(?, ?)", [m, t]).fetchall()[0]
              for m, t in [("p", "one of the best"), (None, "x"), ("p", "to be sure")]]
     assert batch == alone and batch[1] == (None,)
+
+
+def test_candidate_keys_give_back_the_candidates(con):
+    """Training groups candidates by their keys (int32 bytes) and stores each key's ids: the same
+    lists, in the same order, NULL as NULL; a key that is no whole number of ids is an error."""
+    sqltok.train_bpe(con, "SELECT text FROM (VALUES ('it is one of the best ways to be sure'), "
+                     "('one of the best, one of the best')) t(text)", 300, "p")
+    texts = "(VALUES ('one of the best, to be sure'), (NULL), (''), ('x'), ('one of the best')) v(t)"
+    lists = con.execute(f"SELECT sqltok_candidates('p', t) FROM {texts}").fetchall()
+    keys = con.execute(f"SELECT list_transform(sqltok_candidate_keys('p', t), lambda k: sqltok_candidate_ids(k)) "
+                       f"FROM {texts}").fetchall()
+    assert keys == lists and any(row[0] for row in lists) and lists[1] == (None,)
+    assert con.execute("SELECT sqltok_candidate_ids(NULL::BLOB), sqltok_candidate_ids(''::BLOB)").fetchall() == \
+        [(None, [])]
+    with pytest.raises(duckdb.Error, match="multiple of 4"):
+        con.execute("SELECT sqltok_candidate_ids('abc'::BLOB)").fetchall()
 
 
 @pytest.mark.parametrize("name, file", [("o200k", "o200k_base.tiktoken"), ("bert", "bert-base-uncased_tokenizer.json")])

@@ -86,10 +86,12 @@ cdef int64_t _candidates_rows(void* task, const RowRun& run, int thread, int par
     return -1
 
 
-def candidates_arrow(Encoder encoder, texts, bytes eligible, int threads=1):
+def candidates_arrow(Encoder encoder, texts, bytes eligible, int threads=1, bint keys=False):
     """The supermerge candidates of each text as a list<list<int32>> array (one list of unit token
-    ids per candidate; NULL stays NULL). `eligible[t]` is 1 for the tokens a unit may be (phase-1
-    tokens holding a letter); a pretoken is a unit when it encodes to exactly one eligible token."""
+    ids per candidate; NULL stays NULL), or with `keys` a list<binary> array (each candidate's ids as
+    native int32 bytes: a key DuckDB groups by several times faster than a list). `eligible[t]` is 1
+    for the tokens a unit may be (phase-1 tokens holding a letter); a pretoken is a unit when it
+    encodes to exactly one eligible token."""
     if len(eligible) < <size_t>encoder.starts.size():
         raise ValueError("the eligibility mask must cover every token id")
     if encoder.pattern < 0:
@@ -105,16 +107,17 @@ def candidates_arrow(Encoder encoder, texts, bytes eligible, int threads=1):
     rows_run(run, _candidates_rows, NULL, &call)
     if run.error_row >= 0:
         raise SqltokError(failure_message(run.error_row, parts[run.error_part].error_code))
-    return _candidates_to_arrow(parts, run.view.length, encoder)
+    return _candidates_to_arrow(parts, run.view.length, encoder, keys)
 
 
 cdef bytes _int64_bytes(const vector[int64_t]& v):
     return (<const char*>v.data())[:v.size() * sizeof(int64_t)]
 
 
-cdef object _candidates_to_arrow(vector[CandidatesOut]& parts, int64_t n, Encoder encoder):
-    """One list<list<int32>> Arrow array from the parts' candidates (in row order); the units' memory
-    comes from, and goes back to, the encoder's id pool."""
+cdef object _candidates_to_arrow(vector[CandidatesOut]& parts, int64_t n, Encoder encoder, bint keys):
+    """One list<list<int32>> (with `keys`: list<binary>) Arrow array from the parts' candidates (in
+    row order); the units' memory comes from, and goes back to, the encoder's id pool."""
+    cdef int64_t unit_bytes = sizeof(int32_t) if keys else 1
     cdef vector[int64_t] cand_off, row_off
     cdef IdVector units
     cdef size_t k, j
@@ -127,12 +130,17 @@ cdef object _candidates_to_arrow(vector[CandidatesOut]& parts, int64_t n, Encode
     for k in range(parts.size()):
         units.insert(units.end(), parts[k].units.begin(), parts[k].units.end())
         for j in range(parts[k].cand_units.size()):
-            cand_off.push_back(cand_off.back() + parts[k].cand_units[j])
+            cand_off.push_back(cand_off.back() + parts[k].cand_units[j] * unit_bytes)
         nulls += add_rows(parts[k].row_cands, row, row_off.data(), valid, False)
         row += <int64_t>parts[k].row_cands.size()
-    ids = pa.Array.from_buffers(pa.int32(), units.size(), [None, ids_buffer(units, encoder.pool)])
-    cands = pa.Array.from_buffers(pa.large_list(pa.int32()), cand_off.size() - 1,
-                                  [None, pa.py_buffer(_int64_bytes(cand_off))], children=[ids])
-    return pa.Array.from_buffers(pa.large_list(pa.large_list(pa.int32())), n,
+    cdef int64_t n_units = units.size()
+    if keys:
+        cands = pa.Array.from_buffers(pa.large_binary(), cand_off.size() - 1,
+                                      [None, pa.py_buffer(_int64_bytes(cand_off)), ids_buffer(units, encoder.pool)])
+    else:
+        ids = pa.Array.from_buffers(pa.int32(), n_units, [None, ids_buffer(units, encoder.pool)])
+        cands = pa.Array.from_buffers(pa.large_list(pa.int32()), cand_off.size() - 1,
+                                      [None, pa.py_buffer(_int64_bytes(cand_off))], children=[ids])
+    return pa.Array.from_buffers(pa.large_list(cands.type), n,
                                  [pa.py_buffer(validity) if nulls else None, pa.py_buffer(_int64_bytes(row_off))],
                                  null_count=nulls, children=[cands])

@@ -20,8 +20,9 @@ PHASE1_TOKENIZER = "__sqltok_phase1"   # the prefix of the names the SQL extract
 
 
 def candidate_units(tokenizer: str) -> Units:
-    """Candidates as `sqltok_candidates` finds them with the named phase-1 tokenizer."""
-    return Units("candidate", f"sqltok_candidates('{tokenizer}', text)", "candidates")
+    """Candidates as `sqltok_candidates` finds them with the named phase-1 tokenizer, counted by
+    their keys (`sqltok_candidate_keys`), stored as lists of ids."""
+    return Units("candidate", f"sqltok_candidate_keys('{tokenizer}', text)", "candidates", "sqltok_candidate_ids(unit)")
 
 
 def count_candidates(con: duckdb.DuckDBPyConnection, query: str, p1: Model, work: WorkTables) -> Counts:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import weakref
 
+import numpy as np
 import pyarrow as pa
 import regex
 
@@ -17,13 +18,32 @@ _LETTER = regex.compile(r"\p{L}")
 _letter_masks: "weakref.WeakKeyDictionary[BPETokenizer, bytes]" = weakref.WeakKeyDictionary()
 
 
-def candidates_arrow(tok: BPETokenizer, texts: pa.Array, threads: int | None = None) -> pa.Array:
-    """The supermerge candidates of each text under phase-1 model `tok` (list<list<int32>>)."""
+def candidates_arrow(tok: BPETokenizer, texts: pa.Array, threads: int | None = None, keys: bool = False) -> pa.Array:
+    """The supermerge candidates of each text under phase-1 model `tok` (list<list<int32>>; with
+    `keys`, list<binary>: each candidate's ids as native int32 bytes, see `candidate_ids`)."""
     if tok.has_supermerges:
         raise SqltokError(f"supermerge candidates are found with a phase-1 (BPE) model; {tok.name!r} "
                           "has supermerges")
     threads = threads or default_threads()
-    return extract_candidates(tok._encoder, tok._prepare(texts, threads), letter_mask(tok), threads)
+    return extract_candidates(tok._encoder, tok._prepare(texts, threads), letter_mask(tok), threads, keys)
+
+
+def candidate_ids(keys: pa.Array) -> pa.Array:
+    """Candidate keys (binary: native int32 bytes, as `candidates_arrow(keys=True)` makes them) as
+    lists of ids (large_list<int32>; NULL stays NULL), sharing the keys' buffer where it is aligned."""
+    if isinstance(keys, pa.ChunkedArray):
+        keys = keys.combine_chunks()
+    keys = keys.cast(pa.large_binary())
+    offsets = np.frombuffer(keys.buffers()[1], np.int64)[keys.offset:keys.offset + len(keys) + 1]
+    if np.any(np.diff(offsets) % 4):
+        raise SqltokError("a candidate key's length is not a multiple of 4 bytes")
+    data = keys.buffers()[2] or pa.py_buffer(b"")
+    if offsets[0] % 4:  # a slice of keys that do not start on an id: its bytes alone
+        data = pa.py_buffer(data.to_pybytes()[offsets[0]:offsets[-1]])
+        offsets = offsets - offsets[0]
+    ids = pa.Array.from_buffers(pa.int32(), int(offsets[-1]) // 4, [None, data])
+    return pa.LargeListArray.from_arrays(pa.array(offsets // 4, pa.int64()), ids,
+                                         mask=keys.is_null() if keys.null_count else None)
 
 
 def letter_mask(tok: BPETokenizer) -> bytes:

@@ -24,11 +24,14 @@ from sqltok.training.work_tables import WorkTables
 class Units:
     """What counting splits a document into: `split`, a SQL expression of its `text` giving a list,
     and the `column` the units are counted in; `pieces`, the `sqltok_pieces` mode that first cuts
-    long documents where no unit crosses (so no list grows with a document)."""
+    long documents where no unit crosses (so no list grows with a document); `value`, the SQL
+    expression of a distinct `unit` stored in `column` (when the split gives group keys, not the
+    units themselves)."""
 
     column: str
     split: str
     pieces: str
+    value: str = "unit"
 
 
 def pretoken_units(script_aware: bool, pattern: str | None = None) -> Units:
@@ -65,7 +68,7 @@ def count_units(con: duckdb.DuckDBPyConnection, query: str, units: Units, target
     """Count the `units` of the non-empty documents of `query` (a `text` column) into new TEMP
     table `target`."""
     con.execute(sql_text("count_units").format(target=target, column=units.column, split=units.split,
-                                               pieces=units.pieces, source=query))
+                                               pieces=units.pieces, value=units.value, source=query))
     return counted(con, target, units.column)
 
 

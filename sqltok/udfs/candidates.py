@@ -1,18 +1,21 @@
 """`sqltok_candidates(tokenizer, text)` in SQL: each document's supermerge candidates as lists of
-token ids (INTEGER[][]), found by the Cython extractor with the named phase-1 model; superword
-training counts them."""
+token ids (INTEGER[][]), found by the Cython extractor with the named phase-1 model. Superword
+training counts them as `sqltok_candidate_keys(tokenizer, text)` (BLOB[]: each candidate's ids as
+int32 bytes, which DuckDB groups several times faster than lists) and turns each distinct key back
+into its ids with `sqltok_candidate_ids(key)`."""
 from __future__ import annotations
 
 import duckdb
 import pyarrow as pa
 
-from sqltok.bpe.candidates import candidates_arrow
+from sqltok.bpe.candidates import candidate_ids, candidates_arrow
 from sqltok.named_tokenizers import named_tokenizers
 
 from .by_model import by_model
 from .define import define
 
 CANDIDATES = pa.list_(pa.list_(pa.int32()))
+KEYS = pa.list_(pa.binary())
 
 
 def register(con: duckdb.DuckDBPyConnection) -> None:
@@ -22,4 +25,12 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
     def candidates(names, texts):
         return by_model(names, texts, lambda n, t: candidates_arrow(reg.get(n), t).cast(CANDIDATES), CANDIDATES)
 
+    def keys(names, texts):
+        return by_model(names, texts, lambda n, t: candidates_arrow(reg.get(n), t, keys=True).cast(KEYS), KEYS)
+
+    def ids(keys):
+        return candidate_ids(keys).cast(pa.list_(pa.int32()))
+
     define(con, "sqltok_candidates", candidates, [varchar, varchar], duckdb.list_type(duckdb.list_type(integer)))
+    define(con, "sqltok_candidate_keys", keys, [varchar, varchar], duckdb.list_type(duckdb.sqltype("BLOB")))
+    define(con, "sqltok_candidate_ids", ids, [duckdb.sqltype("BLOB")], duckdb.list_type(integer))
