@@ -311,7 +311,7 @@ def test_pruning_gives_the_same_model(con, train_dir, monkeypatch, options):
     thresholds = []
     real = phase2.Phase2Units
 
-    def unpruned(tokens, batches, prune_below):
+    def unpruned(tokens, batches, prune_below, n_candidates):
         thresholds.append(prune_below)
         return real(tokens, batches, -1)
 

@@ -18,10 +18,8 @@ from sqltok.native.id_lists cimport IdListView, id_list_view
 
 include "merge_state.pxi"
 
-from sqltok.bpe.pair_table cimport pair_table_add, pair_table_prefetch
-
-cdef enum:
-    LOOKAHEAD = 16  # how many unit pairs ahead the boundary loops prefetch their pair-table slots
+from sqltok.bpe.boundary_sketch cimport (SKETCH_LOOKAHEAD, BoundarySketch, sketch_add, sketch_at_most, sketch_free,
+                                        sketch_init, sketch_prefetch, sketch_slot)
 
 
 cdef struct Candidates:
@@ -43,40 +41,46 @@ cdef Candidates _view(object candidates, object counts, list keep) except *:
     return c
 
 
-cdef int _count_boundaries(const Candidates& c, PairTable* table) except -1:
-    """Add how often each two units stand side by side in one batch's candidates (weighted)."""
-    cdef int64_t i, u, ahead = (c.offsets[c.n] if c.n else 0) - 1 - LOOKAHEAD
+cdef int _count_boundaries(const Candidates& c, BoundarySketch* sketch) except -1:
+    """Add how often each two units stand side by side in one batch's candidates (weighted), from
+    above (see boundary_sketch.pxd)."""
+    cdef int64_t i, u, ahead = (c.offsets[c.n] if c.n else 0) - 1 - SKETCH_LOOKAHEAD
     with nogil:
         for i in range(c.n):
             for u in range(c.offsets[i], c.offsets[i + 1] - 1):
                 if u < ahead:
-                    pair_table_prefetch(table, pack_pair(c.units[u + LOOKAHEAD], c.units[u + LOOKAHEAD + 1]))
-                pair_table_add(table, pack_pair(c.units[u], c.units[u + 1]), c.counts[i])
+                    sketch_prefetch(sketch, sketch_slot(sketch, c.units[u + SKETCH_LOOKAHEAD],
+                                                        c.units[u + SKETCH_LOOKAHEAD + 1]))
+                sketch_add(sketch, sketch_slot(sketch, c.units[u], c.units[u + 1]), c.counts[i])
     return 0
 
 
-cdef int _cuts(const Candidates& c, const PairTable* table, int64_t prune_below, vector[uint8_t]& cut) except -1 nogil:
-    """cut[j] = 1 after the batch's unit j where its boundary is rare (counted at most `prune_below`)."""
+cdef int _cuts(const Candidates& c, const BoundarySketch* sketch, int64_t prune_below,
+               vector[uint8_t]& cut) except -1 nogil:
+    """cut[j] = 1 after the batch's unit j where its boundary is rare: counted, from above, at most
+    `prune_below` times."""
     cdef int64_t i, u, first = c.offsets[0] if c.n else 0
-    cdef int64_t ahead = (c.offsets[c.n] if c.n else 0) - 1 - LOOKAHEAD
+    cdef int64_t ahead = (c.offsets[c.n] if c.n else 0) - 1 - SKETCH_LOOKAHEAD
     cut.assign(c.offsets[c.n] - first if c.n else 0, 0)
     for i in range(c.n):
         for u in range(c.offsets[i], c.offsets[i + 1] - 1):
             if u < ahead:
-                pair_table_prefetch(table, pack_pair(c.units[u + LOOKAHEAD], c.units[u + LOOKAHEAD + 1]))
-            cut[u - first] = pair_table_get(table, pack_pair(c.units[u], c.units[u + 1])) <= prune_below
+                sketch_prefetch(sketch, sketch_slot(sketch, c.units[u + SKETCH_LOOKAHEAD],
+                                                    c.units[u + SKETCH_LOOKAHEAD + 1]))
+            cut[u - first] = sketch_at_most(sketch, sketch_slot(sketch, c.units[u], c.units[u + 1]), prune_below)
     return 0
 
 
 cdef class Phase2Units:
     """Phase 2's weighted unit sequences, read from batches of candidates (so no whole table is held):
-    `Phase2Units(phase1_tokens, batches, prune_below)`, where `batches()` gives a fresh iterable of
-    (candidates, counts) Arrow arrays (list<int32>, int64) each time it is called.
+    `Phase2Units(phase1_tokens, batches, prune_below, n_candidates)`, where `batches()` gives a fresh
+    iterable of (candidates, counts) Arrow arrays (list<int32>, int64) each time it is called, about
+    `n_candidates` rows in all.
 
-    With `prune_below` >= 0 the batches are read twice: first the count of every two units side by
-    side, then each candidate cut where that count is at most `prune_below` (no supermerge BoundlessBPE
-    can still choose has a count that low, and every pair across such a boundary occurs at most as
-    often). Pieces of two or more units become sequences (marked partial when cut), single units
+    With `prune_below` >= 0 the batches are read twice: first how often every two units stand side by
+    side, counted from above (`boundary_sketch.pxd`), then each candidate cut where that count is at
+    most `prune_below` (no supermerge BoundlessBPE can still choose has a count that low, and every
+    pair across such a boundary occurs at most as often). Pieces of two or more units become sequences (marked partial when cut), single units
     never merge and only count (`frozen`). The bound assumes a token's bytes come from one unit
     sequence only; `train` returns None when a supermerge's bytes were a token already, and the caller
     loads again without cuts. Training consumes the sequences: `train` runs once.
@@ -87,33 +91,33 @@ cdef class Phase2Units:
     cdef vector[int64_t] frozen         # phase-1 token id -> count of its single-unit pieces
     cdef readonly int64_t prune_below
 
-    def __init__(self, phase1_tokens, batches, int64_t prune_below=-1):
+    def __init__(self, phase1_tokens, batches, int64_t prune_below=-1, int64_t n_candidates=0):
         for tok in phase1_tokens:
             self.p1_tokens.push_back(tok)
         self.st = MergeState()
         self.prune_below = prune_below
         self.state_id.assign(self.p1_tokens.size(), -1)
         self.frozen.assign(self.p1_tokens.size(), 0)
-        cdef PairTable table
+        cdef BoundarySketch sketch
         cdef list keep  # what one batch's view reads, released with the batch
         if prune_below < 0:
             for candidates, counts in batches():
                 keep = []
                 self._add(_view(candidates, counts, keep), NULL)
             return
-        pair_table_init(&table, 1 << 16)
+        sketch_init(&sketch, n_candidates, prune_below)
         try:
             for candidates, counts in batches():
                 keep = []
-                _count_boundaries(_view(candidates, counts, keep), &table)
+                _count_boundaries(_view(candidates, counts, keep), &sketch)
             for candidates, counts in batches():
                 keep = []
-                self._add(_view(candidates, counts, keep), &table)
+                self._add(_view(candidates, counts, keep), &sketch)
         finally:
-            pair_table_free(&table)
+            sketch_free(&sketch)
 
-    cdef int _add(self, const Candidates& c, const PairTable* table) except -1:
-        """Append the candidates of one batch as sequences, cut at rare boundaries when `table`."""
+    cdef int _add(self, const Candidates& c, const BoundarySketch* sketch) except -1:
+        """Append the candidates of one batch as sequences, cut at rare boundaries when `sketch`."""
         cdef int32_t t, nt = <int32_t>self.p1_tokens.size()
         cdef int64_t i, u, start, end, n_units = c.offsets[c.n] if c.n else 0
         cdef vector[uint8_t] cut
@@ -126,13 +130,13 @@ cdef class Phase2Units:
                         raise ValueError(f"candidate unit {t} is not a phase-1 token id")
                 if self.state_id[t] < 0:
                     self.state_id[t] = st.intern(self.p1_tokens[t])
-            if table != NULL:
-                _cuts(c, table, self.prune_below, cut)
+            if sketch != NULL:
+                _cuts(c, sketch, self.prune_below, cut)
             for i in range(c.n):
                 start = c.offsets[i]
                 while start < c.offsets[i + 1]:
                     end = start + 1
-                    while end < c.offsets[i + 1] and (table == NULL or not cut[end - 1 - c.offsets[0]]):
+                    while end < c.offsets[i + 1] and (sketch == NULL or not cut[end - 1 - c.offsets[0]]):
                         end += 1
                     if end - start == 1:
                         self.frozen[c.units[start]] += c.counts[i]

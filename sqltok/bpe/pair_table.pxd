@@ -1,6 +1,5 @@
 # cython: language_level=3
-"""An open-addressing hash map from a token pair (two int32 ids packed in a uint64) to an int64: a
-dense pair index (`pair_table_get_or_insert`) or a count (`pair_table_add`).
+"""An open-addressing hash map from a token pair (two int32 ids packed in a uint64) to a dense pair index.
 
 Pairs are never removed (a dead pair keeps its index with a zero count), so the table only grows:
 linear probing, power-of-two capacity, resized at half load; key and value share a slot, so a lookup
@@ -14,12 +13,11 @@ cdef extern from *:
     #define SQLTOK_EMPTY_PAIR 0xFFFFFFFFFFFFFFFFULL
     """
     const uint64_t EMPTY_KEY "SQLTOK_EMPTY_PAIR"
-    void __builtin_prefetch(const void* p) noexcept nogil
 
 
 cdef struct PairSlot:
     uint64_t key
-    int64_t value
+    int32_t value
 
 
 cdef struct PairTable:
@@ -80,14 +78,8 @@ cdef inline int _pair_table_grow(PairTable* t) except -1 nogil:
     return 0
 
 
-cdef inline void pair_table_prefetch(const PairTable* t, uint64_t key) noexcept nogil:
-    """Start loading the slot where a lookup of `key` begins (a loop that knows its keys ahead
-    overlaps the cache misses of a large table)."""
-    __builtin_prefetch(&t.slots[_mix(key) & t.mask])
-
-
-cdef inline int64_t pair_table_get(const PairTable* t, uint64_t key) noexcept nogil:
-    """The value stored for `key`, or -1."""
+cdef inline int32_t pair_table_get(const PairTable* t, uint64_t key) noexcept nogil:
+    """The index stored for `key`, or -1."""
     cdef uint64_t j = _mix(key) & t.mask
     while True:
         if t.slots[j].key == key:
@@ -97,8 +89,8 @@ cdef inline int64_t pair_table_get(const PairTable* t, uint64_t key) noexcept no
         j = (j + 1) & t.mask
 
 
-cdef inline int64_t pair_table_get_or_insert(PairTable* t, uint64_t key, int64_t new_value) except -2 nogil:
-    """The value stored for `key`; when absent, store `new_value` and return -1."""
+cdef inline int32_t pair_table_get_or_insert(PairTable* t, uint64_t key, int32_t new_value) except -2 nogil:
+    """The index stored for `key`; when absent, store `new_value` and return -1."""
     cdef uint64_t j
     if 2 * (t.size + 1) > <int64_t>(t.mask + 1):
         _pair_table_grow(t)
@@ -111,22 +103,4 @@ cdef inline int64_t pair_table_get_or_insert(PairTable* t, uint64_t key, int64_t
             t.slots[j].value = new_value
             t.size += 1
             return -1
-        j = (j + 1) & t.mask
-
-
-cdef inline int pair_table_add(PairTable* t, uint64_t key, int64_t n) except -1 nogil:
-    """Add `n` to the value of `key` (a count: an absent key counts 0)."""
-    cdef uint64_t j
-    if 2 * (t.size + 1) > <int64_t>(t.mask + 1):
-        _pair_table_grow(t)
-    j = _mix(key) & t.mask
-    while True:
-        if t.slots[j].key == key:
-            t.slots[j].value += n
-            return 0
-        if t.slots[j].key == EMPTY_KEY:
-            t.slots[j].key = key
-            t.slots[j].value = n
-            t.size += 1
-            return 0
         j = (j + 1) & t.mask

@@ -60,7 +60,7 @@ def load_units(con: duckdb.DuckDBPyConnection, units: Counts, p1: Model, prune: 
     def batches():
         for batch in arrow_batches(con, f"SELECT {units.column}, n FROM {units.table}", BATCH_ROWS):
             yield batch.column(0), batch.column(1)
-    return Phase2Units(p1.tokens, batches, -1 if prune is None else prune)
+    return Phase2Units(p1.tokens, batches, -1 if prune is None else prune, units.unique)
 
 
 def train_units(loaded: Phase2Units, p1: Model, vocab_size: int, method: str, supermerges: int, progress: bool,
