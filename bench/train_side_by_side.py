@@ -5,9 +5,9 @@
 The reference's Rust trainer (its `refbpe` driver, built outside this repository) and `sqltok train`
 each run in a fresh process on the same file: reference BPE, reference BoundlessBPE phase 2 (it
 starts from the reference BPE model, so its BoundlessBPE time is the two together), sqltok BPE and
-sqltok BoundlessBPE (one run from the corpus). Per run: wall seconds, CPU seconds (user + system of
-the process and its threads) and peak RSS; sqltok's seconds per stage; both ratios (reference /
-sqltok). On a shared machine the CPU ratio is the one to read: other work stretches wall time, not
+sqltok BoundlessBPE (one run from the corpus); each run writes a new model file or database. Per
+run: wall seconds, CPU seconds (user + system of the process and its threads) and peak RSS;
+sqltok's seconds per stage; both ratios (reference / sqltok). On a shared machine the CPU ratio is the one to read: other work stretches wall time, not
 CPU time (as long as no run has fewer cores than it can use). Both models are exported and compared
 byte for byte with the reference's. Rounds go through all runs in turn; the fastest is kept.
 """
@@ -53,17 +53,25 @@ def stages(out: str) -> str:
     return next((line for line in out.splitlines() if line.startswith("seconds: ")), "").removeprefix("seconds: ")
 
 
+def fresh_db(tmp: Path, model: str) -> str:
+    """A database file of its own for one sqltok run, as the reference writes a new model file (a
+    database that holds earlier runs' models costs their deletion and a bigger checkpoint)."""
+    path = tmp / f"sq_{model}.duckdb"
+    for leftover in (path, path.with_name(path.name + ".wal")):
+        leftover.unlink(missing_ok=True)
+    return str(path)
+
+
 def one_round(corpus: Path, ref: str, vocab: int, tmp: Path) -> dict[str, Run]:
-    sq = [sys.executable, "-m", "sqltok.cli", "train", str(corpus), "--vocab-size", str(vocab), "--no-progress",
-          "--replace", "--db", str(tmp / "sq.duckdb")]
+    sq = [sys.executable, "-m", "sqltok.cli", "train", str(corpus), "--vocab-size", str(vocab), "--no-progress"]
     return {
         "reference bpe": run([ref, "bpe", "--input", str(corpus), "--vocab-size", str(vocab), *REFERENCE_OPTIONS,
                               "--out", str(tmp / "ref_bpe")], tmp),
         "reference boundless phase 2": run([ref, "boundless", "--input", str(corpus), "--word-model",
                                             str(tmp / "ref_bpe.model"), *REFERENCE_OPTIONS,
                                             "--out", str(tmp / "ref_bnd")], tmp),
-        "sqltok bpe": run(sq + ["--model", "bpe"], ROOT),
-        "sqltok boundless": run(sq + ["--method", "boundless", "--model", "bnd"], ROOT),
+        "sqltok bpe": run(sq + ["--model", "bpe", "--db", fresh_db(tmp, "bpe")], ROOT),
+        "sqltok boundless": run(sq + ["--method", "boundless", "--model", "bnd", "--db", fresh_db(tmp, "bnd")], ROOT),
     }
 
 
@@ -73,7 +81,7 @@ def identical(tmp: Path) -> dict[str, bool]:
     for model, ref in (("bpe", "ref_bpe"), ("bnd", "ref_bnd")):
         path = tmp / f"sq_{model}.model"
         run([sys.executable, "-m", "sqltok.cli", "export", model, "--format", "reference", "-o", str(path),
-             "--db", str(tmp / "sq.duckdb")], ROOT)
+             "--db", str(tmp / f"sq_{model}.duckdb")], ROOT)
         same[model] = filecmp.cmp(path, tmp / f"{ref}.model", shallow=False)
     return same
 
