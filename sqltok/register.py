@@ -10,7 +10,8 @@ from sqltok.store import ensure_schema
 from sqltok.udfs import register_udfs
 
 
-#: The databases each connection has registered on (a stage registers again on its caller's connection).
+#: The databases (name and file) each connection has registered on (a stage registers again on its
+#: caller's connection).
 _registered: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, set[str]]" = weakref.WeakKeyDictionary()
 
 
@@ -21,7 +22,8 @@ def register(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     TEMP: they live with the connection, the model tables in the database (a read-only database is
     used as it is: its models can be read, none written).
     """
-    database = con.execute("SELECT current_database()").fetchall()[0][0]
+    database = con.execute("SELECT database_name || ':' || coalesce(path, '') FROM duckdb_databases() "
+                           "WHERE database_name = current_database()").fetchall()[0][0]
     done = _registered.setdefault(con, set())
     if database in done:
         return con

@@ -80,8 +80,8 @@ cdef class Phase2Units:
     With `prune_below` >= 0 the batches are read twice: first how often every two units stand side by
     side, counted from above (`boundary_sketch.pxd`), then each candidate cut where that count is at
     most `prune_below` (no supermerge BoundlessBPE can still choose has a count that low, and every
-    pair across such a boundary occurs at most as often). Pieces of two or more units become sequences (marked partial when cut), single units
-    never merge and only count (`frozen`). The bound assumes a token's bytes come from one unit
+    pair across such a boundary occurs at most as often). Pieces of two or more units become
+    sequences (marked partial when cut), single units never merge and only count (`frozen`). The bound assumes a token's bytes come from one unit
     sequence only; `train` returns None when a supermerge's bytes were a token already, and the caller
     loads again without cuts. Training consumes the sequences: `train` runs once.
     """
