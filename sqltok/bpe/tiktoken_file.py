@@ -20,6 +20,7 @@ from pathlib import Path
 
 from sqltok.errors import SqltokError
 from sqltok.pretokenizer import patterns
+from sqltok.bpe._concatenations import concatenation_pairs
 from sqltok.bpe.encoder_spec import EncoderSpec, id_count
 from sqltok.formats.errors import ModelFormatError, UnsupportedTokenizerError
 from sqltok.formats.files import read_bytes
@@ -196,26 +197,9 @@ def spec_from_ranks(ranks: dict[bytes, int], pattern: str, special_tokens: dict[
     if b"" in ranks:
         tokens[ranks[b""]] = None  # a reserved rank, not a token the encoder can produce
     return EncoderSpec(
-        name=name, tokens=tokens, pairs=concatenation_pairs(tokens, ranks),
+        name=name, tokens=tokens, pairs=concatenation_pairs(tokens),
         byte_ids=[ranks[bytes([b])] for b in range(256)], direct=True, pattern=pattern,
         special_tokens=dict(special_tokens), normalizer=None, source="tiktoken")
-
-
-def concatenation_pairs(tokens: list[bytes | None], ids: dict[bytes, int]) -> list[tuple[int, int, int, int]]:
-    """(id(t[:k]), id(t[k:]), id(t), id(t)) for every token t and split point k where both halves
-    are tokens, sorted by id(t) (the rank), then k."""
-    pairs = []
-    get = ids.get
-    for i, t in enumerate(tokens):
-        if t is None:
-            continue
-        for k in range(1, len(t)):
-            left = get(t[:k])
-            if left is not None:
-                right = get(t[k:])
-                if right is not None:
-                    pairs.append((left, right, i, i))
-    return pairs
 
 
 # ----------------------------------------------------------------------------- writing
