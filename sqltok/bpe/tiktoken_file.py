@@ -144,13 +144,11 @@ def parse_tiktoken(data: bytes) -> dict[bytes, int]:
     only reserves its rank, since a piece of text is never empty.
     """
     ranks: dict[bytes, int] = {}
-    line_of_token: dict[bytes, int] = {}
-    line_of_rank: dict[int, int] = {}
+    lines = 0
     for number, line in enumerate(data.split(b"\n"), 1):
-        line = line.removesuffix(b"\r")
-        if not line.strip():
+        parts = line.split()  # (a trailing "\r" goes with the whitespace)
+        if not parts:
             continue
-        parts = line.split()
         if len(parts) != 2:
             raise ModelFormatError(f"line {number}: expected '<base64 token> <rank>', found {len(parts)} fields")
         encoded, rank_text = parts
@@ -161,16 +159,31 @@ def parse_tiktoken(data: bytes) -> dict[bytes, int]:
             raise ModelFormatError(f"line {number}: the token is not valid base64 ({e})") from None
         if not rank_text.isdigit():
             raise ModelFormatError(f"line {number}: expected a rank (an integer >= 0)")
-        rank = int(rank_text)
+        ranks[token] = int(rank_text)
+        lines += 1
+    if len(ranks) != lines or len(set(ranks.values())) != lines:
+        _name_the_repeat(data)
+    if not ranks:
+        raise ModelFormatError("no tokens: the file is empty")
+    return ranks
+
+
+def _name_the_repeat(data: bytes) -> None:
+    """ModelFormatError naming the first line whose token or rank an earlier line has (the lines of
+    `data` are known to be well formed)."""
+    line_of_token: dict[bytes, int] = {}
+    line_of_rank: dict[int, int] = {}
+    for number, line in enumerate(data.split(b"\n"), 1):
+        parts = line.split()
+        if not parts:
+            continue
+        token = b"" if parts[0] == b"=" else base64.b64decode(parts[0], validate=True)
+        rank = int(parts[1])
         if token in line_of_token:
             raise ModelFormatError(f"line {number}: the token is already on line {line_of_token[token]}")
         if rank in line_of_rank:
             raise ModelFormatError(f"line {number}: the rank is already used on line {line_of_rank[rank]}")
-        ranks[token] = rank
         line_of_token[token] = line_of_rank[rank] = number
-    if not ranks:
-        raise ModelFormatError("no tokens: the file is empty")
-    return ranks
 
 
 def spec_from_ranks(ranks: dict[bytes, int], pattern: str, special_tokens: dict[str, int],
