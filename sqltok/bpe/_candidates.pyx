@@ -133,12 +133,11 @@ cdef object _candidates_to_arrow(vector[CandidatesOut]& parts, int64_t n, Encode
             cand_off.push_back(cand_off.back() + parts[k].cand_units[j] * unit_bytes)
         nulls += add_rows(parts[k].row_cands, row, row_off.data(), valid, False)
         row += <int64_t>parts[k].row_cands.size()
-    cdef int64_t n_units = units.size()
     if keys:
         cands = pa.Array.from_buffers(pa.large_binary(), cand_off.size() - 1,
                                       [None, pa.py_buffer(_int64_bytes(cand_off)), ids_buffer(units, encoder.pool)])
     else:
-        ids = pa.Array.from_buffers(pa.int32(), n_units, [None, ids_buffer(units, encoder.pool)])
+        ids = pa.Array.from_buffers(pa.int32(), units.size(), [None, ids_buffer(units, encoder.pool)])
         cands = pa.Array.from_buffers(pa.large_list(pa.int32()), cand_off.size() - 1,
                                       [None, pa.py_buffer(_int64_bytes(cand_off))], children=[ids])
     return pa.Array.from_buffers(pa.large_list(cands.type), n,

@@ -29,12 +29,14 @@ def candidates_arrow(tok: BPETokenizer, texts: pa.Array, threads: int | None = N
 
 
 def candidate_ids(keys: pa.Array) -> pa.Array:
-    """Candidate keys (binary: native int32 bytes, as `candidates_arrow(keys=True)` makes them) as
-    lists of ids (large_list<int32>; NULL stays NULL), sharing the keys' buffer where it is aligned."""
+    """Candidate keys (binary or large_binary: native int32 bytes, as `candidates_arrow(keys=True)`
+    makes them) as lists of ids (list<int32> or large_list<int32>, the keys' offset width; NULL stays
+    NULL), sharing the keys' buffer where it is aligned."""
     if isinstance(keys, pa.ChunkedArray):
         keys = keys.combine_chunks()
-    keys = keys.cast(pa.large_binary())
-    offsets = np.frombuffer(keys.buffers()[1], np.int64)[keys.offset:keys.offset + len(keys) + 1]
+    large = pa.types.is_large_binary(keys.type)
+    width = np.int64 if large else np.int32
+    offsets = np.frombuffer(keys.buffers()[1], width)[keys.offset:keys.offset + len(keys) + 1]
     if np.any(np.diff(offsets) % 4):
         raise SqltokError("a candidate key's length is not a multiple of 4 bytes")
     data = keys.buffers()[2] or pa.py_buffer(b"")
@@ -42,8 +44,8 @@ def candidate_ids(keys: pa.Array) -> pa.Array:
         data = pa.py_buffer(data.to_pybytes()[offsets[0]:offsets[-1]])
         offsets = offsets - offsets[0]
     ids = pa.Array.from_buffers(pa.int32(), int(offsets[-1]) // 4, [None, data])
-    return pa.LargeListArray.from_arrays(pa.array(offsets // 4, pa.int64()), ids,
-                                         mask=keys.is_null() if keys.null_count else None)
+    lists = pa.LargeListArray if large else pa.ListArray
+    return lists.from_arrays(pa.array(offsets // 4), ids, mask=keys.is_null() if keys.null_count else None)
 
 
 def letter_mask(tok: BPETokenizer) -> bytes:

@@ -58,7 +58,7 @@ def read_corpus(con: duckdb.DuckDBPyConnection, source: Source | str) -> Corpus:
     src = as_source(source)
     try:
         return _read(con, src.short_lines())
-    except duckdb.InvalidInputException as e:
+    except duckdb.Error as e:
         if not is_line_too_long(e):
             raise
     return _read(con, src)
