@@ -15,6 +15,7 @@ from libcpp.string cimport string
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 
+from sqltok.native.huge_pages cimport SqltokHugeAllocator
 from sqltok.bpe.pair_table cimport (PairTable, pack_pair, pair_table_free, pair_table_get,
                          pair_table_get_or_insert, pair_table_init)
 from sqltok.native.arrow_buffers cimport int8_array, int32_array, int64_array
@@ -76,6 +77,10 @@ cdef extern from *:
     void prefetch "sqltok_prefetch"(const void* p) noexcept nogil
 
 
+cdef enum:
+    HEAP_PAD = 3        # the root's children (nodes 1-4) start at heap[4], 64 bytes in
+
+
 cdef struct HeapEntry:
     int64_t count
     int32_t pair
@@ -119,11 +124,12 @@ cdef class MergeState:
     cdef vector[int32_t] scratch
     cdef vector[int32_t] fresh
     cdef vector[int32_t] holders        # the sequences the current merge visits
-    cdef vector[HeapEntry] heap
+    cdef vector[HeapEntry, SqltokHugeAllocator[HeapEntry]] heap  # HEAP_PAD unused entries, then the nodes
     cdef int32_t step
 
     def __cinit__(self):
         pair_table_init(&self.table, 1 << 16)
+        self.heap.resize(HEAP_PAD)
         self.step = 0
 
     def __dealloc__(self):
@@ -141,7 +147,8 @@ cdef class MergeState:
         return tid
 
     # -- heap: max by count, then min left bytes, then min right bytes; 4-ary (half the depth of a
-    # binary heap, and the four children share a cache line or two) -------------------------------
+    # binary heap), node i at heap[HEAP_PAD + i]: the four children of a node share a cache line once
+    # the heap is big (its block is then 2 MiB-aligned, on huge pages: no TLB miss a level) --------
     cdef inline bint _before(self, const HeapEntry& a, const HeapEntry& b) noexcept nogil:
         if a.count != b.count:
             return a.count > b.count
@@ -162,20 +169,21 @@ cdef class MergeState:
         e.pair = pair
         e.left_key = _prefix_key(self.token_bytes[self.pair_left[pair]])
         self.heap.push_back(e)
-        cdef size_t i = self.heap.size() - 1
+        cdef HeapEntry* h = self.heap.data() + HEAP_PAD
+        cdef size_t i = self.heap.size() - HEAP_PAD - 1
         cdef size_t parent
         while i > 0:
             parent = (i - 1) >> 2
-            if not self._before(e, self.heap[parent]):
+            if not self._before(e, h[parent]):
                 break
-            self.heap[i] = self.heap[parent]
+            h[i] = h[parent]
             i = parent
-        self.heap[i] = e
+        h[i] = e
 
     cdef void _sift_down(self, HeapEntry e) noexcept nogil:
         """Put `e` at the root, whose entry is gone, and restore the heap below it."""
-        cdef size_t n = self.heap.size()
-        cdef HeapEntry* h = self.heap.data()
+        cdef size_t n = self.heap.size() - HEAP_PAD
+        cdef HeapEntry* h = self.heap.data() + HEAP_PAD
         cdef size_t i = 0
         cdef size_t child, best, end
         while True:
@@ -201,10 +209,10 @@ cdef class MergeState:
         sifting it down from the root)."""
         cdef HeapEntry last = self.heap.back()
         self.heap.pop_back()
-        cdef size_t n = self.heap.size()
+        cdef size_t n = self.heap.size() - HEAP_PAD
         if n == 0:
             return
-        cdef HeapEntry* h = self.heap.data()
+        cdef HeapEntry* h = self.heap.data() + HEAP_PAD
         cdef size_t i = 0
         cdef size_t child, best, end, parent
         while True:
@@ -305,8 +313,8 @@ cdef class MergeState:
     cdef int32_t best_pair(self) except -2 nogil:
         """The pair to merge next (left on the heap), or -1 when no pair has a positive count."""
         cdef HeapEntry top
-        while self.heap.size() > 0:
-            top = self.heap[0]
+        while self.heap.size() > HEAP_PAD:
+            top = self.heap[HEAP_PAD]
             if top.count == self.pair_count[top.pair]:
                 return top.pair
             if 0 < self.pair_count[top.pair] < top.count:   # stale: back in the heap at its count
