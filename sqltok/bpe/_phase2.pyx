@@ -10,6 +10,7 @@ fixed number of supermerges on top of the whole phase-1 vocabulary.
 from cpython.exc cimport PyErr_CheckSignals
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
 from libcpp.string cimport string
+from cython.operator cimport dereference as deref
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 
@@ -242,7 +243,7 @@ cdef object _train(MergeState st, const vector[int64_t]& frozen, const vector[st
                     bad = 1
                     break
                 merged = st.token_bytes[st.pair_left[pair]] + st.token_bytes[st.pair_right[pair]]
-                if st.token_ids.find(merged) != st.token_ids.end():
+                if st.token_id(merged) >= 0:
                     collisions += 1
                 new_id = st.intern(merged)
                 s_left.push_back(left)

@@ -9,12 +9,11 @@ has the highest count, ties going to the smallest left token bytes, then the sma
 Each merge costs time in proportion to the sequences that hold the pair (a pair -> sequences index).
 """
 from cpython.exc cimport PyErr_CheckSignals
-from cython.operator cimport dereference as deref
-from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.string cimport string
-from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 
+from sqltok.native.bytes_table cimport bytes_hash
 from sqltok.native.huge_pages cimport SqltokHugeAllocator
 from sqltok.bpe.pair_table cimport (PairTable, pack_pair, pair_table_free, pair_table_get,
                          pair_table_get_or_insert, pair_table_init)
@@ -107,7 +106,7 @@ cdef inline uint32_t _prefix_key(const string& b) noexcept nogil:
 
 cdef class MergeState:
     cdef vector[string] token_bytes
-    cdef unordered_map[string, int32_t] token_ids
+    cdef vector[int32_t] token_ids      # open addressing by bytes_hash: token ids (-1: an empty slot)
     cdef vector[int32_t] units          # all sequences, back to back; a sequence only shrinks
     cdef vector[int32_t] pair_at        # pair_at[j]: the pair index of (units[j], units[j + 1])
     cdef vector[SeqInfo] seqs
@@ -136,14 +135,34 @@ cdef class MergeState:
         pair_table_free(&self.table)
 
     # -- tokens ------------------------------------------------------------------------------------
+    cdef size_t _id_slot(self, const string& b) noexcept nogil:
+        """The slot of `token_ids` that holds the token with bytes `b`, or the empty one it would take."""
+        cdef uint64_t mask = self.token_ids.size() - 1
+        cdef uint64_t j = bytes_hash(<const uint8_t*>b.data(), <int64_t>b.size()) & mask
+        cdef int32_t t
+        while True:
+            t = self.token_ids[j]
+            if t < 0 or self.token_bytes[t] == b:
+                return j
+            j = (j + 1) & mask
+
+    cdef int32_t token_id(self, const string& b) noexcept nogil:
+        """The id of the token with bytes `b`, or -1."""
+        return self.token_ids[self._id_slot(b)] if self.token_ids.size() else -1
+
     cdef int32_t intern(self, const string& b) except -2 nogil:
         """The id of the token with bytes `b`, created at the end of the vocabulary when new."""
-        cdef unordered_map[string, int32_t].iterator it = self.token_ids.find(b)
-        if it != self.token_ids.end():
-            return deref(it).second
+        cdef size_t j, k
         cdef int32_t tid = <int32_t>self.token_bytes.size()
+        if 2 * (self.token_bytes.size() + 1) > self.token_ids.size():  # at most half full
+            self.token_ids.assign(max(<size_t>1024, 2 * self.token_ids.size()), -1)
+            for k in range(self.token_bytes.size()):
+                self.token_ids[self._id_slot(self.token_bytes[k])] = <int32_t>k
+        j = self._id_slot(b)
+        if self.token_ids[j] >= 0:
+            return self.token_ids[j]
         self.token_bytes.push_back(b)
-        self.token_ids[b] = tid
+        self.token_ids[j] = tid
         return tid
 
     # -- heap: max by count, then min left bytes, then min right bytes; 4-ary (half the depth of a
