@@ -10,8 +10,6 @@ fixed number of supermerges on top of the whole phase-1 vocabulary.
 from cpython.exc cimport PyErr_CheckSignals
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
 from libcpp.string cimport string
-from cython.operator cimport dereference as deref
-from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 
 from sqltok.native.arrow_buffers cimport int8_array, int32_array, int64_array, int64_values, large_binary_array
@@ -181,24 +179,17 @@ cdef class _Vocabulary:
     """The final model's tokens in creation order, by bytes."""
     cdef vector[string] tokens
     cdef vector[int8_t] is_super
-    cdef unordered_map[string, int32_t] ids
+    cdef vector[int32_t] ids            # the tokens' index (token_index.pxd)
 
     cdef int32_t add(self, const string& b, int8_t is_super) except -2 nogil:
         """The id of `b`, added at the end when it is new."""
-        cdef unordered_map[string, int32_t].iterator it = self.ids.find(b)
-        if it != self.ids.end():
-            return deref(it).second
-        cdef int32_t tid = <int32_t>self.tokens.size()
-        self.tokens.push_back(b)
-        self.is_super.push_back(is_super)
-        self.ids[b] = tid
+        cdef int32_t tid = token_add(self.ids, self.tokens, b)
+        if tid == <int32_t>self.is_super.size():
+            self.is_super.push_back(is_super)
         return tid
 
-    cdef int32_t get(self, const string& b) except -2 nogil:
-        cdef unordered_map[string, int32_t].iterator it = self.ids.find(b)
-        if it == self.ids.end():
-            return -1
-        return deref(it).second
+    cdef int32_t get(self, const string& b) noexcept nogil:
+        return token_find(self.ids, self.tokens, b)
 
 
 cdef object _train(MergeState st, const vector[int64_t]& frozen, const vector[string]& p1_tokens,

@@ -13,8 +13,8 @@ from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
-from sqltok.native.bytes_table cimport bytes_hash
 from sqltok.native.huge_pages cimport SqltokHugeAllocator
+from sqltok.bpe.token_index cimport token_add, token_find
 from sqltok.bpe.pair_table cimport (PairTable, pack_pair, pair_table_free, pair_table_get,
                          pair_table_get_or_insert, pair_table_init)
 from sqltok.native.arrow_buffers cimport int8_array, int32_array, int64_array
@@ -106,7 +106,7 @@ cdef inline uint32_t _prefix_key(const string& b) noexcept nogil:
 
 cdef class MergeState:
     cdef vector[string] token_bytes
-    cdef vector[int32_t] token_ids      # open addressing by bytes_hash: token ids (-1: an empty slot)
+    cdef vector[int32_t] token_ids      # token_bytes' index (token_index.pxd)
     cdef vector[int32_t] units          # all sequences, back to back; a sequence only shrinks
     cdef vector[int32_t] pair_at        # pair_at[j]: the pair index of (units[j], units[j + 1])
     cdef vector[SeqInfo] seqs
@@ -135,35 +135,13 @@ cdef class MergeState:
         pair_table_free(&self.table)
 
     # -- tokens ------------------------------------------------------------------------------------
-    cdef size_t _id_slot(self, const string& b) noexcept nogil:
-        """The slot of `token_ids` that holds the token with bytes `b`, or the empty one it would take."""
-        cdef uint64_t mask = self.token_ids.size() - 1
-        cdef uint64_t j = bytes_hash(<const uint8_t*>b.data(), <int64_t>b.size()) & mask
-        cdef int32_t t
-        while True:
-            t = self.token_ids[j]
-            if t < 0 or self.token_bytes[t] == b:
-                return j
-            j = (j + 1) & mask
-
     cdef int32_t token_id(self, const string& b) noexcept nogil:
         """The id of the token with bytes `b`, or -1."""
-        return self.token_ids[self._id_slot(b)] if self.token_ids.size() else -1
+        return token_find(self.token_ids, self.token_bytes, b)
 
     cdef int32_t intern(self, const string& b) except -2 nogil:
         """The id of the token with bytes `b`, created at the end of the vocabulary when new."""
-        cdef size_t j, k
-        cdef int32_t tid = <int32_t>self.token_bytes.size()
-        if 2 * (self.token_bytes.size() + 1) > self.token_ids.size():  # at most half full
-            self.token_ids.assign(max(<size_t>1024, 2 * self.token_ids.size()), -1)
-            for k in range(self.token_bytes.size()):
-                self.token_ids[self._id_slot(self.token_bytes[k])] = <int32_t>k
-        j = self._id_slot(b)
-        if self.token_ids[j] >= 0:
-            return self.token_ids[j]
-        self.token_bytes.push_back(b)
-        self.token_ids[j] = tid
-        return tid
+        return token_add(self.token_ids, self.token_bytes, b)
 
     # -- heap: max by count, then min left bytes, then min right bytes; 4-ary (half the depth of a
     # binary heap), node i at heap[HEAP_PAD + i]: the four children of a node share a cache line once
