@@ -284,9 +284,12 @@ cdef class MergeState:
         return 0
 
     cdef int count_all_pairs(self) except -1 nogil:
-        """Initial pair counts and pair -> sequence index over all sequences, then the heap."""
+        """Initial pair counts and pair -> sequence index over all sequences, then the heap. Two
+        passes: the counts and how many sequences hold each pair, then the index, each pair's list
+        made at its size (grown one sequence at a time, the lists were reallocated over and over)."""
         cdef size_t w, k, j, start, n
         cdef int32_t p
+        cdef vector[int32_t] holders
         self.pair_at.assign(self.units.size(), -1)
         for w in range(self.seqs.size()):
             start = self.seqs[w].start
@@ -298,6 +301,21 @@ cdef class MergeState:
             for k in range(self.scratch.size()):
                 p = self.scratch[k]
                 self.pair_count[p] += self.seqs[w].weight
+                if self.pair_stamp[p] != <int32_t>w:
+                    self.pair_stamp[p] = <int32_t>w
+                    if <size_t>p >= holders.size():
+                        holders.resize(self.pair_count.size(), 0)
+                    holders[p] += 1
+        for k in range(holders.size()):
+            if holders[k] >= 2:
+                self.pair_more[k] = <int32_t>self.more_seqs.size()
+                self.more_seqs.push_back(vector[int32_t]())
+                self.more_seqs.back().reserve(holders[k] - 1)
+        self.pair_stamp.assign(self.pair_stamp.size(), -1)
+        for w in range(self.seqs.size()):
+            self._counted_pairs(w, self.scratch)
+            for k in range(self.scratch.size()):
+                p = self.scratch[k]
                 if self.pair_stamp[p] != <int32_t>w:
                     self.pair_stamp[p] = <int32_t>w
                     self._add_seq(p, <int32_t>w)
