@@ -1,19 +1,25 @@
 # cython: language_level=3
 """Supermerge candidates, the first step of training a two-phase (superword) model: the maximal runs
-of two or more pretokens of each text that a phase-1 Encoder encodes to exactly one eligible token
-each, as their token ids. Rows are shared among threads (parallel_rows), the GIL released."""
+of two or more pretokens of each text that a phase-1 model encodes to exactly one eligible token
+each, as their token ids. The units are found by the phase-1 Encoder, or, where phase 1 was just
+trained on the same corpus, by `PretokenUnits`: what phase 1 made of each unique pretoken, looked up
+(phase 1 merged each pretoken exactly as its encoder encodes it, so the candidates are the same).
+Rows are shared among threads (parallel_rows), the GIL released."""
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.string cimport memset
 from libcpp.vector cimport vector
 
-from sqltok.bpe._encode cimport Encoder, failure_message
+from sqltok.bpe._encode cimport PRETOKENIZE_FAILED, Encoder, failure_message
 from sqltok.bpe.workspace cimport Workspace, workspace_init
-from sqltok.native.arrow_buffers cimport view_bytes, view_end, view_start, view_valid
+from sqltok.native.arrow_buffers cimport BinaryView, binary_view, view_bytes, view_end, view_start, view_valid
+from sqltok.native.bytes_table cimport BytesTable, bytes_table_build, bytes_table_get
 from sqltok.native.id_lists cimport IdVector
-from sqltok.native.id_output cimport add_rows, ids_buffer
+from sqltok.native.id_output cimport IdPool, add_rows, id_pool_new, id_pool_release, ids_buffer
 from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
+from sqltok.pretokenizer.matcher cimport PAT_O200K, PAT_SCRIPT_AWARE, pretokenize_pattern
 
+import numpy as np
 import pyarrow as pa
 
 from sqltok.errors import SqltokError
@@ -27,16 +33,105 @@ cdef struct CandidatesOut:
 
 
 cdef struct CandidatesCall:      # what the threads of one candidates_arrow call share
-    void* encoder                # the Encoder (borrowed: the call holds it)
+    void* encoder                # the Encoder (borrowed: the call holds it), or NULL
+    void* units                  # else the PretokenUnits (borrowed)
     const uint8_t* eligible
     CandidatesOut* parts
+
+
+cdef class PretokenUnits:
+    """The candidate units of a phase-1 run by pretoken: `units[i]` is the token phase 1 merged
+    pretoken `pretokens[i]` into when that token holds a letter (`letters[t]`), else -1 (it stayed
+    more than one token, or holds no letter); the pretokens of texts are then found in a table of
+    the units' bytes, with the pretokenizer phase 1 counted them with (`script_aware`). Read-only once
+    built: any number of threads may look up at once."""
+    cdef object keep                 # the pretokens' buffers
+    cdef const uint8_t* data
+    cdef vector[int64_t] starts
+    cdef vector[int64_t] ends
+    cdef vector[int32_t] unit
+    cdef BytesTable table
+    cdef int pattern
+    cdef IdPool* pool
+
+    def __cinit__(self):
+        self.pool = id_pool_new()
+
+    def __dealloc__(self):
+        if self.pool != NULL:
+            id_pool_release(self.pool)
+
+    def __init__(self, pretokens, singles, bytes letters, bint script_aware):
+        self.keep = []
+        cdef BinaryView v = binary_view(pretokens, self.keep)
+        cdef const int32_t[:] single = np.ascontiguousarray(singles, dtype=np.int32)
+        if single.shape[0] != v.length:
+            raise ValueError("pretokens and singles differ in length")
+        cdef const uint8_t* letter = <const uint8_t*><char*>letters
+        cdef int64_t n_letters = len(letters), i
+        cdef int32_t t
+        cdef vector[int32_t] held
+        self.data = v.values
+        self.pattern = PAT_SCRIPT_AWARE if script_aware else PAT_O200K
+        with nogil:
+            self.starts.resize(v.length)
+            self.ends.resize(v.length)
+            self.unit.assign(v.length, -1)
+            for i in range(v.length):
+                self.starts[i] = view_start(v, i)
+                self.ends[i] = view_end(v, i)
+                t = single[i]
+                if 0 <= t < n_letters and letter[t]:
+                    self.unit[i] = t
+                    held.push_back(<int32_t>i)
+            bytes_table_build(&self.table, self.data, self.starts.data(), self.ends.data(), held)
+
+    cdef inline int32_t find(self, const uint8_t* p, int64_t n) noexcept nogil:
+        """The unit token of pretoken p[:n], or -1."""
+        cdef int32_t i = bytes_table_get(&self.table, self.data, self.starts.data(), self.ends.data(), p, n)
+        return self.unit[i] if i >= 0 else -1
+
+
+cdef int _found_units(const int32_t* ids, int64_t n_pieces, CandidatesOut& res) noexcept nogil:
+    """Append the candidates of a text whose k-th pretoken is unit ids[k] (-1: none) to `res`;
+    how many."""
+    cdef int64_t k, run_len = 0
+    cdef int found = 0
+    for k in range(n_pieces + 1):
+        if k < n_pieces and ids[k] >= 0:
+            res.units.push_back(ids[k])
+            run_len += 1
+            continue
+        if run_len >= 2:
+            res.cand_units.push_back(run_len)
+            found += 1
+        elif run_len == 1:  # a lone eligible pretoken is no candidate
+            res.units.pop_back()
+        run_len = 0
+    return found
+
+
+cdef int _pretoken_candidates(PretokenUnits units, const uint8_t* p, int64_t n, CandidatesOut& res,
+                              vector[int64_t]& ends, vector[int32_t]& ids) noexcept nogil:
+    """Append the candidates of p[:n] to `res`, its units looked up by pretoken; how many, or minus
+    a failure code."""
+    cdef size_t k
+    cdef int64_t start = 0
+    ends.clear()
+    if pretokenize_pattern(p, n, units.pattern, ends) != 0:
+        return -PRETOKENIZE_FAILED
+    ids.resize(ends.size())
+    for k in range(ends.size()):
+        ids[k] = units.find(p + start, ends[k] - start)
+        start = ends[k]
+    return _found_units(ids.data(), <int64_t>ids.size(), res)
 
 
 cdef int _text_candidates(Encoder encoder, const uint8_t* p, int64_t n, const uint8_t* eligible,
                           CandidatesOut& res, IdVector& ids, Workspace& ws) noexcept nogil:
     """Append the candidates of p[:n] to `res`; returns how many, or minus the encoder's failure code."""
     cdef size_t k, at = 0
-    cdef int64_t run_len = 0, found = 0
+    cdef int32_t t
     cdef int rc
     ids.clear()
     ws.piece_sizes.clear()
@@ -45,21 +140,11 @@ cdef int _text_candidates(Encoder encoder, const uint8_t* p, int64_t n, const ui
     ws.keep_sizes = False
     if rc:
         return -rc
-    for k in range(ws.piece_sizes.size() + 1):
-        if k < ws.piece_sizes.size():
-            if ws.piece_sizes[k] == 1 and eligible[ids[at]]:
-                res.units.push_back(ids[at])
-                run_len += 1
-                at += 1
-                continue
-            at += ws.piece_sizes[k]
-        if run_len >= 2:
-            res.cand_units.push_back(run_len)
-            found += 1
-        elif run_len == 1:  # a lone eligible pretoken is no candidate
-            res.units.pop_back()
-        run_len = 0
-    return <int>found
+    for k in range(ws.piece_sizes.size()):  # each pretoken's unit, in place of its first id
+        t = ids[at]
+        ids[k] = t if ws.piece_sizes[k] == 1 and eligible[t] else -1
+        at += ws.piece_sizes[k]
+    return _found_units(ids.data(), <int64_t>ws.piece_sizes.size(), res)
 
 
 cdef int64_t _candidates_rows(void* task, const RowRun& run, int thread, int part, int64_t first,
@@ -69,16 +154,23 @@ cdef int64_t _candidates_rows(void* task, const RowRun& run, int thread, int par
     cdef CandidatesOut* res = &call.parts[part]
     cdef Workspace ws
     cdef IdVector ids
+    cdef vector[int64_t] ends
+    cdef vector[int32_t] units
     cdef int64_t r, start
     cdef int found
-    workspace_init(ws, view_bytes(run.view, first, last), run.threads)
+    if call.encoder != NULL:
+        workspace_init(ws, view_bytes(run.view, first, last), run.threads)
     for r in range(first, last):
         if not view_valid(run.view, r):
             res.row_cands.push_back(-1)
             continue
         start = view_start(run.view, r)
-        found = _text_candidates(<Encoder>call.encoder, run.view.values + start, view_end(run.view, r) - start,
-                                 call.eligible, res[0], ids, ws)
+        if call.encoder != NULL:
+            found = _text_candidates(<Encoder>call.encoder, run.view.values + start,
+                                     view_end(run.view, r) - start, call.eligible, res[0], ids, ws)
+        else:
+            found = _pretoken_candidates(<PretokenUnits>call.units, run.view.values + start,
+                                         view_end(run.view, r) - start, res[0], ends, units)
         if found < 0:
             res.error_code = -found
             return r
@@ -96,27 +188,41 @@ def candidates_arrow(Encoder encoder, texts, bytes eligible, int threads=1, bint
         raise ValueError("the eligibility mask must cover every token id")
     if encoder.pattern < 0:
         raise ValueError("candidates need one of the built-in pre-tokenization patterns")
+    cdef CandidatesCall call
+    call.encoder = <void*>encoder
+    call.units = NULL
+    call.eligible = <const uint8_t*><char*>eligible
+    return _candidates(call, texts, threads, keys, encoder.pool)
+
+
+def pretoken_candidates_arrow(PretokenUnits units, texts, int threads=1, bint keys=False):
+    """`candidates_arrow` with the units of each pretoken looked up in `units`."""
+    cdef CandidatesCall call
+    call.encoder = NULL
+    call.units = <void*>units
+    call.eligible = NULL
+    return _candidates(call, texts, threads, keys, units.pool)
+
+
+cdef object _candidates(CandidatesCall& call, texts, int threads, bint keys, IdPool* pool):
     cdef list keep = []
     cdef RowRun run
     rows_open(run, texts, keep, threads, False)
     cdef vector[CandidatesOut] parts = vector[CandidatesOut](run.parts)
-    cdef CandidatesCall call
-    call.encoder = <void*>encoder
-    call.eligible = <const uint8_t*><char*>eligible
     call.parts = parts.data()
     rows_run(run, _candidates_rows, NULL, &call)
     if run.error_row >= 0:
         raise SqltokError(failure_message(run.error_row, parts[run.error_part].error_code))
-    return _candidates_to_arrow(parts, run.view.length, encoder, keys)
+    return _candidates_to_arrow(parts, run.view.length, pool, keys)
 
 
 cdef bytes _int64_bytes(const vector[int64_t]& v):
     return (<const char*>v.data())[:v.size() * sizeof(int64_t)]
 
 
-cdef object _candidates_to_arrow(vector[CandidatesOut]& parts, int64_t n, Encoder encoder, bint keys):
+cdef object _candidates_to_arrow(vector[CandidatesOut]& parts, int64_t n, IdPool* pool, bint keys):
     """One list<list<int32>> (with `keys`: list<binary>) Arrow array from the parts' candidates (in
-    row order); the units' memory comes from, and goes back to, the encoder's id pool."""
+    row order); the units' memory comes from, and goes back to, the id pool `pool`."""
     cdef int64_t unit_bytes = sizeof(int32_t) if keys else 1
     cdef vector[int64_t] cand_off, row_off
     cdef IdVector units
@@ -135,9 +241,9 @@ cdef object _candidates_to_arrow(vector[CandidatesOut]& parts, int64_t n, Encode
         row += <int64_t>parts[k].row_cands.size()
     if keys:
         cands = pa.Array.from_buffers(pa.large_binary(), cand_off.size() - 1,
-                                      [None, pa.py_buffer(_int64_bytes(cand_off)), ids_buffer(units, encoder.pool)])
+                                      [None, pa.py_buffer(_int64_bytes(cand_off)), ids_buffer(units, pool)])
     else:
-        ids = pa.Array.from_buffers(pa.int32(), units.size(), [None, ids_buffer(units, encoder.pool)])
+        ids = pa.Array.from_buffers(pa.int32(), units.size(), [None, ids_buffer(units, pool)])
         cands = pa.Array.from_buffers(pa.large_list(pa.int32()), cand_off.size() - 1,
                                       [None, pa.py_buffer(_int64_bytes(cand_off))], children=[ids])
     return pa.Array.from_buffers(pa.large_list(cands.type), n,

@@ -51,8 +51,9 @@ def train_bpe(pretokens, counts, int vocab_size, progress=None, int progress_eve
     is left. `pretokens` is a pyarrow binary/string array of unique pretokens, `counts` an int64 array.
 
     `progress(merges_done, vocab_size_now)` is called every `progress_every` merges, if given.
-    Returns pyarrow arrays: merges (`left`, `right`, `new_id`, `count`, `flag`) in order, and the
-    vocabulary (`tokens` by id, `token_counts`: final frequency of each token).
+    Returns pyarrow arrays: merges (`left`, `right`, `new_id`, `count`, `flag`) in order, the
+    vocabulary (`tokens` by id, `token_counts`: final frequency of each token), and `singles`: per
+    pretoken, the one token it was merged into, or -1 when it stayed more than one.
     """
     if vocab_size < len(BYTE_ALPHABET):
         raise ValueError(f"vocab_size must be at least {len(BYTE_ALPHABET)} (the byte tokens)")
@@ -67,6 +68,9 @@ def train_bpe(pretokens, counts, int vocab_size, progress=None, int progress_eve
 
     cdef MergeLog log
     cdef vector[int64_t] freqs
+    cdef vector[int32_t] singles
     run_merges(st, log, -1, vocab_size, progress, progress_every)
     st.token_frequencies(freqs)
-    return {**log_arrays(log), "tokens": large_binary_array(st.token_bytes), "token_counts": int64_array(freqs)}
+    st.single_tokens(singles)
+    return {**log_arrays(log), "tokens": large_binary_array(st.token_bytes), "token_counts": int64_array(freqs),
+            "singles": int32_array(singles)}

@@ -1,6 +1,8 @@
 """Supermerge candidates (paper section 2): each document's maximal runs of two or more pretokens
 that the phase-1 model encodes to one token holding a letter, as lists of phase-1 token ids, counted
-from the corpus (`training.counting`), and cut again for a smaller phase-1 model."""
+from the corpus (`training.counting`), and cut again for a smaller phase-1 model. Counted right after
+phase 1, the units are looked up by pretoken in what phase 1 made of each (`PretokenUnits`); the
+cluster's tasks, which have the phase-1 model only, encode with it (`candidate_units`)."""
 from __future__ import annotations
 
 import uuid
@@ -8,15 +10,19 @@ import uuid
 import duckdb
 import pyarrow as pa
 
+from sqltok.bpe._candidates import PretokenUnits
 from sqltok.bpe.model import Model
-from sqltok.bpe.candidates import letter_mask
+from sqltok.bpe.candidates import letter_mask, token_letters
 from sqltok.bpe.tokenizer import BPETokenizer
-from sqltok.named_tokenizers import named_tokenizers
+from sqltok.duck import column
+from sqltok.errors import SqltokError
 from sqltok.sql_files import sql_text
 from sqltok.training.counting import Counts, Units, count_units, counted
 from sqltok.training.work_tables import WorkTables
 
 PHASE1_TOKENIZER = "__sqltok_phase1"   # the prefix of the names the SQL extractor knows phase-1 models by
+PHASE1_UNITS = "__sqltok_units"        # the prefix of the names it knows phase-1 runs' PretokenUnits by
+_phase1_units: dict[str, PretokenUnits] = {}
 
 
 def candidate_units(tokenizer: str) -> Units:
@@ -25,15 +31,27 @@ def candidate_units(tokenizer: str) -> Units:
     return Units("candidate", f"sqltok_candidate_keys('{tokenizer}', text)", "candidates", "sqltok_candidate_ids(unit)")
 
 
-def count_candidates(con: duckdb.DuckDBPyConnection, query: str, p1: Model, work: WorkTables) -> Counts:
-    """Count the candidates of `query`'s documents under phase-1 model `p1`."""
-    tokenizers = named_tokenizers(con)
-    name = f"{PHASE1_TOKENIZER}_{uuid.uuid4().hex}"  # runs on other cursors of the instance count at once
-    tokenizers.put(name, BPETokenizer.from_model(p1, name))
+def count_candidates(con: duckdb.DuckDBPyConnection, query: str, p1: Model, pretokens: pa.Table, singles: pa.Array,
+                     script_aware: bool, work: WorkTables) -> Counts:
+    """Count the candidates of `query`'s documents under phase-1 model `p1`, just trained on
+    `pretokens` (those documents' pretoken counts, pretokenized per script when `script_aware`),
+    which it merged into `singles` (see `_train.train_bpe`)."""
+    name = f"{PHASE1_UNITS}_{uuid.uuid4().hex}"  # runs on other cursors of the instance count at once
+    _phase1_units[name] = PretokenUnits(column(pretokens, 0), singles, token_letters(p1.tokens), script_aware)
     try:
-        return count_units(con, query, candidate_units(name), work.table("candidate_counts"))
+        return count_units(con, query, Units("candidate", f"sqltok_pretoken_candidate_keys('{name}', text)",
+                                             "candidates", "sqltok_candidate_ids(unit)"),
+                           work.table("candidate_counts"))
     finally:
-        tokenizers.remove(name)
+        del _phase1_units[name]
+
+
+def phase1_units(name: str) -> PretokenUnits:
+    """The `PretokenUnits` that `count_candidates` registered as `name`."""
+    try:
+        return _phase1_units[name]
+    except KeyError:
+        raise SqltokError(f"sqltok_pretoken_candidate_keys: no phase-1 run is known as {name!r}") from None
 
 
 def eligible_ids(p1: Model) -> pa.Array:

@@ -9,6 +9,7 @@ import numpy as np
 import pyarrow as pa
 import regex
 
+from sqltok.bpe._candidates import PretokenUnits, pretoken_candidates_arrow
 from sqltok.bpe._candidates import candidates_arrow as extract_candidates
 from sqltok.bpe.tokenizer import BPETokenizer
 from sqltok.errors import SqltokError
@@ -26,6 +27,15 @@ def candidates_arrow(tok: BPETokenizer, texts: pa.Array, threads: int | None = N
                           "has supermerges")
     threads = threads or default_threads()
     return extract_candidates(tok._encoder, tok._prepare(texts, threads), letter_mask(tok), threads, keys)
+
+
+def pretoken_candidates(units: PretokenUnits, texts: pa.Array, threads: int | None = None,
+                        keys: bool = False) -> pa.Array:
+    """`candidates_arrow` with each pretoken's unit looked up in `units` (a phase-1 run's, see
+    `candidate_counts.count_candidates`) instead of encoded."""
+    if isinstance(texts, pa.ChunkedArray):
+        texts = texts.combine_chunks()
+    return pretoken_candidates_arrow(units, texts, threads or default_threads(), keys)
 
 
 def candidate_ids(keys: pa.Array) -> pa.Array:
@@ -53,14 +63,22 @@ def letter_mask(tok: BPETokenizer) -> bytes:
     tokens are 0); computed once per tokenizer."""
     mask = _letter_masks.get(tok)
     if mask is None:
-        specials = set(tok.special_tokens.values())
-        flags = bytearray(tok.n_vocab)
-        for t, token in enumerate(tok.token_bytes_array().to_pylist()):
-            if token is None or t in specials:
-                continue
-            try:
-                flags[t] = _LETTER.search(token.decode("utf-8")) is not None
-            except UnicodeDecodeError:  # a byte-level piece of a character holds no letter
-                continue
+        flags = bytearray(token_letters(tok.token_bytes_array().to_pylist()))
+        for t in tok.special_tokens.values():
+            if t < len(flags):
+                flags[t] = 0
         mask = _letter_masks[tok] = bytes(flags)
     return mask
+
+
+def token_letters(tokens: list[bytes | None]) -> bytes:
+    """1 for each token (bytes; None for an unused id) that is UTF-8 text holding a letter, else 0."""
+    flags = bytearray(len(tokens))
+    for t, token in enumerate(tokens):
+        if token is None:
+            continue
+        try:
+            flags[t] = _LETTER.search(token.decode("utf-8")) is not None
+        except UnicodeDecodeError:  # a byte-level piece of a character holds no letter
+            continue
+    return bytes(flags)

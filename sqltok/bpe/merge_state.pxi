@@ -485,3 +485,10 @@ cdef class MergeState:
             s = self._seq(w)
             for i in range(<size_t>self.seqs[w].length):
                 out[s[i]] += self.seqs[w].weight
+
+    cdef void single_tokens(self, vector[int32_t]& out) noexcept nogil:
+        """Per sequence, the one token it became, or -1 when it is more than one."""
+        cdef size_t w
+        out.resize(self.seqs.size())
+        for w in range(self.seqs.size()):
+            out[w] = self.units[self.seqs[w].start] if self.seqs[w].length == 1 else -1

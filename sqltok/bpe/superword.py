@@ -22,7 +22,7 @@ from sqltok.bpe.phase1_reuse import reuse_candidates, reuse_pretoken_counts
 from sqltok.bpe.phase2 import Phase2Result, assemble, load_units, prefix, prune_below, run_phase2, train_units
 from sqltok.training.on_cluster import cluster_counting
 from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS, MIN_VOCAB_SIZE, check_vocab_size
-from sqltok.bpe.train import learn_merges
+from sqltok.bpe.train import merge_pretokens, merges_model
 from sqltok.corpus.sources import Source
 from sqltok.errors import SqltokError
 from sqltok.register import register
@@ -97,15 +97,18 @@ def train_superword(con: duckdb.DuckDBPyConnection, source: Source | str | None,
             else:
                 counts = count_corpus(con, source, not simple, work)
         with watch("phase1"):
-            p1 = learn_merges(counts.pretokens.arrow(con), target, counts.script_aware, special_tokens, progress,
-                              "phase 1")
+            pretokens = counts.pretokens.arrow(con)
+            merged = merge_pretokens(pretokens, target, progress, "phase 1")
+            p1 = merges_model(merged, counts.script_aware, special_tokens)
         with watch("candidates"):
             if phase1 is not None:
                 candidates = reuse_candidates(con, phase1, p1, work)
             elif cluster is not None:
                 candidates = cluster_counting().count_candidates_on(cluster, con, source, p1, work, watch, progress)
             else:
-                candidates = count_candidates(con, counts.query, p1, work)
+                candidates = count_candidates(con, counts.query, p1, pretokens, merged["singles"],
+                                              counts.script_aware, work)
+            del pretokens, merged
         plan = _plan_phase2(con, p1, candidates, target, vocab_size, method, supermerges, greedy_split, progress,
                             work, watch)
         # Phase 2 reads its units here, then trains (Cython, GIL released) on one core while DuckDB

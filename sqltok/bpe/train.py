@@ -48,6 +48,13 @@ def learn_merges(counts: pa.Table, vocab_size: int, script_aware: bool, special_
     """Phase 1: the byte-level BPE model of `counts` (an Arrow table of pretoken, n) with `vocab_size`
     tokens, by the Cython merge loop (no DuckDB: it may run on a thread of its own); `cancel`, when
     set by another thread, stops it with SqltokError."""
+    return merges_model(merge_pretokens(counts, vocab_size, progress, label, cancel), script_aware, special_tokens)
+
+
+def merge_pretokens(counts: pa.Table, vocab_size: int, progress: bool = False, label: str = "merging",
+                    cancel: threading.Event | None = None) -> dict[str, pa.Array]:
+    """The Cython merge loop's arrays for `counts` (see `_train.train_bpe`: the merges, the
+    vocabulary, and what each pretoken became), with a progress bar and `cancel` as `learn_merges`."""
     bar = Progress(label, vocab_size - 243, "merges") if progress else None
 
     def report(done: int, size: int) -> None:
@@ -60,6 +67,11 @@ def learn_merges(counts: pa.Table, vocab_size: int, script_aware: bool, special_
                       progress=report if bar is not None or cancel is not None else None)
     if bar is not None:
         bar.close()
+    return out
+
+
+def merges_model(out: dict[str, pa.Array], script_aware: bool, special_tokens=DEFAULT_SPECIAL_TOKENS) -> Model:
+    """The phase-1 `Model` of the merge loop's arrays `out`."""
     with collector_paused():
         tokens = out["tokens"].to_pylist()
         return Model(
