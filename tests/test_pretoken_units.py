@@ -55,3 +55,8 @@ def test_the_encoders_candidates_on_any_corpus(texts, script_aware, vocab_size):
 def test_units_need_one_single_per_pretoken():
     with pytest.raises(ValueError, match="differ in length"):
         PretokenUnits(pa.array(["a", "b"]), [1], b"\x01" * 300, True)
+
+
+def test_sql_names_an_unknown_phase1_run(con):
+    with pytest.raises(Exception, match="no phase-1 run is known as 'gone'"):
+        con.execute("SELECT sqltok_pretoken_candidate_keys('gone', 'the cat sat')").fetchall()

@@ -9,7 +9,7 @@ has the highest count, ties going to the smallest left token bytes, then the sma
 Each merge costs time in proportion to the sequences that hold the pair (a pair -> sequences index).
 """
 from cpython.exc cimport PyErr_CheckSignals
-from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
