@@ -90,6 +90,23 @@ def drop_model(con, name: str) -> None:
         delete_rows(con, name)
 
 
+@dataclass(frozen=True)
+class ModelRows:
+    """A model as the rows `save_model_rows` writes: its method, settings, `tokens` (id, token, count,
+    is_super), `merges` (is_super, idx, left_id, right_id, new_id, count, flag) and special tokens."""
+
+    method: str
+    settings: dict
+    super_settings: dict | None
+    tokens: pa.Table
+    merges: pa.Table
+    special_tokens: dict[str, int]
+
+    @property
+    def script_aware(self) -> bool:
+        return self.settings.get("script_specific_regex") is not None
+
+
 def _merge_rows(merges: list[Merge], is_super: bool, new_ids: list[int]) -> pa.Table:
     return pa.table({
         "is_super": pa.array([is_super] * len(merges), pa.bool_()),
@@ -102,33 +119,45 @@ def _merge_rows(merges: list[Merge], is_super: bool, new_ids: list[int]) -> pa.T
     })
 
 
+def model_rows(model: Model) -> ModelRows:
+    """`model` as the rows of its tables."""
+    tokens = pa.table({
+        "id": pa.array(range(model.vocab_size), pa.int32()),
+        "token": pa.array(model.tokens, pa.binary()),
+        "count": pa.array(model.token_counts, pa.int64()),
+        "is_super": pa.array(model.is_super, pa.bool_()),
+    })
+    merges = pa.concat_tables([_merge_rows(merges, is_super, model.new_ids(merges))
+                               for is_super, merges in ((False, model.merges), (True, model.supermerges))])
+    return ModelRows(model.method, model.settings, model.super_settings, tokens, merges, model.special_tokens)
+
+
 def save_model(con, name: str, model: Model, info: dict | None = None) -> None:
     """Insert `model` under `name` (the caller checks the name and holds the transaction).
 
     `info` may give `source`, `documents`, `null_documents`, `empty_documents`, `bytes` and
     `phase1_vocab_size`.
     """
+    save_model_rows(con, name, model_rows(model), info)
+
+
+def save_model_rows(con, name: str, rows: ModelRows, info: dict | None = None) -> None:
+    """`save_model` for a model given as its rows."""
     info = info or {}
     con.execute(
         "INSERT INTO sqltok_store.models (model, method, vocab_size, script_aware, settings, super_settings, "
         "source, documents, null_documents, empty_documents, bytes, phase1_vocab_size) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [name, model.method, model.vocab_size, model.script_aware, json.dumps(model.settings),
-         None if model.super_settings is None else json.dumps(model.super_settings),
+        [name, rows.method, rows.tokens.num_rows, rows.script_aware, json.dumps(rows.settings),
+         None if rows.super_settings is None else json.dumps(rows.super_settings),
          info.get("source"), info.get("documents"), info.get("null_documents"),
          info.get("empty_documents"), info.get("bytes"), info.get("phase1_vocab_size")])
-    insert_arrow(con, "sqltok_store.tokens", name, pa.table({
-        "id": pa.array(range(model.vocab_size), pa.int32()),
-        "token": pa.array(model.tokens, pa.binary()),
-        "count": pa.array(model.token_counts, pa.int64()),
-        "is_super": pa.array(model.is_super, pa.bool_()),
-    }))
-    for is_super, merges in ((False, model.merges), (True, model.supermerges)):
-        insert_arrow(con, "sqltok_store.merges", name, _merge_rows(merges, is_super, model.new_ids(merges)))
-    if model.special_tokens:
+    insert_arrow(con, "sqltok_store.tokens", name, rows.tokens)
+    insert_arrow(con, "sqltok_store.merges", name, rows.merges)
+    if rows.special_tokens:
         insert_arrow(con, "sqltok_store.special_tokens", name, pa.table({
-            "id": pa.array(list(model.special_tokens.values()), pa.int32()),
-            "token": pa.array(list(model.special_tokens.keys()), pa.string()),
+            "id": pa.array(list(rows.special_tokens.values()), pa.int32()),
+            "token": pa.array(list(rows.special_tokens.keys()), pa.string()),
         }))
 
 

@@ -3,13 +3,17 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections import Counter
 
 import duckdb
+import pyarrow as pa
 import pytest
 
 import sqltok
 from sqltok.evaluate import compression
 from sqltok.bpe.reference_file import dumps
+from sqltok.bpe.train import merge_pretokens, merges_model, merges_rows
+from sqltok.store import model_rows
 
 GOLDEN_BPE = [  # name, training file, vocab size, simple
     ("bpe_en_simple_v2048", "en_train", 2048, True),
@@ -167,13 +171,13 @@ def test_failed_run_leaves_database_as_it_was(con, monkeypatch, failure):
     import sqltok.store as store
     import sqltok.bpe.train as train
 
-    real = store.save_model
+    real = store.save_model_rows
 
     def half_then_fail(*args, **kwargs):
         real(*args, **kwargs)
         raise failure("stopped half way")
 
-    monkeypatch.setattr(train, "save_model", half_then_fail)
+    monkeypatch.setattr(train, "save_model_rows", half_then_fail)
     with pytest.raises(failure):
         sqltok.train_bpe(con, "SELECT 'new words here' AS text", 250, "m", replace=True)
     with pytest.raises(failure):
@@ -196,3 +200,14 @@ def test_database_file_persists_models(tmp_path):
     with duckdb.connect(db) as c:
         assert sqltok.model_names(c) == ["p"]
         assert sqltok.load_model(c, "p").vocab_size == 250
+
+
+def test_merge_loop_rows_are_the_models_rows():
+    texts = ["the cat sat on the mat", "le chat est assis sur le tapis", "猫が座った", "1234 + 5678"]
+    counts = Counter(p for t in texts * 3 for p in sqltok.pretokenize(t))
+    out = merge_pretokens(pa.table({"pretoken": list(counts), "n": pa.array(list(counts.values()), pa.int64())}), 300)
+    fast, slow = merges_rows(out, True), model_rows(merges_model(out, True))
+    assert fast.tokens.to_pylist() == slow.tokens.to_pylist()
+    assert fast.merges.to_pylist() == slow.merges.to_pylist() and fast.merges.num_rows > 20
+    assert (fast.method, fast.settings, fast.super_settings, fast.special_tokens) == \
+        (slow.method, slow.settings, slow.super_settings, slow.special_tokens)

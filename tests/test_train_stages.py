@@ -78,7 +78,8 @@ def test_a_failing_superword_stage_leaves_no_work_table(con, docs, monkeypatch, 
     assert not [n for n in named_tokenizers(con)._loaded if n.startswith("__sqltok_phase1")]  # gone too
 
 
-@pytest.mark.parametrize("stage", ["count_corpus", "learn_merges", "save_pretoken_counts"])
+@pytest.mark.parametrize("stage", ["count_corpus", "merge_pretokens", "merges_rows", "save_pretoken_counts",
+                                   "save_model_rows"])
 def test_a_failing_bpe_stage_leaves_no_work_table(con, docs, monkeypatch, stage):
     sqltok.train_bpe(con, docs, 260, "kept")
     before = _store(con)

@@ -9,6 +9,7 @@ import threading
 from dataclasses import dataclass, field
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 
 from sqltok.bpe._train import train_bpe as _merge_loop
@@ -20,7 +21,8 @@ from sqltok.duck import column
 from sqltok.errors import SqltokError
 from sqltok.progress import Progress
 from sqltok.register import register
-from sqltok.store import check_new_name, delete_rows, ensure_schema, save_model, save_pretoken_counts, transaction
+from sqltok.store import (ModelRows, check_new_name, delete_rows, ensure_schema, save_model_rows,
+                          save_pretoken_counts, transaction)
 from sqltok.training.background import Background
 from sqltok.training.collector import collector_paused
 from sqltok.training.counting import count_corpus
@@ -85,6 +87,20 @@ def merges_model(out: dict[str, pa.Array], script_aware: bool, special_tokens=DE
         )
 
 
+def merges_rows(out: dict[str, pa.Array], script_aware: bool, special_tokens=DEFAULT_SPECIAL_TOKENS) -> ModelRows:
+    """The rows of the byte-level BPE model of the merge loop's arrays `out` (what `merges_model`
+    then `store.model_rows` give, without a Python object per token and merge)."""
+    n_tokens, n_merges = len(out["tokens"]), len(out["left"])
+    tokens = pa.table({"id": pa.array(np.arange(n_tokens, dtype=np.int32)), "token": out["tokens"],
+                       "count": out["token_counts"], "is_super": pa.array(np.zeros(n_tokens, dtype=bool))})
+    merges = pa.table({"is_super": pa.array(np.zeros(n_merges, dtype=bool)),
+                       "idx": pa.array(np.arange(n_merges, dtype=np.int32)),
+                       "left_id": out["left"], "right_id": out["right"], "new_id": out["new_id"],
+                       "count": out["count"], "flag": out["flag"]})
+    return ModelRows("word", reference_settings(script_aware=script_aware), None, tokens, merges,
+                     {s: n_tokens + i for i, s in enumerate(special_tokens)})
+
+
 def train_bpe(con: duckdb.DuckDBPyConnection, source: Source | str, vocab_size: int, model: str, *,
               simple: bool = False, special_tokens=DEFAULT_SPECIAL_TOKENS, replace: bool = False,
               progress: bool = False, cluster=None) -> TrainReport:
@@ -106,16 +122,15 @@ def train_bpe(con: duckdb.DuckDBPyConnection, source: Source | str, vocab_size: 
         with watch("merge"):
             pretokens = counts.pretokens.arrow(con)
         # The merge loop (Cython, GIL released) runs on one core while DuckDB stores the counts.
-        with transaction(con), Background(learn_merges, pretokens, vocab_size, not simple, special_tokens,
-                                          progress) as job:
+        with transaction(con), Background(merge_pretokens, pretokens, vocab_size, progress) as job:
             del pretokens  # the loop holds what it reads
             with watch("store"):
                 delete_rows(con, model)
                 save_pretoken_counts(con, model, counts.pretokens.table)
-            result = job.result()
+            rows = merges_rows(job.result(), not simple, special_tokens)
             watch.seconds["merge"] += job.seconds
             with watch("store"):
-                save_model(con, model, result, counts.stats.model_info())
+                save_model_rows(con, model, rows, counts.stats.model_info())
     stats = counts.stats
     return TrainReport(model, stats.documents, stats.null_documents, stats.empty_documents, stats.bytes,
-                       counts.pretokens.unique, len(result.merges), result.vocab_size, watch.seconds)
+                       counts.pretokens.unique, rows.merges.num_rows, rows.tokens.num_rows, watch.seconds)
