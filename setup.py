@@ -70,7 +70,7 @@ def ext(module: str, openmp: bool = False, short_loops: bool = False) -> Extensi
 
 setup(
     ext_modules=cythonize(
-        [ext("sqltok.pretokenizer._pretokenize", openmp=True), ext("sqltok.pretokenizer._pieces"), ext("sqltok.pretokenizer._scripts"), ext("sqltok.bpe._train"), ext("sqltok.bpe._concatenations"),
+        [ext("sqltok.pretokenizer._pretokenize", openmp=True), ext("sqltok.pretokenizer._pieces"), ext("sqltok.pretokenizer._batch_counts"), ext("sqltok.pretokenizer._scripts"), ext("sqltok.bpe._train"), ext("sqltok.bpe._concatenations"),
          ext("sqltok.bpe._phase2"),
          ext("sqltok.bpe._encode", openmp=True, short_loops=True), ext("sqltok.bpe._candidates", openmp=True),
          ext("sqltok.normalizers._normalize", openmp=True),

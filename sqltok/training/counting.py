@@ -26,22 +26,22 @@ class Units:
     and the `column` the units are counted in; `pieces`, the `sqltok_pieces` mode that first cuts
     long documents where no unit crosses (so no list grows with a document); `value`, the SQL
     expression of a distinct `unit` stored in `column` (when the split gives group keys, not the
-    units themselves)."""
+    units themselves); `weighted`: the split gives (unit, n) pairs whose n are summed, not units."""
 
     column: str
     split: str
     pieces: str
     value: str = "unit"
+    weighted: bool = False
 
 
 def pretoken_units(script_aware: bool, pattern: str | None = None) -> Units:
     """Pretokens of the GPT-4o pattern, in runs of one script first unless not `script_aware`; or,
     given a `pattern` name of `PRETOKEN_CUTS` ('cl100k', ...), of that pattern."""
     if pattern is not None:
-        return Units("pretoken", f"sqltok_pretokenize_with(text, '{pattern}')", f"pretokens_{pattern}")
-    fn, mode = ("sqltok_pretokenize_script", "pretokens_script") if script_aware else \
-        ("sqltok_pretokenize_simple", "pretokens_simple")
-    return Units("pretoken", f"{fn}(text)", mode)
+        return Units("pretoken", f"sqltok_pretoken_counts(text, '{pattern}')", f"pretokens_{pattern}", weighted=True)
+    name, mode = ("script_aware", "pretokens_script") if script_aware else ("o200k", "pretokens_simple")
+    return Units("pretoken", f"sqltok_pretoken_counts(text, '{name}')", mode, weighted=True)
 
 
 @dataclass(frozen=True)
@@ -67,8 +67,9 @@ def counted(con: duckdb.DuckDBPyConnection, table: str, column: str) -> Counts:
 def count_units(con: duckdb.DuckDBPyConnection, query: str, units: Units, target: str) -> Counts:
     """Count the `units` of the non-empty documents of `query` (a `text` column) into new TEMP
     table `target`."""
-    con.execute(sql_text("count_units").format(target=target, column=units.column, split=units.split,
-                                               pieces=units.pieces, value=units.value, source=query))
+    script = "count_weighted_units" if units.weighted else "count_units"
+    con.execute(sql_text(script).format(target=target, column=units.column, split=units.split,
+                                        pieces=units.pieces, value=units.value, source=query))
     return counted(con, target, units.column)
 
 

@@ -1,9 +1,12 @@
-"""`pretokenize` in SQL: a VARCHAR column in, a VARCHAR[] column out, split by the Cython pretokenizer."""
+"""`pretokenize` in SQL: a VARCHAR column in, a VARCHAR[] column out, split by the Cython pretokenizer;
+and `sqltok_pretoken_counts(text, pattern)`, what counting sums: each batch's distinct pretokens with
+their counts, on the batch's first row (`_batch_counts`)."""
 from __future__ import annotations
 
 import duckdb
 import pyarrow as pa
 
+from sqltok.pretokenizer._batch_counts import COUNTS_TYPE, batch_pretoken_counts
 from sqltok.pretokenizer._pretokenize import PATTERN_IDS, pretokenize_arrow
 
 from .define import define, one_constant
@@ -22,6 +25,14 @@ def _with_pattern(texts: pa.Array, names: pa.Array) -> pa.Array:
                                                                       "pattern")])
 
 
+def _batch_counts(texts: pa.Array, names: pa.Array) -> pa.Array:
+    pattern = PATTERN_IDS[one_constant(names, PATTERN_IDS, "sqltok_pretoken_counts", "pattern")] if len(names) else 0
+    return batch_pretoken_counts(texts, pattern).cast(_COUNTS)
+
+
+_COUNTS = pa.list_(COUNTS_TYPE.value_type)
+
+
 def register(con: duckdb.DuckDBPyConnection) -> None:
     """Define `sqltok_pretokenize_script` and `sqltok_pretokenize_simple` (the `pretokenize` macro
     of `sql/macros.sql` chooses between them), and `sqltok_pretokenize_with(text, pattern)` for a
@@ -31,3 +42,7 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
     define(con, "sqltok_pretokenize_script", _script_aware, [varchar], varchar_list)
     define(con, "sqltok_pretokenize_simple", _simple, [varchar], varchar_list)
     define(con, "sqltok_pretokenize_with", _with_pattern, [varchar, varchar], varchar_list)
+    # Its rows are not the texts': only their sum means anything (side effects: never folded, reordered
+    # or computed once for equal texts).
+    define(con, "sqltok_pretoken_counts", _batch_counts, [varchar, varchar],
+           duckdb.list_type(duckdb.struct_type({"unit": varchar, "n": duckdb.sqltype("BIGINT")})), side_effects=True)
