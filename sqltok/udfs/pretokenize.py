@@ -25,12 +25,12 @@ def _with_pattern(texts: pa.Array, names: pa.Array) -> pa.Array:
                                                                       "pattern")])
 
 
+_COUNTS = pa.list_(COUNTS_TYPE.value_type)  # 32-bit list offsets: a batch has far fewer than 2^31 pretokens
+
+
 def _batch_counts(texts: pa.Array, names: pa.Array) -> pa.Array:
     pattern = PATTERN_IDS[one_constant(names, PATTERN_IDS, "sqltok_pretoken_counts", "pattern")] if len(names) else 0
     return batch_pretoken_counts(texts, pattern).cast(_COUNTS)
-
-
-_COUNTS = pa.list_(COUNTS_TYPE.value_type)
 
 
 def register(con: duckdb.DuckDBPyConnection) -> None:
