@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Callable
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -107,29 +108,36 @@ class ModelRows:
         return self.settings.get("script_specific_regex") is not None
 
 
-def _merge_rows(merges: list[Merge], is_super: bool, new_ids: list[int]) -> pa.Table:
-    return pa.table({
-        "is_super": pa.array([is_super] * len(merges), pa.bool_()),
-        "idx": pa.array(range(len(merges)), pa.int32()),
-        "left_id": pa.array([m.left for m in merges], pa.int32()),
-        "right_id": pa.array([m.right for m in merges], pa.int32()),
-        "new_id": pa.array(new_ids, pa.int32()),
-        "count": pa.array([m.count for m in merges], pa.int64()),
-        "flag": pa.array([m.flag for m in merges], pa.int8()),
-    })
+def _column(values, type_: pa.DataType) -> pa.Array:
+    """`values` (a list, numpy or Arrow array) as an Arrow array of `type_` (an Arrow array is cast,
+    not converted through Python objects)."""
+    return values.cast(type_) if isinstance(values, pa.Array) else pa.array(values, type_)
+
+
+def token_table(tokens, counts, is_super) -> pa.Table:
+    """The `tokens` rows of a model: its tokens' bytes by id, their counts and whether each is a
+    supermerge's (lists or Arrow arrays)."""
+    return pa.table({"id": pa.array(np.arange(len(tokens), dtype=np.int32)), "token": _column(tokens, pa.binary()),
+                     "count": _column(counts, pa.int64()), "is_super": _column(is_super, pa.bool_())})
+
+
+def merge_table(is_super: bool, left, right, new_ids, counts, flags) -> pa.Table:
+    """The `merges` rows of a model's merges (or supermerges), in order (lists or Arrow arrays)."""
+    return pa.table({"is_super": pa.array(np.full(len(left), is_super)),
+                     "idx": pa.array(np.arange(len(left), dtype=np.int32)),
+                     "left_id": _column(left, pa.int32()), "right_id": _column(right, pa.int32()),
+                     "new_id": _column(new_ids, pa.int32()), "count": _column(counts, pa.int64()),
+                     "flag": _column(flags, pa.int8())})
 
 
 def model_rows(model: Model) -> ModelRows:
     """`model` as the rows of its tables."""
-    tokens = pa.table({
-        "id": pa.array(range(model.vocab_size), pa.int32()),
-        "token": pa.array(model.tokens, pa.binary()),
-        "count": pa.array(model.token_counts, pa.int64()),
-        "is_super": pa.array(model.is_super, pa.bool_()),
-    })
-    merges = pa.concat_tables([_merge_rows(merges, is_super, model.new_ids(merges))
-                               for is_super, merges in ((False, model.merges), (True, model.supermerges))])
-    return ModelRows(model.method, model.settings, model.super_settings, tokens, merges, model.special_tokens)
+    merges = pa.concat_tables([
+        merge_table(is_super, [m.left for m in merges], [m.right for m in merges], model.new_ids(merges),
+                    [m.count for m in merges], [m.flag for m in merges])
+        for is_super, merges in ((False, model.merges), (True, model.supermerges))])
+    return ModelRows(model.method, model.settings, model.super_settings,
+                     token_table(model.tokens, model.token_counts, model.is_super), merges, model.special_tokens)
 
 
 def save_model(con, name: str, model: Model, info: dict | None = None) -> None:

@@ -40,17 +40,16 @@ cdef struct CandidatesCall:      # what the threads of one candidates_arrow call
 
 
 cdef class PretokenUnits:
-    """The candidate units of a phase-1 run by pretoken: `units[i]` is the token phase 1 merged
-    pretoken `pretokens[i]` into when that token holds a letter (`letters[t]`), else -1 (it stayed
-    more than one token, or holds no letter); the pretokens of texts are then found in a table of
-    the units' bytes, with the pretokenizer phase 1 counted them with (`script_aware`). Read-only once
+    """The candidate units of a phase-1 run by pretoken: the pretokens `pretokens[i]` that phase 1
+    merged into one token `singles[i]` holding a letter (`letters[t]`), found by their bytes (the
+    others: -1), with the pretokenizer phase 1 counted them with (`script_aware`). Read-only once
     built: any number of threads may look up at once."""
     cdef object keep                 # the pretokens' buffers
     cdef const uint8_t* data
-    cdef vector[int64_t] starts
+    cdef vector[int64_t] starts      # per unit pretoken: its bytes in `data`
     cdef vector[int64_t] ends
-    cdef vector[int32_t] unit
-    cdef BytesTable table
+    cdef vector[int32_t] unit        # per unit pretoken: its token
+    cdef BytesTable table            # the unit pretokens' bytes -> their index above
     cdef int pattern
     cdef IdPool* pool
 
@@ -70,21 +69,18 @@ cdef class PretokenUnits:
         cdef const uint8_t* letter = <const uint8_t*><char*>letters
         cdef int64_t n_letters = len(letters), i
         cdef int32_t t
-        cdef vector[int32_t] held
+        cdef vector[int32_t] keys
         self.data = v.values
         self.pattern = PAT_SCRIPT_AWARE if script_aware else PAT_O200K
         with nogil:
-            self.starts.resize(v.length)
-            self.ends.resize(v.length)
-            self.unit.assign(v.length, -1)
             for i in range(v.length):
-                self.starts[i] = view_start(v, i)
-                self.ends[i] = view_end(v, i)
                 t = single[i]
                 if 0 <= t < n_letters and letter[t]:
-                    self.unit[i] = t
-                    held.push_back(<int32_t>i)
-            bytes_table_build(&self.table, self.data, self.starts.data(), self.ends.data(), held)
+                    keys.push_back(<int32_t>self.unit.size())
+                    self.starts.push_back(view_start(v, i))
+                    self.ends.push_back(view_end(v, i))
+                    self.unit.push_back(t)
+            bytes_table_build(&self.table, self.data, self.starts.data(), self.ends.data(), keys)
 
     cdef inline int32_t find(self, const uint8_t* p, int64_t n) noexcept nogil:
         """The unit token of pretoken p[:n], or -1."""

@@ -21,8 +21,8 @@ from sqltok.duck import column
 from sqltok.errors import SqltokError
 from sqltok.progress import Progress
 from sqltok.register import register
-from sqltok.store import (ModelRows, check_new_name, delete_rows, ensure_schema, save_model_rows,
-                          save_pretoken_counts, transaction)
+from sqltok.store import (ModelRows, check_new_name, delete_rows, ensure_schema, merge_table, save_model_rows,
+                          save_pretoken_counts, token_table, transaction)
 from sqltok.training.background import Background
 from sqltok.training.collector import collector_paused
 from sqltok.training.counting import count_corpus
@@ -90,14 +90,10 @@ def merges_model(out: dict[str, pa.Array], script_aware: bool, special_tokens=DE
 def merges_rows(out: dict[str, pa.Array], script_aware: bool, special_tokens=DEFAULT_SPECIAL_TOKENS) -> ModelRows:
     """The rows of the byte-level BPE model of the merge loop's arrays `out` (what `merges_model`
     then `store.model_rows` give, without a Python object per token and merge)."""
-    n_tokens, n_merges = len(out["tokens"]), len(out["left"])
-    tokens = pa.table({"id": pa.array(np.arange(n_tokens, dtype=np.int32)), "token": out["tokens"],
-                       "count": out["token_counts"], "is_super": pa.array(np.zeros(n_tokens, dtype=bool))})
-    merges = pa.table({"is_super": pa.array(np.zeros(n_merges, dtype=bool)),
-                       "idx": pa.array(np.arange(n_merges, dtype=np.int32)),
-                       "left_id": out["left"], "right_id": out["right"], "new_id": out["new_id"],
-                       "count": out["count"], "flag": out["flag"]})
-    return ModelRows("word", reference_settings(script_aware=script_aware), None, tokens, merges,
+    n_tokens = len(out["tokens"])
+    return ModelRows("word", reference_settings(script_aware=script_aware), None,
+                     token_table(out["tokens"], out["token_counts"], np.zeros(n_tokens, dtype=bool)),
+                     merge_table(False, out["left"], out["right"], out["new_id"], out["count"], out["flag"]),
                      {s: n_tokens + i for i, s in enumerate(special_tokens)})
 
 

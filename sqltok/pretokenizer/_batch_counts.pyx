@@ -5,14 +5,16 @@ DuckDB unnests and groups the batch's distinct pretokens (about 96k for 2,048 do
 instead of every occurrence (1.6M): the list vectors it builds and the `GROUP BY` behind them were
 most of the time counting took. The counts are returned on the batch's first row, the other rows
 getting empty lists: only their sum over rows means anything (see `sqltok_pretoken_counts`)."""
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
-from libc.string cimport memcmp
+from libc.string cimport memcmp, memcpy
 from libcpp.vector cimport vector
 
-from sqltok.native.arrow_buffers cimport BinaryView, binary_view, int64_array, view_end, view_start, view_valid
+from sqltok.native.arrow_buffers cimport BinaryView, binary_view, view_end, view_start, view_valid
 from sqltok.native.bytes_table cimport bytes_hash
 from sqltok.pretokenizer.matcher cimport N_PATTERNS, pretokenize_pattern
 
+import numpy as np
 import pyarrow as pa
 
 cdef enum:
@@ -43,17 +45,22 @@ cdef struct Table:
     uint64_t mask
 
 
-cdef void _grow(Table& t, const uint8_t* values) noexcept nogil:
-    """Double the table (the pretokens' hashes are recomputed from their bytes)."""
-    cdef vector[Slot] old
-    old.swap(t.slots)
+cdef void _empty_slots(Table& t, size_t n) noexcept nogil:
+    """Make the table `n` empty slots (a power of two)."""
     cdef Slot empty
     empty.start = 0
     empty.length = 0
     empty.hash = 0
     empty.count = 0
-    t.slots.assign(2 * old.size(), empty)
-    t.mask = t.slots.size() - 1
+    t.slots.assign(n, empty)
+    t.mask = n - 1
+
+
+cdef void _grow(Table& t, const uint8_t* values) noexcept nogil:
+    """Double the table (the pretokens' hashes are recomputed from their bytes)."""
+    cdef vector[Slot] old
+    old.swap(t.slots)
+    _empty_slots(t, 2 * old.size())
     cdef size_t k
     cdef uint64_t j
     for k in range(t.used.size()):
@@ -117,37 +124,37 @@ def batch_pretoken_counts(texts, int pattern) -> pa.Array:
         texts = texts.combine_chunks()
     cdef BinaryView v = binary_view(texts, keep)
     cdef Table t
-    cdef Slot empty
-    empty.start = 0
-    empty.length = 0
-    empty.hash = 0
-    empty.count = 0
     cdef uint64_t slots = MIN_SLOTS
     while v.length and slots * 8 < <uint64_t>(view_end(v, v.length - 1) - view_start(v, 0)) // 4:
         slots <<= 1  # about a slot per 32 bytes: the table rarely grows
-    t.slots.assign(slots, empty)
-    t.mask = slots - 1
-    cdef vector[int64_t] ends, offsets, counts
+    _empty_slots(t, slots)
+    cdef vector[int64_t] ends
     cdef vector[uint64_t] hashes
-    cdef vector[uint8_t] data
-    cdef int64_t r
+    cdef int64_t r, total = 0
     cdef size_t k
     cdef Slot* s
     with nogil:
         for r in range(v.length):
             if view_valid(v, r):
                 _count_text(t, v.values, view_start(v, r), view_end(v, r), pattern, ends, hashes)
-        offsets.push_back(0)
         for k in range(t.used.size()):
+            total += t.slots[t.used[k]].length
+    cdef int64_t n = t.used.size()
+    offsets = np.empty(n + 1, np.int64)
+    counts = np.empty(n, np.int64)
+    data = PyBytes_FromStringAndSize(NULL, total)
+    cdef int64_t[::1] off = offsets
+    cdef int64_t[::1] cnt = counts
+    cdef char* out = PyBytes_AS_STRING(data)
+    with nogil:  # the distinct pretokens' bytes copied once, into the buffer Arrow takes
+        off[0] = 0
+        for k in range(<size_t>n):
             s = &t.slots[t.used[k]]
-            data.insert(data.end(), v.values + s.start, v.values + s.start + s.length)
-            offsets.push_back(<int64_t>data.size())
-            counts.push_back(s.count)
-    units = pa.Array.from_buffers(pa.large_string(), t.used.size(),
-                                  [None, int64_array(offsets).buffers()[1],
-                                   pa.py_buffer((<const char*>data.data())[:data.size()])])
-    pairs = pa.StructArray.from_arrays([units, int64_array(counts)], names=["unit", "n"])
-    rows = [0] * (v.length + 1)
-    for r in range(1, v.length + 1):
-        rows[r] = t.used.size()
-    return pa.LargeListArray.from_arrays(pa.array(rows, pa.int64()), pairs)
+            memcpy(out + off[k], v.values + s.start, s.length)
+            off[k + 1] = off[k] + s.length
+            cnt[k] = s.count
+    units = pa.Array.from_buffers(pa.large_string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    pairs = pa.StructArray.from_arrays([units, pa.array(counts)], names=["unit", "n"])
+    rows = np.full(v.length + 1, n, np.int64)
+    rows[0] = 0
+    return pa.LargeListArray.from_arrays(pa.array(rows), pairs)

@@ -67,9 +67,9 @@ def counted(con: duckdb.DuckDBPyConnection, table: str, column: str) -> Counts:
 def count_units(con: duckdb.DuckDBPyConnection, query: str, units: Units, target: str) -> Counts:
     """Count the `units` of the non-empty documents of `query` (a `text` column) into new TEMP
     table `target`."""
-    script = "count_weighted_units" if units.weighted else "count_units"
-    con.execute(sql_text(script).format(target=target, column=units.column, split=units.split,
-                                        pieces=units.pieces, value=units.value, source=query))
+    unit, n = ("counted.unit", "sum(counted.n)") if units.weighted else ("counted", "count(*)")
+    con.execute(sql_text("count_units").format(target=target, column=units.column, split=units.split, unit=unit,
+                                               n=n, pieces=units.pieces, value=units.value, source=query))
     return counted(con, target, units.column)
 
 
