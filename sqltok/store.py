@@ -108,10 +108,10 @@ class ModelRows:
         return self.settings.get("script_specific_regex") is not None
 
 
-def _column(values, type_: pa.DataType) -> pa.Array:
+def _column(values, type_: pa.DataType) -> pa.Array | pa.ChunkedArray:
     """`values` (a list, numpy or Arrow array) as an Arrow array of `type_` (an Arrow array is cast,
     not converted through Python objects)."""
-    return values.cast(type_) if isinstance(values, pa.Array) else pa.array(values, type_)
+    return values.cast(type_) if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(values, type_)
 
 
 def token_table(tokens, counts, is_super) -> pa.Table:
@@ -174,12 +174,14 @@ def save_pretoken_counts(con, name: str, table: str) -> None:
     con.execute(f"INSERT INTO sqltok_store.pretoken_counts SELECT ?, pretoken, n FROM {table}", [name])
 
 
-def save_candidates(con, name: str, table: str, phase1_tokens: list[bytes]) -> None:
+def save_candidates(con, name: str, table: str, phase1_tokens) -> None:
     """Insert the supermerge candidates of work table `table(candidate, n)` (lists of ids of the
-    phase-1 vocabulary `phase1_tokens`) and that vocabulary as model `name`'s."""
+    phase-1 vocabulary `phase1_tokens`: bytes by id, a list or Arrow array) and that vocabulary as
+    model `name`'s."""
     con.execute(f"INSERT INTO sqltok_store.candidate_counts SELECT ?, candidate, n FROM {table}", [name])
     insert_arrow(con, "sqltok_store.phase1_tokens", name, pa.table({
-        "id": pa.array(range(len(phase1_tokens)), pa.int32()), "token": pa.array(phase1_tokens, pa.binary())}))
+        "id": pa.array(np.arange(len(phase1_tokens), dtype=np.int32)),
+        "token": _column(phase1_tokens, pa.binary())}))
 
 
 def _merges(rows: pa.Table) -> list[Merge]:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,7 +29,7 @@ def _both_ways(texts: list[str | None], vocab_size: int, script_aware: bool) -> 
                           "n": pa.array(list(counts.values()), pa.int64())})
     merged = merge_pretokens(pretokens, vocab_size)
     p1 = merges_model(merged, script_aware)
-    units = PretokenUnits(pretokens.column(0), merged["singles"], token_letters(p1.tokens), script_aware)
+    units = PretokenUnits(pretokens.column(0), merged["singles"], token_letters(merged["tokens"]), script_aware)
     arr = pa.array(texts, pa.large_string())
     return (pretoken_candidates(units, arr).to_pylist(),
             candidates_arrow(BPETokenizer.from_model(p1, "p1"), arr).to_pylist())
@@ -60,3 +61,32 @@ def test_units_need_one_single_per_pretoken():
 def test_sql_names_an_unknown_phase1_run(con):
     with pytest.raises(Exception, match="no phase-1 run is known as 'gone'"):
         con.execute("SELECT sqltok_pretoken_candidate_keys('gone', 'the cat sat')").fetchall()
+
+
+def _holds_letter(token: bytes | None) -> bool:
+    """The oracle: UTF-8 text in which the `regex` module finds a letter."""
+    try:
+        return token is not None and regex.search(r"\p{L}", token.decode("utf-8")) is not None
+    except UnicodeDecodeError:
+        return False
+
+
+_TOKEN_TEXT = st.text(st.sampled_from(list("a Z9_-\u00e9\u0301\u4e2d\u0e01\u02b0\u2160\U0001d400\U0001f600"
+                                           "\u0660\u10fc\ud7a3")), max_size=6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.binary(max_size=6), _TOKEN_TEXT.map(str.encode),
+                          _TOKEN_TEXT.map(lambda t: t.encode()[:-1])), max_size=30))
+def test_token_letters_as_the_regex_module(tokens):
+    """A token may be a unit when it is valid UTF-8 holding a letter: cut characters, stray
+    continuation bytes, surrogates and overlong forms are not text."""
+    flags = token_letters(pa.array(tokens, pa.large_binary()))
+    assert list(flags) == [int(_holds_letter(t)) for t in tokens]
+
+
+def test_token_letters_on_every_character():
+    chars = [chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000]
+    flags = token_letters(pa.array([c.encode() for c in chars], pa.binary()))
+    assert [c for c, f in zip(chars, flags) if f] == [c for c in chars if regex.match(r"\p{L}", c)]
+    assert token_letters(pa.array([b"\xed\xa0\x80a", b"\xc0\xa1", b"a\x80"])) == b"\x00\x00\x00"

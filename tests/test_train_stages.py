@@ -53,10 +53,11 @@ def test_work_tables_are_dropped_however_the_block_ends(con, failure):
 # Each stage of a superword run, made to fail after it ran (so that its work tables exist).
 REUSE = {"phase1": "kept", "method": "superbpe", "supermerges": 30}
 SUPERWORD_STAGES = [("count_corpus", {}), ("reuse_pretoken_counts", REUSE), ("reuse_candidates", REUSE),
-                    ("merge_pretokens", {}), ("merges_model", {}), ("count_candidates", {}),
+                    ("merge_pretokens", {}), ("count_candidates", {}),
                     ("run_phase2", {"method": "superbpe", "supermerges": "match"}),
                     ("resplit_candidates", {"method": "superbpe", "supermerges": "match"}),
-                    ("split_candidates", {"greedy_split": True}), ("save_candidates", {}), ("save_model", {})]
+                    ("split_candidates", {"greedy_split": True}), ("save_candidates", {}), ("phase2_rows", {}),
+                    ("save_model_rows", {})]
 
 
 @pytest.mark.parametrize("failure", [RuntimeError, KeyboardInterrupt])

@@ -12,7 +12,8 @@ from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
-from sqltok.native.arrow_buffers cimport int8_array, int32_array, int64_array, int64_values, large_binary_array
+from sqltok.native.arrow_buffers cimport (BinaryView, binary_view, int8_array, int32_array, int64_array,
+                                          int64_values, large_binary_array, view_end, view_start)
 from sqltok.native.id_lists cimport IdListView, id_list_view
 
 include "merge_state.pxi"
@@ -72,7 +73,8 @@ cdef int _cuts(const Candidates& c, const BoundarySketch* sketch, int64_t prune_
 
 cdef class Phase2Units:
     """Phase 2's weighted unit sequences, read from batches of candidates (so no whole table is held):
-    `Phase2Units(phase1_tokens, batches, prune_below, n_candidates)`, where `batches()` gives a fresh
+    `Phase2Units(phase1_tokens, batches, prune_below, n_candidates)`, where `phase1_tokens` is a binary
+    Arrow array of the phase-1 tokens' bytes by id and `batches()` gives a fresh
     iterable of (candidates, counts) Arrow arrays (list<int32>, int64) each time it is called, about
     `n_candidates` rows in all.
 
@@ -91,14 +93,18 @@ cdef class Phase2Units:
     cdef readonly int64_t prune_below
 
     def __init__(self, phase1_tokens, batches, int64_t prune_below=-1, int64_t n_candidates=0):
-        for tok in phase1_tokens:
-            self.p1_tokens.push_back(tok)
+        cdef list keep = []  # what a view reads (the tokens', then each batch's, released with it)
+        cdef BinaryView tokens = binary_view(phase1_tokens, keep)
+        cdef int64_t t
+        self.p1_tokens.resize(tokens.length)
+        for t in range(tokens.length):
+            self.p1_tokens[t].assign(<const char*>tokens.values + view_start(tokens, t),
+                                     view_end(tokens, t) - view_start(tokens, t))
         self.st = MergeState()
         self.prune_below = prune_below
         self.state_id.assign(self.p1_tokens.size(), -1)
         self.frozen.assign(self.p1_tokens.size(), 0)
         cdef BoundarySketch sketch
-        cdef list keep  # what one batch's view reads, released with the batch
         if prune_below < 0:
             for candidates, counts in batches():
                 keep = []
@@ -147,28 +153,32 @@ cdef class Phase2Units:
                     start = end
         return 0
 
-    def train(self, phase1_new, phase1_count, int vocab_size, str mode, int supermerges=0, progress=None,
-              int progress_every=256):
+    def train(self, const int32_t[::1] phase1_new, const int64_t[::1] phase1_count, int vocab_size, str mode,
+              int supermerges=0, progress=None, int progress_every=256):
         """Learn the supermerges over these units.
 
         The phase-1 model is given by its tokens (bytes by id, at construction) and, for each merge in
-        order, the id of the token it makes and its count. `mode` "boundless": replay the phase-1
-        merges from the 243 byte tokens, a supermerge winning only with a strictly higher count, until
-        `vocab_size` tokens or no candidate pair is left. `mode` "superbpe": keep every phase-1 token
-        (ids unchanged) and add `supermerges` supermerges. Returns Arrow arrays: the final vocabulary
-        (`tokens`, `is_super`, `token_counts`: each token's frequency in the candidates after phase
-        2), `regular` (how many phase-1 merges were kept, in order) and the supermerges (`left`,
-        `right`, `new_id`, `count`, `flag`) in final ids; None when cut and a supermerge's bytes were
-        a token already (the cuts may not hold: load again without them).
+        order, the id of the token it makes and its count (int32 and int64 arrays). `mode`
+        "boundless": replay the phase-1 merges from the 243 byte tokens, a supermerge winning only with
+        a strictly higher count, until `vocab_size` tokens or no candidate pair is left. `mode`
+        "superbpe": keep every phase-1 token (ids unchanged) and add `supermerges` supermerges. Returns
+        Arrow arrays: the final vocabulary (`tokens`, `is_super`, `token_counts`: each token's
+        frequency in the candidates after phase 2), `regular` (how many phase-1 merges were kept, in
+        order), the supermerges (`left`, `right`, `new_id`, `count`, `flag`) in final ids and
+        `phase1_ids`, each phase-1 token's final id (-1: not kept); None when cut and a supermerge's
+        bytes were a token already (the cuts may not hold: load again without them).
         """
         if mode not in ("boundless", "superbpe"):
             raise ValueError(f"unknown phase-2 mode {mode!r}")
         if self.st is None:
             raise ValueError("these phase-2 units were trained on already")
-        cdef vector[int32_t] p1_new = phase1_new
-        cdef vector[int64_t] p1_count = phase1_count
-        if p1_count.size() != p1_new.size():
+        cdef vector[int32_t] p1_new
+        cdef vector[int64_t] p1_count
+        if phase1_new.shape[0] != phase1_count.shape[0]:
             raise ValueError("the phase-1 merge arrays differ in length")
+        if phase1_new.shape[0]:
+            p1_new.assign(&phase1_new[0], &phase1_new[0] + phase1_new.shape[0])
+            p1_count.assign(&phase1_count[0], &phase1_count[0] + phase1_count.shape[0])
         cdef MergeState st = self.st
         self.st = None  # its memory goes with the run
         return _train(st, self.frozen, self.p1_tokens, p1_new, p1_count, vocab_size, mode == "boundless",
@@ -259,6 +269,7 @@ cdef object _train(MergeState st, const vector[int64_t]& frozen, const vector[st
         progress(s_new.size(), voc.tokens.size())
 
     cdef vector[int64_t] freqs, final_counts
+    cdef vector[int32_t] p1_final
     st.token_frequencies(freqs)
     final_counts.assign(voc.tokens.size(), 0)
     cdef int32_t fid
@@ -271,9 +282,11 @@ cdef object _train(MergeState st, const vector[int64_t]& frozen, const vector[st
             fid = voc.get(p1_tokens[t])
             if fid >= 0:
                 final_counts[fid] += frozen[t]
+    for t in range(p1_tokens.size()):
+        p1_final.push_back(voc.get(p1_tokens[t]))
     return {
         "tokens": large_binary_array(voc.tokens), "is_super": int8_array(voc.is_super),
         "token_counts": int64_array(final_counts), "regular": j if boundless else m,
         "left": int32_array(s_left), "right": int32_array(s_right), "new_id": int32_array(s_new),
-        "count": int64_array(s_count), "flag": int8_array(s_flag),
+        "count": int64_array(s_count), "flag": int8_array(s_flag), "phase1_ids": int32_array(p1_final),
     }

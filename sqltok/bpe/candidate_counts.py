@@ -31,13 +31,14 @@ def candidate_units(tokenizer: str) -> Units:
     return Units("candidate", f"sqltok_candidate_keys('{tokenizer}', text)", "candidates", "sqltok_candidate_ids(unit)")
 
 
-def count_candidates(con: duckdb.DuckDBPyConnection, query: str, p1: Model, pretokens: pa.Table, singles: pa.Array,
-                     script_aware: bool, work: WorkTables) -> Counts:
-    """Count the candidates of `query`'s documents under phase-1 model `p1`, just trained on
+def count_candidates(con: duckdb.DuckDBPyConnection, query: str, p1_tokens: pa.Array, pretokens: pa.Table,
+                     singles: pa.Array, script_aware: bool, work: WorkTables) -> Counts:
+    """Count the candidates of `query`'s documents under the phase-1 model of `p1_tokens` (bytes by
+    id), just trained on
     `pretokens` (those documents' pretoken counts, pretokenized per script when `script_aware`),
     which it merged into `singles` (see `_train.train_bpe`)."""
     name = f"{PHASE1_UNITS}_{uuid.uuid4().hex}"  # runs on other cursors of the instance count at once
-    _phase1_units[name] = PretokenUnits(column(pretokens, 0), singles, token_letters(p1.tokens), script_aware)
+    _phase1_units[name] = PretokenUnits(column(pretokens, 0), singles, token_letters(p1_tokens), script_aware)
     try:
         return count_units(con, query, Units("candidate", f"sqltok_pretoken_candidate_keys('{name}', text)",
                                              "candidates", "sqltok_candidate_ids(unit)"),

@@ -7,15 +7,13 @@ import weakref
 
 import numpy as np
 import pyarrow as pa
-import regex
 
-from sqltok.bpe._candidates import PretokenUnits, pretoken_candidates_arrow
+from sqltok.bpe._candidates import PretokenUnits, pretoken_candidates_arrow, token_letters
 from sqltok.bpe._candidates import candidates_arrow as extract_candidates
 from sqltok.bpe.tokenizer import BPETokenizer
 from sqltok.errors import SqltokError
 from sqltok.threads import default_threads
 
-_LETTER = regex.compile(r"\p{L}")
 _letter_masks: "weakref.WeakKeyDictionary[BPETokenizer, bytes]" = weakref.WeakKeyDictionary()
 
 
@@ -63,22 +61,10 @@ def letter_mask(tok: BPETokenizer) -> bytes:
     tokens are 0); computed once per tokenizer."""
     mask = _letter_masks.get(tok)
     if mask is None:
-        flags = bytearray(token_letters(tok.token_bytes_array().to_pylist()))
+        flags = bytearray(token_letters(tok.token_bytes_array()))
         for t in tok.special_tokens.values():
             if t < len(flags):
                 flags[t] = 0
         mask = _letter_masks[tok] = bytes(flags)
     return mask
 
-
-def token_letters(tokens: list[bytes | None]) -> bytes:
-    """1 for each token (bytes; None for an unused id) that is UTF-8 text holding a letter, else 0."""
-    flags = bytearray(len(tokens))
-    for t, token in enumerate(tokens):
-        if token is None:
-            continue
-        try:
-            flags[t] = _LETTER.search(token.decode("utf-8")) is not None
-        except UnicodeDecodeError:  # a byte-level piece of a character holds no letter
-            continue
-    return bytes(flags)

@@ -8,14 +8,15 @@ import threading
 from dataclasses import dataclass
 
 import duckdb
+import pyarrow as pa
 
 from sqltok.bpe._phase2 import Phase2Units
-from sqltok.bpe.model import Merge, Model
+from sqltok.bpe.phase1 import Phase1
 from sqltok.bpe.settings import MIN_VOCAB_SIZE
 from sqltok.duck import arrow_batches
 from sqltok.errors import SqltokError
 from sqltok.progress import Progress
-from sqltok.training.collector import collector_paused
+from sqltok.store import ModelRows, merge_table, token_table
 from sqltok.training.counting import Counts
 
 BATCH_ROWS = 1 << 17  # candidates per batch read from DuckDB
@@ -23,47 +24,37 @@ BATCH_ROWS = 1 << 17  # candidates per batch read from DuckDB
 
 @dataclass(frozen=True)
 class Phase2Result:
-    """The final vocabulary (tokens, is_super, token_counts), how many phase-1 merges were kept (in
-    order) and the supermerges, in final ids."""
+    """The final vocabulary (`tokens`, `is_super`, `token_counts`), how many phase-1 merges were kept
+    (in order), the supermerges in final ids (`left`, `right`, `new_id`, `count`, `flag`) and each
+    phase-1 token's final id (`phase1_ids`, -1: not kept): Arrow arrays, as phase 2 made them."""
 
-    tokens: list[bytes]
-    is_super: list[bool]
-    token_counts: list[int]
+    tokens: pa.Array
+    is_super: pa.Array
+    token_counts: pa.Array
     regular: int
-    supermerges: list[Merge]
+    left: pa.Array
+    right: pa.Array
+    new_id: pa.Array
+    count: pa.Array
+    flag: pa.Array
+    phase1_ids: pa.Array
 
     def supermerge_bytes(self) -> list[tuple[bytes, bytes]]:
         """The supermerges as pairs of token bytes (ids differ between methods)."""
-        return [(self.tokens[m.left], self.tokens[m.right]) for m in self.supermerges]
+        tokens = self.tokens.to_pylist()
+        return [(tokens[a], tokens[b]) for a, b in zip(self.left.to_pylist(), self.right.to_pylist())]
 
 
-def prune_below(p1: Model, target: int) -> int | None:
-    """The count every BoundlessBPE supermerge exceeds (and so every supermerge of the matching
-    SuperBPE): the smallest phase-1 merge count, when phase 1 reached its full size (otherwise the
-    regular merges can run out, and then any count wins: None)."""
-    if len(p1.tokens) < target or not p1.merges:
-        return None
-    return min(m.count for m in p1.merges)
-
-
-def prefix(p1: Model, merges: int) -> Model:
-    """The phase-1 model cut to its first `merges` merges (BPE stopped earlier gives exactly that)."""
-    size = MIN_VOCAB_SIZE + len(set(p1.new_ids(p1.merges[:merges])))
-    return Model(method="word", tokens=p1.tokens[:size], token_counts=p1.token_counts[:size],
-                 is_super=p1.is_super[:size], merges=p1.merges[:merges], settings=p1.settings,
-                 special_tokens={s: size + i for i, s in enumerate(p1.special_tokens)})
-
-
-def load_units(con: duckdb.DuckDBPyConnection, units: Counts, p1: Model, prune: int | None) -> Phase2Units:
+def load_units(con: duckdb.DuckDBPyConnection, units: Counts, p1: Phase1, prune: int | None) -> Phase2Units:
     """The weighted sequences of work table `units` (candidate lists of `p1` token ids, n), read in
-    batches, cut below `prune` (see `prune_below`; None: not cut)."""
+    batches, cut below `prune` (see `Phase1.prune_below`; None: not cut)."""
     def batches():
         for batch in arrow_batches(con, f"SELECT {units.column}, n FROM {units.table}", BATCH_ROWS):
             yield batch.column(0), batch.column(1)
     return Phase2Units(p1.tokens, batches, -1 if prune is None else prune, units.unique)
 
 
-def train_units(loaded: Phase2Units, p1: Model, vocab_size: int, method: str, supermerges: int, progress: bool,
+def train_units(loaded: Phase2Units, p1: Phase1, vocab_size: int, method: str, supermerges: int, progress: bool,
                 cancel: threading.Event | None = None) -> Phase2Result | None:
     """Phase 2 over `loaded` on phase-1 model `p1` (it may run on a thread of its own: no DuckDB);
     None when the cuts may not hold (load again without them); `cancel`, when set by another
@@ -78,19 +69,14 @@ def train_units(loaded: Phase2Units, p1: Model, vocab_size: int, method: str, su
         if bar is not None:
             bar.update(done if method == "superbpe" else size - MIN_VOCAB_SIZE)
 
-    out = loaded.train(p1.new_ids(p1.merges), [m.count for m in p1.merges], vocab_size, method, supermerges,
+    out = loaded.train(p1.column("new_id"), p1.column("count"), vocab_size, method, supermerges,
                        progress=report if bar is not None or cancel is not None else None)
     if bar is not None:
         bar.close()
-    if out is None:
-        return None
-    with collector_paused():
-        supers = [Merge(*m) for m in zip(*(out[k].to_pylist() for k in ("left", "right", "count", "flag", "new_id")))]
-        return Phase2Result(out["tokens"].to_pylist(), [bool(x) for x in out["is_super"].to_pylist()],
-                            out["token_counts"].to_pylist(), out["regular"], supers)
+    return None if out is None else Phase2Result(**out)
 
 
-def run_phase2(con: duckdb.DuckDBPyConnection, units: Counts, p1: Model, vocab_size: int, method: str,
+def run_phase2(con: duckdb.DuckDBPyConnection, units: Counts, p1: Phase1, vocab_size: int, method: str,
                supermerges: int, prune: int | None, progress: bool) -> Phase2Result:
     """Phase 2 over work table `units` (candidate, n) on phase-1 model `p1`, pruned below `prune`,
     and without the cuts when they may not hold."""
@@ -100,15 +86,14 @@ def run_phase2(con: duckdb.DuckDBPyConnection, units: Counts, p1: Model, vocab_s
     return out
 
 
-def assemble(p1: Model, out: Phase2Result, method: str, special_tokens) -> Model:
-    """The two-phase model: phase-1 merges kept (in final ids), supermerges, settings as the reference."""
-    with collector_paused():
-        final = {t: i for i, t in enumerate(out.tokens)}
-        regular = [Merge(final[p1.tokens[m.left]], final[p1.tokens[m.right]], m.count, m.flag)
-                   for m in p1.merges[:out.regular]]
-    return Model(
-        method=method, tokens=out.tokens, token_counts=out.token_counts, is_super=out.is_super, merges=regular,
-        settings=p1.settings, special_tokens={s: len(out.tokens) + i for i, s in enumerate(special_tokens)},
-        supermerges=out.supermerges,
-        super_settings=dict(p1.settings, is_super=True, superbpe_mode=method == "superbpe"),
-    )
+def phase2_rows(p1: Phase1, out: Phase2Result, method: str, special_tokens) -> ModelRows:
+    """The rows of the two-phase model: the phase-1 merges kept (in final ids), the supermerges,
+    settings as the reference."""
+    final = out.phase1_ids.to_numpy()
+    kept = p1.merges.slice(0, out.regular)
+    regular = merge_table(False, *(final[kept.column(k).to_numpy()] for k in ("left", "right", "new_id")),
+                          kept.column("count"), kept.column("flag"))
+    supers = merge_table(True, out.left, out.right, out.new_id, out.count, out.flag)
+    return ModelRows(method, p1.settings, dict(p1.settings, is_super=True, superbpe_mode=method == "superbpe"),
+                     token_table(out.tokens, out.token_counts, out.is_super), pa.concat_tables([regular, supers]),
+                     {s: len(out.tokens) + i for i, s in enumerate(special_tokens)})

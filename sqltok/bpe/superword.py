@@ -17,16 +17,16 @@ import duckdb
 
 from sqltok.bpe.candidate_counts import count_candidates, resplit_candidates
 from sqltok.bpe.greedy_split import greedy_split as split_candidates
-from sqltok.bpe.model import Model
+from sqltok.bpe.phase1 import Phase1
 from sqltok.bpe.phase1_reuse import reuse_candidates, reuse_pretoken_counts
-from sqltok.bpe.phase2 import Phase2Result, assemble, load_units, prefix, prune_below, run_phase2, train_units
+from sqltok.bpe.phase2 import Phase2Result, load_units, phase2_rows, run_phase2, train_units
 from sqltok.training.on_cluster import cluster_counting
 from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS, MIN_VOCAB_SIZE, check_vocab_size
-from sqltok.bpe.train import merge_pretokens, merges_model
+from sqltok.bpe.train import merge_pretokens
 from sqltok.corpus.sources import Source
 from sqltok.errors import SqltokError
 from sqltok.register import register
-from sqltok.store import (check_new_name, delete_rows, ensure_schema, save_candidates, save_model,
+from sqltok.store import (check_new_name, delete_rows, ensure_schema, save_candidates, save_model_rows,
                           save_pretoken_counts, transaction)
 from sqltok.training.background import Background
 from sqltok.training.counting import Counts, count_corpus
@@ -99,14 +99,15 @@ def train_superword(con: duckdb.DuckDBPyConnection, source: Source | str | None,
         with watch("phase1"):
             pretokens = counts.pretokens.arrow(con)
             merged = merge_pretokens(pretokens, target, progress, "phase 1")
-            p1 = merges_model(merged, counts.script_aware, special_tokens)
+            p1 = Phase1.of_loop(merged, counts.script_aware, special_tokens)
         with watch("candidates"):
             if phase1 is not None:
-                candidates = reuse_candidates(con, phase1, p1, work)
+                candidates = reuse_candidates(con, phase1, p1.model, work)
             elif cluster is not None:
-                candidates = cluster_counting().count_candidates_on(cluster, con, source, p1, work, watch, progress)
+                candidates = cluster_counting().count_candidates_on(cluster, con, source, p1.model, work, watch,
+                                                                    progress)
             else:
-                candidates = count_candidates(con, counts.query, p1, pretokens, merged["singles"],
+                candidates = count_candidates(con, counts.query, p1.tokens, pretokens, merged["singles"],
                                               counts.script_aware, work)
             del pretokens, merged
         plan = _plan_phase2(con, p1, candidates, target, vocab_size, method, supermerges, greedy_split, progress,
@@ -132,13 +133,13 @@ def train_superword(con: duckdb.DuckDBPyConnection, source: Source | str | None,
                 # when not, the cuts may have mattered: run it again without them.
                 with watch("phase2"):
                     out = run_phase2(con, plan.units, plan.base, vocab_size, method, plan.supermerges, None, progress)
-            result = assemble(plan.base, out, method, special_tokens)
-            save_model(con, model, result, counts.stats.model_info(phase1_vocab_size=target))
+            rows = phase2_rows(plan.base, out, method, special_tokens)
+            save_model_rows(con, model, rows, counts.stats.model_info(phase1_vocab_size=target))
     pieces = plan.pieces
     return SuperwordReport(model, method, counts.stats.documents, counts.stats.bytes, counts.pretokens.total,
                            counts.pretokens.unique, candidates.total, candidates.unique,
                            None if pieces is None else pieces.total, None if pieces is None else pieces.unique,
-                           len(result.merges), len(result.supermerges), result.vocab_size, watch.seconds)
+                           out.regular, len(out.left), rows.tokens.num_rows, watch.seconds)
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,7 @@ class _Phase2Plan:
     their greedy-split `pieces`), how many supermerges (SuperBPE), the pruning count, and the
     BoundlessBPE result a "match" run took r and s from."""
 
-    base: Model
+    base: Phase1
     units: Counts
     pieces: Counts | None
     supermerges: int
@@ -155,20 +156,20 @@ class _Phase2Plan:
     matched: Phase2Result | None
 
 
-def _plan_phase2(con, p1: Model, candidates: Counts, target: int, vocab_size: int, method: str, supermerges,
+def _plan_phase2(con, p1: Phase1, candidates: Counts, target: int, vocab_size: int, method: str, supermerges,
                  greedy_split: bool, progress: bool, work: WorkTables, watch: Stopwatch) -> _Phase2Plan:
     """BoundlessBPE and SuperBPE with s given run on `p1` and its candidates; SuperBPE "match" first
     runs BoundlessBPE's phase 2 on them for r and s, then goes on from `p1`'s first r merges with the
     candidates cut where a unit is no longer one token."""
-    prune = prune_below(p1, target)
+    prune = p1.prune_below(target)
     if supermerges == "match":
         with watch("phase2_boundless"):
             units, _ = _phase2_units(con, candidates, p1, greedy_split, work, watch)
             matched = run_phase2(con, units, p1, vocab_size, "boundless", 0, prune, progress)
-        base = prefix(p1, matched.regular)
-        units, pieces = _phase2_units(con, resplit_candidates(con, candidates.table, base, work, "resplit"), base,
-                                      greedy_split, work, watch)
-        return _Phase2Plan(base, units, pieces, len(matched.supermerges), prune, matched)
+        base = p1.prefix(matched.regular)
+        resplit = resplit_candidates(con, candidates.table, base.model, work, "resplit")
+        units, pieces = _phase2_units(con, resplit, base, greedy_split, work, watch)
+        return _Phase2Plan(base, units, pieces, len(matched.left), prune, matched)
     units, pieces = _phase2_units(con, candidates, p1, greedy_split, work, watch)
     # SuperBPE's s supermerges may go below any phase-1 count: no pruning.
     return _Phase2Plan(p1, units, pieces, supermerges or 0, None if method == "superbpe" else prune, None)
@@ -194,12 +195,12 @@ def _check_supermerges(supermerges, vocab_size: int) -> None:
                           f"tokens, fewer than the {MIN_VOCAB_SIZE} byte tokens")
 
 
-def _phase2_units(con, candidates: Counts, p1: Model, greedy_split: bool, work: WorkTables,
+def _phase2_units(con, candidates: Counts, p1: Phase1, greedy_split: bool, work: WorkTables,
                   watch: Stopwatch) -> tuple[Counts, Counts | None]:
     """The weighted sequences phase 2 merges over: the candidates, or their greedy-split pieces (both
     the units and the pieces' counts)."""
     if not greedy_split:
         return candidates, None
     with watch("greedy_split"):
-        pieces = split_candidates(con, candidates, p1.merges[-1].count if p1.merges else 0, work)
+        pieces = split_candidates(con, candidates, p1.last_count(), work)
     return pieces, pieces

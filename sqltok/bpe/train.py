@@ -45,6 +45,10 @@ class TrainReport:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
+#: The merge loop's arrays that describe the merges, in merge order.
+MERGE_COLUMNS = ("left", "right", "count", "flag", "new_id")
+
+
 def learn_merges(counts: pa.Table, vocab_size: int, script_aware: bool, special_tokens=DEFAULT_SPECIAL_TOKENS,
                  progress: bool = False, label: str = "merging", cancel: threading.Event | None = None) -> Model:
     """Phase 1: the byte-level BPE model of `counts` (an Arrow table of pretoken, n) with `vocab_size`
@@ -81,7 +85,7 @@ def merges_model(out: dict[str, pa.Array], script_aware: bool, special_tokens=DE
             tokens=tokens,
             token_counts=out["token_counts"].to_pylist(),
             is_super=[False] * len(tokens),
-            merges=[Merge(*m) for m in zip(*(out[k].to_pylist() for k in ("left", "right", "count", "flag", "new_id")))],
+            merges=[Merge(*m) for m in zip(*(out[k].to_pylist() for k in MERGE_COLUMNS))],
             settings=reference_settings(script_aware=script_aware),
             special_tokens={s: len(tokens) + i for i, s in enumerate(special_tokens)},
         )
