@@ -1,7 +1,8 @@
 # cython: language_level=3
 """A thread's cache of the pretokens it has seen, with their ids: 64-byte slots (one cache line) of
-pretokens of up to KEY_WORDS_MAX bytes held as three masked words, direct-mapped by their hash, and
-for longer ones a `LongCache`. A slot may say that its pretoken waits to be merged (PENDING), so that
+pretokens of up to KEY_WORDS_MAX bytes held as three masked words, in sets of two side by side chosen
+by their hash (the one cached last first: two pretokens that meet in a set no longer push each other
+out, and merge again, time after time), and for longer ones a `LongCache`. A slot may say that its pretoken waits to be merged (PENDING), so that
 it is merged once however often it occurs before its batch (merge_lanes)."""
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libcpp.vector cimport vector
@@ -65,8 +66,8 @@ cdef inline void pretoken_cache_size(PretokenCache& c, int64_t text_bytes, int t
     c.memory.resize((slots + 1) * sizeof(CacheSlot) // 8, 0)  # (within the reserve: no move)
     for j in range(c.mask + 1):
         s = &c.slots[j]
-        if s.length > 0:
-            k = words_hash(s.key[0], s.key[1], s.key[2], s.length) & (slots - 1)
+        if s.length > 0:  # to its set in the larger table, in the same place within it
+            k = (words_hash(s.key[0], s.key[1], s.key[2], s.length) & (slots - 1) & ~<uint64_t>1) | (j & 1)
             if k != j:
                 c.slots[k] = s[0]
                 s.length = 0
@@ -74,34 +75,49 @@ cdef inline void pretoken_cache_size(PretokenCache& c, int64_t text_bytes, int t
 
 
 cdef inline CacheSlot* cache_slot(const PretokenCache& c, uint64_t hash) noexcept nogil:
-    """The slot of the pretoken with this `bytes_hash`."""
-    return &c.slots[hash & c.mask]
+    """The set (its first slot of two) of the pretoken with this `bytes_hash`."""
+    return &c.slots[hash & c.mask & ~<uint64_t>1]
 
 
-cdef inline bint cache_get(const CacheSlot* slot, const PieceKey* key, int64_t n,
+cdef inline bint _holds(const CacheSlot* slot, const PieceKey* key, int64_t n) noexcept nogil:
+    return (slot.length == n) & (slot.key[0] == key.w[0]) & (slot.key[1] == key.w[1]) & (slot.key[2] == key.w[2])
+
+
+cdef inline bint cache_get(const CacheSlot* set_, const PieceKey* key, int64_t n,
                            IdVector& out, vector[size_t]& holes) noexcept nogil:
-    """Append the ids the cache slot holds for the pretoken `key` of n bytes (a placeholder, its
-    position noted in `holes`, when it waits to be merged); False when the slot holds another."""
+    """Append the ids the cache set holds for the pretoken `key` of n bytes (a placeholder, its
+    position noted in `holes`, when it waits to be merged); False when it holds others."""
     cdef int k
-    if (slot.length == n) & (slot.key[0] == key.w[0]) & (slot.key[1] == key.w[1]) & (slot.key[2] == key.w[2]):
-        if slot.n_ids == PENDING:
-            holes.push_back(out.size())
-            out.push_back(-1 - slot.ids[0])
-        else:
-            for k in range(slot.n_ids):  # a few ids: no call to a range insert
-                out.push_back(slot.ids[k])
-        return True
-    return False
+    cdef const CacheSlot* slot = set_
+    if not _holds(slot, key, n):
+        slot = set_ + 1
+        if not _holds(slot, key, n):
+            return False
+    if slot.n_ids == PENDING:
+        holes.push_back(out.size())
+        out.push_back(-1 - slot.ids[0])
+    else:
+        for k in range(slot.n_ids):  # a few ids: no call to a range insert
+            out.push_back(slot.ids[k])
+    return True
 
 
-cdef inline void cache_put(CacheSlot* slot, const PieceKey* key, int64_t n,
-                           const int32_t* ids, size_t count) noexcept nogil:
-    """Remember the ids[:count] of the pretoken `key` of n bytes (when they fit in a slot; else the
-    slot is emptied)."""
+cdef inline CacheSlot* cache_put(CacheSlot* set_, const PieceKey* key, int64_t n,
+                                 const int32_t* ids, size_t count) noexcept nogil:
+    """Remember the ids[:count] of the pretoken `key` of n bytes in its set: in the slot that holds
+    it or an empty one, else in the first, whose pretoken takes the place of the second's (when
+    they fit in a slot; else a slot that holds it is emptied). The slot written, or NULL."""
     cdef size_t k
+    cdef CacheSlot* slot = set_
+    if not _holds(slot, key, n):
+        if _holds(set_ + 1, key, n) or (slot.length and not set_[1].length):
+            slot = set_ + 1
+        elif slot.length and count <= CACHE_IDS:
+            set_[1] = set_[0]
     if count > CACHE_IDS:
-        slot.length = 0
-        return
+        if _holds(slot, key, n):
+            slot.length = 0
+        return NULL
     slot.key[0] = key.w[0]
     slot.key[1] = key.w[1]
     slot.key[2] = key.w[2]
@@ -109,11 +125,12 @@ cdef inline void cache_put(CacheSlot* slot, const PieceKey* key, int64_t n,
     slot.n_ids = <uint8_t>count
     for k in range(count):
         slot.ids[k] = ids[k]
+    return slot
 
 
-cdef inline void cache_put_pending(CacheSlot* slot, const PieceKey* key, int64_t n, int32_t which) noexcept nogil:
-    """Note in the slot that the pretoken `key` of n bytes waits to be merged, the `which`-th."""
-    cache_put(slot, key, n, &which, 1)
+cdef inline void cache_put_pending(CacheSlot* set_, const PieceKey* key, int64_t n, int32_t which) noexcept nogil:
+    """Note in the set that the pretoken `key` of n bytes waits to be merged, the `which`-th."""
+    cdef CacheSlot* slot = cache_put(set_, key, n, &which, 1)
     slot.n_ids = PENDING
 
 
