@@ -1,9 +1,10 @@
 # cython: language_level=3
 """A thread's cache of the pretokens it has seen, with their ids: 64-byte slots (one cache line) of
 pretokens of up to KEY_WORDS_MAX bytes held as three masked words, in sets of two side by side chosen
-by their hash (the one cached last first: two pretokens that meet in a set no longer push each other
-out, and merge again, time after time), and for longer ones a `LongCache`. A slot may say that its pretoken waits to be merged (PENDING), so that
-it is merged once however often it occurs before its batch (merge_lanes)."""
+by their hash, the one cached last first (so that two pretokens that meet in a set do not push each
+other out and merge again, time after time), and for longer ones a `LongCache`. A slot may say that
+its pretoken waits to be merged (PENDING), so that it is merged once however often it occurs before
+its batch (merge_lanes)."""
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libcpp.vector cimport vector
 
