@@ -6,18 +6,17 @@ trained on the same corpus, by `PretokenUnits`: what phase 1 made of each unique
 (phase 1 merged each pretoken exactly as its encoder encodes it, so the candidates are the same).
 Rows are shared among threads (parallel_rows), the GIL released."""
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 from libc.string cimport memset
 from libcpp.vector cimport vector
 
 from sqltok.bpe._encode cimport PRETOKENIZE_FAILED, Encoder, failure_message
 from sqltok.bpe.workspace cimport Workspace, workspace_init
 from sqltok.native.arrow_buffers cimport BinaryView, binary_view, view_bytes, view_end, view_start, view_valid
-from sqltok.native.bytes_table cimport BytesTable, bytes_hash, bytes_table_build, bytes_table_get_hashed
+from sqltok.native.bytes_table cimport BytesTable, bytes_table_build, bytes_table_get
 from sqltok.native.id_lists cimport IdVector
 from sqltok.native.id_output cimport IdPool, add_rows, id_pool_new, id_pool_release, ids_buffer
 from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
-from sqltok.native.portable cimport prefetch
 from sqltok.native.utf8 cimport valid_utf8_len
 from sqltok.pretokenizer.matcher cimport (PAT_O200K, PAT_SCRIPT_AWARE, UC_L, next_char, pretokenize_pattern,
                                           uc_entry)
@@ -116,15 +115,9 @@ cdef class PretokenUnits:
                     self.unit.push_back(t)
             bytes_table_build(&self.table, self.data, self.starts.data(), self.ends.data(), keys)
 
-    cdef inline void request(self, uint64_t h) noexcept nogil:
-        """Ask for the table slot of the pretoken with `bytes_hash` h early (its lookup follows)."""
-        if self.table.slots.size():
-            prefetch(&self.table.slots[h & self.table.mask])
-
-    cdef inline int32_t find(self, const uint8_t* p, int64_t n, uint64_t h) noexcept nogil:
-        """The unit token of pretoken p[:n] (`bytes_hash` h), or -1."""
-        cdef int32_t i = bytes_table_get_hashed(&self.table, self.data, self.starts.data(), self.ends.data(), p, n,
-                                                h)
+    cdef inline int32_t find(self, const uint8_t* p, int64_t n) noexcept nogil:
+        """The unit token of pretoken p[:n], or -1."""
+        cdef int32_t i = bytes_table_get(&self.table, self.data, self.starts.data(), self.ends.data(), p, n)
         return self.unit[i] if i >= 0 else -1
 
 
@@ -148,25 +141,17 @@ cdef int _found_units(const int32_t* ids, int64_t n_pieces, CandidatesOut& res) 
 
 
 cdef int _pretoken_candidates(PretokenUnits units, const uint8_t* p, int64_t n, CandidatesOut& res,
-                              vector[int64_t]& ends, vector[int32_t]& ids,
-                              vector[uint64_t]& hashes) noexcept nogil:
-    """Append the candidates of p[:n] to `res`, its units looked up by pretoken (every slot
-    requested first, so that the lookups' memory latencies overlap); how many, or minus a failure
-    code."""
+                              vector[int64_t]& ends, vector[int32_t]& ids) noexcept nogil:
+    """Append the candidates of p[:n] to `res`, its units looked up by pretoken; how many, or minus
+    a failure code."""
     cdef size_t k
     cdef int64_t start = 0
     ends.clear()
     if pretokenize_pattern(p, n, units.pattern, ends) != 0:
         return -PRETOKENIZE_FAILED
-    hashes.resize(ends.size())
-    for k in range(ends.size()):
-        hashes[k] = bytes_hash(p + start, ends[k] - start)
-        units.request(hashes[k])
-        start = ends[k]
     ids.resize(ends.size())
-    start = 0
     for k in range(ends.size()):
-        ids[k] = units.find(p + start, ends[k] - start, hashes[k])
+        ids[k] = units.find(p + start, ends[k] - start)
         start = ends[k]
     return _found_units(ids.data(), <int64_t>ids.size(), res)
 
@@ -200,7 +185,6 @@ cdef int64_t _candidates_rows(void* task, const RowRun& run, int thread, int par
     cdef IdVector ids
     cdef vector[int64_t] ends
     cdef vector[int32_t] units
-    cdef vector[uint64_t] hashes
     cdef int64_t r, start
     cdef int found
     if call.encoder != NULL:
@@ -215,7 +199,7 @@ cdef int64_t _candidates_rows(void* task, const RowRun& run, int thread, int par
                                      view_end(run.view, r) - start, call.eligible, res[0], ids, ws)
         else:
             found = _pretoken_candidates(<PretokenUnits>call.units, run.view.values + start,
-                                         view_end(run.view, r) - start, res[0], ends, units, hashes)
+                                         view_end(run.view, r) - start, res[0], ends, units)
         if found < 0:
             res.error_code = -found
             return r
