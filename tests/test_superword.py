@@ -323,6 +323,31 @@ def test_pruning_gives_the_same_model(con, train_dir, monkeypatch, options):
     assert dumps(sqltok.load_model(con, "full")) == pruned
 
 
+@pytest.mark.parametrize("held_bytes", [0, 40_000, 1 << 30])
+def test_pruning_reads_the_candidates_again_or_holds_them(con, train_dir, monkeypatch, held_bytes):
+    """Pruning reads the candidates twice: the second time from DuckDB, or from the first read's
+    batches when they took at most HELD_BYTES (none, some batches before the limit, all of them);
+    the same model each way."""
+    import sqltok.bpe.phase2 as phase2
+
+    src = sqltok.Source(path=str(train_dir / "en_train.jsonl.zst"), max_documents=1500)
+    sqltok.train_superword(con, src, 1200, "streamed")
+    reads = []
+    real = phase2.arrow_batches
+
+    def counted_reads(*args):
+        reads.append(args[1])
+        return real(*args)
+
+    monkeypatch.setattr(phase2, "BATCH_ROWS", 500)
+    monkeypatch.setattr(phase2, "HELD_BYTES", held_bytes)
+    monkeypatch.setattr(phase2, "arrow_batches", counted_reads)
+    rep = sqltok.train_superword(con, src, 1200, "held")
+    assert rep.unique_candidates > 5000  # batches of about 12 kB: 40 kB holds some, not all
+    assert len(reads) == (1 if held_bytes > 40_000 else 2)
+    assert dumps(sqltok.load_model(con, "held")) == dumps(sqltok.load_model(con, "streamed"))
+
+
 def test_pruning_starts_over_when_bytes_come_from_two_unit_sequences():
     """"ab"+"c" and "a"+"bc" both make "abc": the pair ("abc", "x") then has the counts of two rare
     boundaries together, so the cuts would be wrong; phase 2 notices and runs without them."""

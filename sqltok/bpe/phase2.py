@@ -20,6 +20,7 @@ from sqltok.store import ModelRows, merge_table, token_table
 from sqltok.training.counting import Counts
 
 BATCH_ROWS = 1 << 17  # candidates per batch read from DuckDB
+HELD_BYTES = 256 << 20  # when pruning reads the candidates twice, up to this many are read from DuckDB once
 
 
 @dataclass(frozen=True)
@@ -47,10 +48,26 @@ class Phase2Result:
 
 def load_units(con: duckdb.DuckDBPyConnection, units: Counts, p1: Phase1, prune: int | None) -> Phase2Units:
     """The weighted sequences of work table `units` (candidate lists of `p1` token ids, n), read in
-    batches, cut below `prune` (see `Phase1.prune_below`; None: not cut)."""
+    batches, cut below `prune` (see `Phase1.prune_below`; None: not cut). Pruning reads them twice:
+    the second time from the first read's batches when they took at most HELD_BYTES."""
+    held: list[pa.RecordBatch] | None = [] if prune is not None else None
+    whole = False
+
     def batches():
+        nonlocal held, whole
+        if whole and held is not None:
+            yield from ((batch.column(0), batch.column(1)) for batch in held)
+            return
+        size = 0
         for batch in arrow_batches(con, f"SELECT {units.column}, n FROM {units.table}", BATCH_ROWS):
+            if held is not None:
+                size += batch.nbytes
+                if size <= HELD_BYTES:
+                    held.append(batch)
+                else:
+                    held = None
             yield batch.column(0), batch.column(1)
+        whole = True
     return Phase2Units(p1.tokens, batches, -1 if prune is None else prune, units.unique)
 
 
