@@ -277,13 +277,12 @@ cdef object _train(MergeState st, const vector[int64_t]& frozen, const vector[st
         fid = voc.get(st.token_bytes[t])
         if fid >= 0:
             final_counts[fid] = freqs[t]
-    for t in range(frozen.size()):
-        if frozen[t]:
-            fid = voc.get(p1_tokens[t])
-            if fid >= 0:
-                final_counts[fid] += frozen[t]
-    for t in range(p1_tokens.size()):
-        p1_final.push_back(voc.get(p1_tokens[t]))
+    p1_final.resize(p1_tokens.size())
+    for t in range(p1_tokens.size()):  # (frozen is by phase-1 token too)
+        fid = voc.get(p1_tokens[t])
+        p1_final[t] = fid
+        if fid >= 0:
+            final_counts[fid] += frozen[t]
     return {
         "tokens": large_binary_array(voc.tokens), "is_super": int8_array(voc.is_super),
         "token_counts": int64_array(final_counts), "regular": j if boundless else m,

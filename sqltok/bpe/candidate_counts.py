@@ -25,23 +25,21 @@ PHASE1_UNITS = "__sqltok_units"        # the prefix of the names it knows phase-
 _phase1_units: dict[str, PretokenUnits] = {}
 
 
-def candidate_units(tokenizer: str) -> Units:
+def candidate_units(tokenizer: str, keys: str = "sqltok_candidate_keys") -> Units:
     """Candidates as `sqltok_candidates` finds them with the named phase-1 tokenizer, counted by
-    their keys (`sqltok_candidate_keys`), stored as lists of ids."""
-    return Units("candidate", f"sqltok_candidate_keys('{tokenizer}', text)", "candidates", "sqltok_candidate_ids(unit)")
+    their keys (SQL function `keys` of the name and the text), stored as lists of ids."""
+    return Units("candidate", f"{keys}('{tokenizer}', text)", "candidates", "sqltok_candidate_ids(unit)")
 
 
 def count_candidates(con: duckdb.DuckDBPyConnection, query: str, p1_tokens: pa.Array, pretokens: pa.Table,
                      singles: pa.Array, script_aware: bool, work: WorkTables) -> Counts:
     """Count the candidates of `query`'s documents under the phase-1 model of `p1_tokens` (bytes by
-    id), just trained on
-    `pretokens` (those documents' pretoken counts, pretokenized per script when `script_aware`),
-    which it merged into `singles` (see `_train.train_bpe`)."""
+    id), just trained on `pretokens` (those documents' pretoken counts, pretokenized per script when
+    `script_aware`), which it merged into `singles` (see `_train.train_bpe`)."""
     name = f"{PHASE1_UNITS}_{uuid.uuid4().hex}"  # runs on other cursors of the instance count at once
     _phase1_units[name] = PretokenUnits(column(pretokens, 0), singles, token_letters(p1_tokens), script_aware)
     try:
-        return count_units(con, query, Units("candidate", f"sqltok_pretoken_candidate_keys('{name}', text)",
-                                             "candidates", "sqltok_candidate_ids(unit)"),
+        return count_units(con, query, candidate_units(name, "sqltok_pretoken_candidate_keys"),
                            work.table("candidate_counts"))
     finally:
         del _phase1_units[name]

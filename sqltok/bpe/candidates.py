@@ -67,4 +67,3 @@ def letter_mask(tok: BPETokenizer) -> bytes:
                 flags[t] = 0
         mask = _letter_masks[tok] = bytes(flags)
     return mask
-

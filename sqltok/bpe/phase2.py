@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from sqltok.bpe._phase2 import Phase2Units
 from sqltok.bpe.phase1 import Phase1
-from sqltok.bpe.settings import MIN_VOCAB_SIZE
+from sqltok.bpe.settings import MIN_VOCAB_SIZE, special_token_ids
 from sqltok.duck import arrow_batches
 from sqltok.errors import SqltokError
 from sqltok.progress import Progress
@@ -113,4 +113,4 @@ def phase2_rows(p1: Phase1, out: Phase2Result, method: str, special_tokens) -> M
     supers = merge_table(True, out.left, out.right, out.new_id, out.count, out.flag)
     return ModelRows(method, p1.settings, dict(p1.settings, is_super=True, superbpe_mode=method == "superbpe"),
                      token_table(out.tokens, out.token_counts, out.is_super), pa.concat_tables([regular, supers]),
-                     {s: len(out.tokens) + i for i, s in enumerate(special_tokens)})
+                     special_token_ids(len(out.tokens), special_tokens))

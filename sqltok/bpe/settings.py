@@ -15,6 +15,11 @@ MIN_VOCAB_SIZE = 243
 MAX_VOCAB_SIZE = 1 << 24
 
 
+def special_token_ids(vocab_size: int, special_tokens) -> dict[str, int]:
+    """The ids a trained model gives `special_tokens`: in order, after its `vocab_size` tokens."""
+    return {s: vocab_size + i for i, s in enumerate(special_tokens)}
+
+
 def reference_settings(script_aware: bool, is_super: bool = False, superbpe_mode: bool = False) -> dict:
     """The settings line of the reference for a model trained with these options."""
     return {

@@ -15,7 +15,7 @@ import pyarrow as pa
 from sqltok.bpe._train import train_bpe as _merge_loop
 from sqltok.bpe.model import Merge, Model
 from sqltok.training.on_cluster import cluster_counting
-from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS, check_vocab_size, reference_settings
+from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS, check_vocab_size, reference_settings, special_token_ids
 from sqltok.corpus.sources import Source
 from sqltok.duck import column, core_given_up
 from sqltok.errors import SqltokError
@@ -87,7 +87,7 @@ def merges_model(out: dict[str, pa.Array], script_aware: bool, special_tokens=DE
             is_super=[False] * len(tokens),
             merges=[Merge(*m) for m in zip(*(out[k].to_pylist() for k in MERGE_COLUMNS))],
             settings=reference_settings(script_aware=script_aware),
-            special_tokens={s: len(tokens) + i for i, s in enumerate(special_tokens)},
+            special_tokens=special_token_ids(len(tokens), special_tokens),
         )
 
 
@@ -98,7 +98,7 @@ def merges_rows(out: dict[str, pa.Array], script_aware: bool, special_tokens=DEF
     return ModelRows("word", reference_settings(script_aware=script_aware), None,
                      token_table(out["tokens"], out["token_counts"], np.zeros(n_tokens, dtype=bool)),
                      merge_table(False, out["left"], out["right"], out["new_id"], out["count"], out["flag"]),
-                     {s: n_tokens + i for i, s in enumerate(special_tokens)})
+                     special_token_ids(n_tokens, special_tokens))
 
 
 def train_bpe(con: duckdb.DuckDBPyConnection, source: Source | str, vocab_size: int, model: str, *,

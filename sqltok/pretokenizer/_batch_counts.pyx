@@ -21,8 +21,6 @@ cdef enum:
     LOOKAHEAD = 16          # pretokens whose slot is asked for ahead of their lookup
     MIN_SLOTS = 1024
 
-#: The Arrow type of a batch's counts, on its first row.
-COUNTS_TYPE = pa.large_list(pa.struct([("unit", pa.large_string()), ("n", pa.int64())]))
 
 
 cdef struct Slot:           # a distinct pretoken: its bytes are the input's values[start:start + length]
@@ -115,8 +113,8 @@ cdef int _count_text(Table& t, const uint8_t* values, uint64_t a, uint64_t b, in
 
 def batch_pretoken_counts(texts, int pattern) -> pa.Array:
     """Each distinct pretoken of the (large_)string array `texts` under pattern id `pattern`
-    (`PATTERN_IDS`) with its count (`COUNTS_TYPE`: a list of struct<unit, n>), all on the first row;
-    the other rows, and NULL texts, get empty lists."""
+    (`PATTERN_IDS`) with its count, all on the first row (list<struct<unit: large_string, n: int64>>,
+    32-bit list offsets as DuckDB's UDFs take them); the other rows, and NULL texts, get empty lists."""
     if not 0 <= pattern < N_PATTERNS:
         raise ValueError(f"pattern must be a pattern id (PATTERN_IDS), not {pattern!r}")
     cdef list keep = []
@@ -155,6 +153,6 @@ def batch_pretoken_counts(texts, int pattern) -> pa.Array:
             cnt[k] = s.count
     units = pa.Array.from_buffers(pa.large_string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
     pairs = pa.StructArray.from_arrays([units, pa.array(counts)], names=["unit", "n"])
-    rows = np.full(v.length + 1, n, np.int64)
+    rows = np.full(v.length + 1, n, np.int32)  # (numpy refuses an n of 2^31 or more)
     rows[0] = 0
-    return pa.LargeListArray.from_arrays(pa.array(rows), pairs)
+    return pa.ListArray.from_arrays(pa.array(rows), pairs)

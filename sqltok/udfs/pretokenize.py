@@ -6,7 +6,7 @@ from __future__ import annotations
 import duckdb
 import pyarrow as pa
 
-from sqltok.pretokenizer._batch_counts import COUNTS_TYPE, batch_pretoken_counts
+from sqltok.pretokenizer._batch_counts import batch_pretoken_counts
 from sqltok.pretokenizer._pretokenize import PATTERN_IDS, pretokenize_arrow
 
 from .define import define, one_constant
@@ -25,12 +25,9 @@ def _with_pattern(texts: pa.Array, names: pa.Array) -> pa.Array:
                                                                       "pattern")])
 
 
-_COUNTS = pa.list_(COUNTS_TYPE.value_type)  # 32-bit list offsets: a batch has far fewer than 2^31 pretokens
-
-
 def _batch_counts(texts: pa.Array, names: pa.Array) -> pa.Array:
     pattern = PATTERN_IDS[one_constant(names, PATTERN_IDS, "sqltok_pretoken_counts", "pattern")] if len(names) else 0
-    return batch_pretoken_counts(texts, pattern).cast(_COUNTS)
+    return batch_pretoken_counts(texts, pattern)
 
 
 def register(con: duckdb.DuckDBPyConnection) -> None:
