@@ -28,19 +28,6 @@ def column(table: pa.Table, i: int) -> pa.Array:
 
 
 @contextmanager
-def core_given_up(con) -> Iterator[None]:
-    """DuckDB on one thread fewer (at least one) within the block, while a kernel on a thread of its
-    own has that core: two DuckDB threads beside it took its core turn about (phase 2 at vocab
-    131,072 on two cores: 1.7-1.85 s against 1.5-1.6 s)."""
-    threads = con.execute("SELECT current_setting('threads')").fetchone()[0]
-    con.execute(f"SET threads = {max(1, threads - 1)}")
-    try:
-        yield
-    finally:
-        con.execute(f"SET threads = {threads}")
-
-
-@contextmanager
 def transaction(con) -> Iterator[None]:
     """BEGIN ... COMMIT, or ROLLBACK when the block raises (KeyboardInterrupt included)."""
     con.execute("BEGIN TRANSACTION")

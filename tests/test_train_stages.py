@@ -72,12 +72,10 @@ def test_a_failing_superword_stage_leaves_no_work_table(con, docs, monkeypatch, 
         raise failure(f"{stage} failed")
 
     monkeypatch.setattr(superword, stage, run_then_fail)
-    con.execute("SET threads = 3")
     with pytest.raises(failure):
         sqltok.train_superword(con, docs, 280, "kept", replace=True, **options)
     assert _work_left(con) == []
     assert _store(con) == before
-    assert _threads(con) == 3  # given back by the store stage, which yields a core to phase 2
     assert not [n for n in named_tokenizers(con)._loaded if n.startswith("__sqltok_phase1")]  # gone too
 
 
@@ -93,22 +91,9 @@ def test_a_failing_bpe_stage_leaves_no_work_table(con, docs, monkeypatch, stage)
         raise KeyboardInterrupt
 
     monkeypatch.setattr(train, stage, run_then_interrupt)
-    con.execute("SET threads = 3")
     with pytest.raises(KeyboardInterrupt):
         sqltok.train_bpe(con, docs, 270, "kept", replace=True)
     assert _work_left(con) == [] and _store(con) == before
-    assert _threads(con) == 3
-
-
-def _threads(con) -> int:
-    return con.execute("SELECT current_setting('threads')").fetchone()[0]
-
-
-def test_training_gives_back_duckdbs_threads(con, docs):
-    con.execute("SET threads = 3")
-    sqltok.train_bpe(con, docs, 260, "b")
-    sqltok.train_superword(con, docs, 280, "s")
-    assert _threads(con) == 3
 
 
 def test_counting_gives_a_table_and_its_sizes(con, docs):

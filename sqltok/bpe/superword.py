@@ -24,7 +24,6 @@ from sqltok.training.on_cluster import cluster_counting
 from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS, MIN_VOCAB_SIZE, check_vocab_size
 from sqltok.bpe.train import merge_pretokens
 from sqltok.corpus.sources import Source
-from sqltok.duck import core_given_up
 from sqltok.errors import SqltokError
 from sqltok.register import register
 from sqltok.store import (check_new_name, delete_rows, ensure_schema, save_candidates, save_model_rows,
@@ -114,13 +113,13 @@ def train_superword(con: duckdb.DuckDBPyConnection, source: Source | str | None,
         plan = _plan_phase2(con, p1, candidates, target, vocab_size, method, supermerges, greedy_split, progress,
                             work, watch)
         # Phase 2 reads its units here, then trains (Cython, GIL released) on one core while DuckDB
-        # writes the counts on the others.
+        # writes the counts on the other.
         with watch("phase2"):
             loaded = load_units(con, plan.units, plan.base, plan.prune)
         with transaction(con), Background(train_units, loaded, plan.base, vocab_size, method, plan.supermerges,
                                           progress) as job:
             del loaded  # the run owns the units now, and frees them as it ends
-            with watch("store"), core_given_up(con):
+            with watch("store"):
                 delete_rows(con, model)
                 save_pretoken_counts(con, model, counts.pretokens.table)
                 save_candidates(con, model, candidates.table, p1.tokens)

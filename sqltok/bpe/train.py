@@ -17,7 +17,7 @@ from sqltok.bpe.model import Merge, Model
 from sqltok.training.on_cluster import cluster_counting
 from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS, check_vocab_size, reference_settings, special_token_ids
 from sqltok.corpus.sources import Source
-from sqltok.duck import column, core_given_up
+from sqltok.duck import column
 from sqltok.errors import SqltokError
 from sqltok.progress import Progress
 from sqltok.register import register
@@ -121,10 +121,10 @@ def train_bpe(con: duckdb.DuckDBPyConnection, source: Source | str, vocab_size: 
                 cluster_counting().count_corpus_on(cluster, con, source, not simple, work, watch, progress)
         with watch("merge"):
             pretokens = counts.pretokens.arrow(con)
-        # The merge loop (Cython, GIL released) runs on one core while DuckDB stores the counts on the others.
+        # The merge loop (Cython, GIL released) runs on one core while DuckDB stores the counts.
         with transaction(con), Background(merge_pretokens, pretokens, vocab_size, progress) as job:
             del pretokens  # the loop holds what it reads
-            with watch("store"), core_given_up(con):
+            with watch("store"):
                 delete_rows(con, model)
                 save_pretoken_counts(con, model, counts.pretokens.table)
             rows = merges_rows(job.result(), not simple, special_tokens)
