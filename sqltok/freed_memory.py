@@ -8,7 +8,9 @@ purging for the run (DuckDB's `allocator_background_threads`, restored afterward
 allocate with malloc (its system pool; the pool before is restored), so that Arrow and NumPy reuse
 each other's freed memory, and has glibc's malloc map every block of 1 MiB or more on its own, so
 that freeing one hands it back at once (glibc's default is 128 KiB, raised as large blocks are freed;
-afterwards M_MMAP_THRESHOLD is glibc's default again, without that raising).
+afterwards M_MMAP_THRESHOLD is glibc's default again, without that raising). All three are the
+process's, so runs on several threads at once share one such period: the first to start sets it up,
+the last to end restores what was before.
 `release_freed_memory()` purges jemalloc's freed pages at once (background purging waits a second,
 and a query's freed pages would be resident through the Cython stage after it), empties pyarrow's
 pool of unused pages and trims malloc's heap (glibc only). None of this changes a result.
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -42,23 +45,36 @@ _JE_MALLCTL = _duckdb_mallctl()
 _PURGE_ALL_ARENAS = b"arena.4096.purge"  # 4096 is jemalloc's MALLCTL_ARENAS_ALL
 
 
+_runs_lock = threading.Lock()
+_runs = 0
+_restore = None  # what the first run found: DuckDB's setting and pyarrow's pool
+
+
 @contextmanager
 def returning_freed_memory(con) -> Iterator[None]:
     """While the block runs: DuckDB's jemalloc purges freed pages in the background, pyarrow
     allocates with malloc and malloc maps blocks of 1 MiB or more on their own."""
-    before = con.execute("SELECT current_setting('allocator_background_threads')").fetchall()[0][0]
-    pool = pa.default_memory_pool()
-    con.execute("SET allocator_background_threads = true")
-    pa.set_memory_pool(pa.system_memory_pool())
-    if _MALLOPT is not None:
-        _MALLOPT(M_MMAP_THRESHOLD, RUN_MMAP_THRESHOLD)
+    global _runs, _restore
+    with _runs_lock:
+        if _runs == 0:
+            before = con.execute("SELECT current_setting('allocator_background_threads')").fetchall()[0][0]
+            con.execute("SET allocator_background_threads = true")
+            _restore = (before, pa.default_memory_pool())
+            pa.set_memory_pool(pa.system_memory_pool())
+            if _MALLOPT is not None:
+                _MALLOPT(M_MMAP_THRESHOLD, RUN_MMAP_THRESHOLD)
+        _runs += 1
     try:
         yield
     finally:
-        if _MALLOPT is not None:
-            _MALLOPT(M_MMAP_THRESHOLD, DEFAULT_MMAP_THRESHOLD)
-        pa.set_memory_pool(pool)
-        con.execute(f"SET allocator_background_threads = {'true' if before else 'false'}")
+        with _runs_lock:
+            _runs -= 1
+            if _runs == 0:
+                if _MALLOPT is not None:
+                    _MALLOPT(M_MMAP_THRESHOLD, DEFAULT_MMAP_THRESHOLD)
+                before, pool = _restore
+                pa.set_memory_pool(pool)
+                con.execute(f"SET allocator_background_threads = {'true' if before else 'false'}")
 
 
 def release_freed_memory() -> None:

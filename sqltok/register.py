@@ -1,6 +1,7 @@
 """`register(con)`: sqltok's SQL functions and table macros on a DuckDB connection."""
 from __future__ import annotations
 
+import threading
 import weakref
 
 import duckdb
@@ -13,6 +14,9 @@ from sqltok.udfs import register_udfs
 #: The databases (name and file) each connection has registered on (a stage registers again on its
 #: caller's connection).
 _registered: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, set[str]]" = weakref.WeakKeyDictionary()
+#: Held while registering: cursors of one connection registering at once would each define the
+#: instance's functions, and all but the first fail.
+_registering = threading.RLock()
 
 
 def register(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
@@ -22,6 +26,11 @@ def register(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     TEMP: they live with the connection, the model tables in the database (a read-only database is
     used as it is: its models can be read, none written).
     """
+    with _registering:
+        return _register(con)
+
+
+def _register(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     database = con.execute("SELECT database_name || ':' || coalesce(path, '') FROM duckdb_databases() "
                            "WHERE database_name = current_database()").fetchall()[0][0]
     done = _registered.setdefault(con, set())

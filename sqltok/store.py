@@ -9,6 +9,7 @@ goes through `delete_rows`, so no writer can forget to tell, and the store impor
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass
 from typing import Callable
 
@@ -25,13 +26,15 @@ from sqltok.store_migration import migrate
 _MODEL_TABLES = ("models", "tokens", "merges", "special_tokens", "pretoken_counts", "candidate_counts",
                  "phase1_tokens", "model_files")
 _listeners: list[Callable[[object, str], None]] = []
+_creating = threading.Lock()  # two cursors creating the schema at once: one would meet a write conflict
 
 
 def ensure_schema(con) -> None:
     """Create the `sqltok_store` schema and its tables when they are missing, and bring a store an
     earlier sqltok wrote up to date (see `store_migration`)."""
-    run_script(con, "schema")
-    migrate(con)
+    with _creating:
+        run_script(con, "schema")
+        migrate(con)
 
 
 def on_model_change(listener: Callable[[object, str], None]) -> None:

@@ -59,8 +59,14 @@ def test_cursors_share_functions_and_tokenizers(bundled):
     assert sqltok.named_tokenizers.named_tokenizers(cur) is sqltok.named_tokenizers.named_tokenizers(con)
 
 
+def _threads(con) -> int:
+    return con.execute("SELECT current_setting('threads')").fetchone()[0]
+
+
 def test_threads_train_and_encode_at_once_on_cursors():
-    con = duckdb.connect()
+    """DuckDB's settings are the instance's: a run that changed one for a while (threads, say) would
+    leave it changed, or bring DuckDB down, when another run changes it at the same moment."""
+    con = duckdb.connect(config={"threads": 4})
     sqltok.register(con)
     _docs(con)
     runs = [(f"m{i}", 260 + 10 * i) for i in range(3)]
@@ -71,6 +77,7 @@ def test_threads_train_and_encode_at_once_on_cursors():
         cur.execute("SELECT sum(token_count(?, text)) FROM docs", [name]).fetchall()
 
     _at_once(train, runs)
+    assert _threads(con) == 4
     _same_as_alone(con, lambda c, name, size: sqltok.train_bpe(c, "SELECT text FROM docs", size, name), runs)
 
 
@@ -126,7 +133,7 @@ def test_superword_trainings_at_once_on_cursors(monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(counts, "count_units", together)
-    con = duckdb.connect()
+    con = duckdb.connect(config={"threads": 4})
     sqltok.register(con)
     _docs(con)
     runs = [(f"b{i}", 280 + 20 * i) for i in range(2)]
@@ -135,5 +142,6 @@ def test_superword_trainings_at_once_on_cursors(monkeypatch):
         sqltok.train_superword(c, "SELECT text FROM docs", size, name, method="boundless")
 
     _at_once(lambda name, size: train(con.cursor(), name, size), runs)
+    assert _threads(con) == 4
     monkeypatch.setattr(counts, "count_units", real)
     _same_as_alone(con, train, runs)

@@ -3,6 +3,7 @@ the same pieces in the same order, the same types and scores, on fixture corpora
 the training files, each SentencePiece flag sqltok takes, and hypothesis text; errors as spm_train's."""
 import io
 import json
+import threading
 from pathlib import Path
 
 import duckdb
@@ -166,6 +167,35 @@ def test_a_failed_run_leaves_the_database_as_it_was(con, corpus):
     assert model_names(con) == []
     assert con.execute("SELECT count(*) FROM duckdb_tables()").fetchall() == tables
     assert con.execute("SELECT count(*) FROM duckdb_views() WHERE NOT internal").fetchall()[0][0] == 0
+
+
+def test_runs_at_once_on_cursors_share_the_memory_settings_and_give_them_back(corpus):
+    """The allocators' settings a run changes are the process's: two runs at once on cursors of one
+    connection each get their own model, and what was set before is set again after both."""
+    source = Source(path=str(corpus("de", 700)), text_mode="line")
+    con = duckdb.connect(config={"allocator_background_threads": False})
+    pool = pa.default_memory_pool()
+    barrier, errors = threading.Barrier(2, timeout=60), []
+
+    def train(name: str, size: int) -> None:
+        try:
+            barrier.wait()
+            train_unigram(con.cursor(), source, name, UnigramSpec(vocab_size=size))
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=train, args=(f"u{size}", size)) for size in (600, 800)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert con.execute("SELECT current_setting('allocator_background_threads')").fetchall() == [(False,)]
+    assert pa.default_memory_pool().backend_name == pool.backend_name
+    alone = duckdb.connect()
+    for size in (600, 800):
+        train_unigram(alone, source, f"u{size}", UnigramSpec(vocab_size=size))
+        assert load_model_file(con, f"u{size}").content == load_model_file(alone, f"u{size}").content
 
 
 def test_the_stored_model_is_the_oracle_model(con, corpus):
