@@ -139,6 +139,22 @@ def test_bpe_of_pieces_and_non_pieces_equals_sentencepiece(pairs, data):
         assert tok.encode_ordinary_batch(texts) == sp.encode(texts)
 
 
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_bpe_of_long_words_equals_sentencepiece(pairs, data):
+    """Words far longer than the scan takes (SCAN_SYMBOLS), of pieces without "▁" and of one repeated
+    character: merged on the heap, where most candidates go stale, as sentencepiece merges them."""
+    for name in ("botchan_bpe", "mistral_v1"):
+        tok, sp = pairs(name)
+        pieces = [p for p in (sp.id_to_piece(i) for i in range(sp.get_piece_size())
+                              if not (sp.is_control(i) or sp.is_unknown(i) or sp.is_byte(i))) if "▁" not in p]
+        word = data.draw(st.lists(st.sampled_from(pieces), min_size=40, max_size=300).map("".join))
+        runs = [c * data.draw(st.integers(65, 5000)) for c in data.draw(st.lists(st.sampled_from("ae 日-"), max_size=2))]
+        texts = [word, word + " " + word[::-1]] + runs
+        assert tok.encode_ordinary_batch(texts) == sp.encode(texts)
+        assert [tok.encode_ordinary(t) for t in texts] == sp.encode(texts)
+
+
 #: characters that no piece of botchan_bpe or mistral_v1 holds with another (newlines, tabs, control
 #: characters, mistral_v1's digits, non-pieces) beside ones that pieces do hold with others
 ISOLATED_AND_NOT = list("\n\n\t\r\x01\x1f\x7f0123456789 ▁ae.,-'") + NON_PIECES

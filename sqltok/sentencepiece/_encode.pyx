@@ -98,21 +98,24 @@ cdef struct BestPath64:         # HF's Unigram: the same in float64
     int64_t starts_at
 
 
-cdef struct Symbol:             # BPE: a symbol of the text being merged
+cdef struct Symbol:             # BPE: a symbol of the text being merged (32 bytes)
     int64_t start
-    int64_t length
     int64_t prev
     int64_t next
-    int32_t id                  # its piece (of `pieces`), -1 for a character that is none
-    bint freeze
+    int32_t id                  # its piece (of `pieces`), -1 for a character that is none, and
+                                # frozen(piece) for a user-defined symbol, which never merges
+    int32_t length              # a character or a piece: bytes 0 once merged into the previous
 
 
-cdef struct Pair:               # BPE: a candidate merge of two adjacent symbols
-    float score
-    int32_t id                  # the piece they make
+cdef inline int32_t frozen(int32_t id) noexcept nogil:
+    """A frozen symbol's id field from its piece, and back."""
+    return -2 - id
+
+
+cdef struct Pair:               # BPE: a candidate merge of symbol `left` and the next (16 bytes: the
+    float score                 # heap of a long word moves fewer of them)
+    int32_t id                  # the piece they make, as long as the two are when pushed
     int64_t left
-    int64_t right
-    int64_t size
 
 
 cdef struct Split:              # BPE: how an unused piece was last made, to split it back
@@ -204,34 +207,48 @@ cdef inline bint pops_before(const Pair& a, const Pair& b) noexcept nogil:
     return score_less(b.score, a.score) or (float_bits(a.score) == float_bits(b.score) and a.left < b.left)
 
 
-cdef inline void heap_push(vector[Pair]& h, const Pair& x) noexcept nogil:
-    cdef size_t i = h.size(), parent
-    h.push_back(x)
-    while i > 0:
-        parent = (i - 1) >> 1
-        if not pops_before(h[i], h[parent]):
-            break
-        h[i], h[parent] = h[parent], h[i]
-        i = parent
-
-
-cdef inline Pair heap_pop(vector[Pair]& h) noexcept nogil:
-    cdef Pair top = h[0]
-    cdef size_t i = 0, c, n
-    h[0] = h.back()
-    h.pop_back()
-    n = h.size()
+cdef inline void _sift_down(Pair* h, size_t n, size_t i, Pair x) noexcept nogil:
+    """Place `x` in the hole at `i` of the heap h[:n], moving the children that pop before it up."""
+    cdef size_t c
     while True:
         c = 2 * i + 1
         if c >= n:
             break
         if c + 1 < n and pops_before(h[c + 1], h[c]):
             c += 1
-        if not pops_before(h[c], h[i]):
+        if not pops_before(h[c], x):
             break
-        h[i], h[c] = h[c], h[i]
+        h[i] = h[c]
         i = c
+    h[i] = x
+
+
+cdef inline void heap_push(vector[Pair]& h, const Pair& x) noexcept nogil:
+    cdef size_t i = h.size(), parent
+    h.push_back(x)
+    while i > 0:
+        parent = (i - 1) >> 1
+        if not pops_before(x, h[parent]):
+            break
+        h[i] = h[parent]
+        i = parent
+    h[i] = x
+
+
+cdef inline Pair heap_pop(vector[Pair]& h) noexcept nogil:
+    cdef Pair top = h[0], last = h.back()
+    h.pop_back()
+    if h.size():
+        _sift_down(h.data(), h.size(), 0, last)
     return top
+
+
+cdef inline void heapify(vector[Pair]& h) noexcept nogil:
+    """The heap order over all of `h` at once (Floyd's, linear)."""
+    cdef size_t n = h.size(), i = n // 2
+    while i > 0:
+        i -= 1
+        _sift_down(h.data(), n, i, h[i])
 
 
 cdef class SentencePieceEncoder:
@@ -575,10 +592,12 @@ cdef class SentencePieceEncoder:
         is recorded."""
         cdef Split split
         cdef int32_t id, lid, rid, merged
-        if left < 0 or right < 0 or ws.symbols[left].freeze or ws.symbols[right].freeze:
+        if left < 0 or right < 0:
             return -1
         lid = ws.symbols[left].id
         rid = ws.symbols[right].id
+        if lid < -1 or rid < -1:  # frozen
+            return -1
         if lid >= 0 and rid >= 0:
             id = merge_table_rank(&self.pairs, lid, rid, &merged, -1)  # its rank: the piece
         else:
@@ -596,17 +615,21 @@ cdef class SentencePieceEncoder:
             ws.splits.push_back(split)
         return id
 
+    cdef inline bint _candidate(self, const uint8_t* s, Workspace& ws, int64_t left, int64_t right,
+                                Pair* pair) noexcept nogil:
+        """Whether the two symbols make a piece: then `pair` is their candidate."""
+        pair.id = self._pair_piece(s, ws, left, right)
+        if pair.id < 0:
+            return False
+        pair.score = self.scores[pair.id]
+        pair.left = left
+        return True
+
     cdef inline void _maybe_pair(self, const uint8_t* s, Workspace& ws, int64_t left, int64_t right) noexcept nogil:
         """A candidate on the heap when the two symbols make a piece."""
         cdef Pair pair
-        pair.id = self._pair_piece(s, ws, left, right)
-        if pair.id < 0:
-            return
-        pair.score = self.scores[pair.id]
-        pair.size = ws.symbols[left].length + ws.symbols[right].length
-        pair.left = left
-        pair.right = right
-        heap_push(ws.heap, pair)
+        if self._candidate(s, ws, left, right, &pair):
+            heap_push(ws.heap, pair)
 
     cdef void _resegment(self, const uint8_t* s, int64_t start, int64_t length, int32_t id, IdVector& out,
                          Workspace& ws, bint* prev_unk) noexcept nogil:
@@ -653,14 +676,15 @@ cdef class SentencePieceEncoder:
     cdef void _bpe(self, const uint8_t* s, int64_t size, IdVector& out, Workspace& ws) noexcept nogil:
         cdef Symbol sym
         cdef int64_t pos = 0, i
-        cdef bint prev_unk = False
+        cdef int32_t id
+        cdef bint prev_unk = False, freeze
         ws.symbols.clear()
         ws.heap.clear()
         ws.splits.clear()
         while pos < size:
             sym.length = self._user_match(s + pos, size - pos)
-            sym.freeze = sym.length > 0
-            if not sym.freeze:
+            freeze = sym.length > 0
+            if not freeze:
                 sym.length = min(one_char_len(s[pos]), size - pos)
             sym.start = pos
             if sym.length == 1 and s[pos] < 128:
@@ -668,6 +692,8 @@ cdef class SentencePieceEncoder:
             else:
                 sym.id = bytes_table_get(&self.pieces, <const uint8_t*>self.vocab.data(), self.starts.data(),
                                          self.ends.data(), s + pos, sym.length)
+            if freeze:
+                sym.id = frozen(sym.id)
             sym.prev = <int64_t>ws.symbols.size() - 1
             pos += sym.length
             sym.next = -1 if pos >= size else <int64_t>ws.symbols.size() + 1
@@ -677,7 +703,9 @@ cdef class SentencePieceEncoder:
         self._merge_heap(s, ws)
         i = 0
         while i != -1:
-            self._resegment(s, ws.symbols[i].start, ws.symbols[i].length, ws.symbols[i].id, out, ws, &prev_unk)
+            id = ws.symbols[i].id
+            self._resegment(s, ws.symbols[i].start, ws.symbols[i].length, frozen(id) if id < -1 else id, out, ws,
+                            &prev_unk)
             i = ws.symbols[i].next
 
     cdef inline void _short_key(self, Workspace& ws, int64_t left) noexcept nogil:
@@ -741,17 +769,21 @@ cdef class SentencePieceEncoder:
         return True
 
     cdef void _merge_heap(self, const uint8_t* s, Workspace& ws) noexcept nogil:
-        """The merges, candidates on a heap (sentencepiece's agenda)."""
+        """The merges, candidates on a heap (sentencepiece's agenda). A candidate is stale when its
+        left symbol is gone or the two now at its place are not as long as its piece: symbols only
+        grow, and a symbol's next changes only when it takes that next in."""
         cdef Pair top
         cdef int64_t i, left, right
         for i in range(1, <int64_t>ws.symbols.size()):
-            self._maybe_pair(s, ws, i - 1, i)
+            if self._candidate(s, ws, i - 1, i, &top):
+                ws.heap.push_back(top)
+        heapify(ws.heap)
         while ws.heap.size():
             top = heap_pop(ws.heap)
             left = top.left
-            right = top.right
-            if ws.symbols[left].length == 0 or ws.symbols[right].length == 0 or \
-                    ws.symbols[left].length + ws.symbols[right].length != top.size:
+            right = ws.symbols[left].next
+            if ws.symbols[left].length == 0 or right < 0 or \
+                    ws.symbols[left].length + ws.symbols[right].length != self.ends[top.id] - self.starts[top.id]:
                 continue
             ws.symbols[left].length += ws.symbols[right].length
             ws.symbols[left].id = top.id
