@@ -141,6 +141,12 @@ def test_a_task_uses_its_share_of_the_cores(client, monkeypatch):
     assert (core_share.task_threads(), core_share.local_share(3), core_share.local_share(16)) == (2, 2, 1)
 
 
+def test_local_workers_keep_glibcs_trim_threshold(client):
+    """Dask's nannies set MALLOC_TRIM_THRESHOLD_=65536 for their workers; sqltok's local cluster
+    leaves glibc's own (a map task was a fifth slower under Dask's)."""
+    assert set(client.run(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_")).values()) == {None}
+
+
 def _docs(n: int) -> list[str]:
     words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "über", "日本語", "código"]
     return [" ".join(words[(i * k) % len(words)] for k in range(1, 3 + i % 9)) + f" #{i}" for i in range(n)]
