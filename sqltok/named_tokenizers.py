@@ -38,7 +38,16 @@ class NamedTokenizers:
 
     def attach(self, con: duckdb.DuckDBPyConnection) -> None:
         """`con` is a registered connection to the instance (models are read through one of them)."""
-        self._connections = [r for r in self._connections if r() is not None] + [weakref.ref(con)]
+        self._connections = [r for r in self._connections if r() is not None] + [weakref.ref(con, self._collected)]
+
+    def _collected(self, _: weakref.ref) -> None:
+        """A registered connection was collected: when it was the last, the tokenizers go with it (a
+        process that opens database after database keeps none of theirs), and a connection still
+        open on the instance must register again (see `_cursor`). No lock: the collector may run
+        this on a thread that holds one."""
+        if not any(r() is not None for r in self._connections):
+            self._loaded.clear()
+            self._cached.clear()
 
     def _cursor(self) -> duckdb.DuckDBPyConnection:
         """A cursor of an open registered connection; when none is left, the loaded tokenizers are

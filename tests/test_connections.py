@@ -145,3 +145,21 @@ def test_superword_trainings_at_once_on_cursors(monkeypatch):
     assert _threads(con) == 4
     monkeypatch.setattr(counts, "count_units", real)
     _same_as_alone(con, train, runs)
+
+
+def test_a_collected_database_lets_its_tokenizers_go(bundled):
+    """A process that opens database after database (a server, a notebook) keeps none of their
+    tokenizers once their registered connections are collected: nothing else holds them."""
+    import gc
+    import weakref
+
+    con = duckdb.connect()
+    sqltok.register(con)
+    con.execute("SELECT sqltok_load('r50k', ?)", [str(bundled("r50k_base.tiktoken"))]).fetchall()
+    sqltok.train_bpe(con, "SELECT 'hello world hello there' AS text", 260, "m")
+    assert con.execute("SELECT token_count('r50k', 'hello'), token_count('m', 'hello')").fetchall() == [(1, 1)]
+    reg = sqltok.named_tokenizers.named_tokenizers(con)
+    loaded, stored = weakref.ref(reg.get("r50k")), weakref.ref(reg.get("m"))
+    del con
+    gc.collect()
+    assert loaded() is None and stored() is None
