@@ -187,6 +187,20 @@ def test_jsonl_text_must_be_strings(tmp_path, capsys, line, message):
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("source", ["parquet", "table", "sql"])
+def test_a_source_without_the_text_column_names_its_columns(tmp_path, capsys, source):
+    db = tmp_path / "w.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute("CREATE TABLE docs AS SELECT 'the fox' AS body, 1 AS n")
+        con.execute(f"COPY docs TO '{tmp_path / 'docs.parquet'}' (FORMAT parquet)")
+    where = {"parquet": [str(tmp_path / "docs.parquet")], "table": ["--table", "docs"],
+             "sql": ["--sql", "SELECT * FROM docs"]}[source]
+    assert main(["train", *where, "--vocab-size", "260", "--model", "m", "--db", str(db), "--no-progress"]) == 2
+    assert "has no column 'text'; its columns: body, n (name the text column with --text-key" in capsys.readouterr().err
+    assert main(["train", *where, "--text-key", "body", "--vocab-size", "260", "--model", "m", "--db", str(db),
+                 "--no-progress"]) == 0
+
+
 @pytest.mark.parametrize("sql", ["SELECT 'the fox and the dog' AS text;", "SELECT 'the fox and the dog' AS text -- note",
                                  "SELECT 'the fox and the dog' AS text; -- note\n"])
 def test_sql_source_may_end_in_a_semicolon_or_comment(tmp_path, sql):

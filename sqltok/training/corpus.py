@@ -80,12 +80,24 @@ def require_documents(stats: CorpusStats, src: Source) -> None:
         raise CorpusError(f"the training source {src.describe()!r} has no non-empty documents")
 
 
+def _columns(con, src: Source) -> list[str] | None:
+    """The source's columns (JSONL: its keys), or None when it cannot be read at all."""
+    try:
+        return [row[0] for row in con.execute(f"DESCRIBE {src.rows_query()}").fetchall()]
+    except (duckdb.Error, CorpusError):
+        return None
+
+
 def _text_query(con, src: Source) -> str:
     """The source's query with `text` as VARCHAR; BLOB text must be valid UTF-8."""
     query = src.query()
     try:
         types = {row[0]: row[1] for row in con.execute(f"DESCRIBE {query}").fetchall()}
     except duckdb.Error as e:
+        columns = _columns(con, src)
+        if columns is not None and src.text_key not in columns:
+            raise CorpusError(f"the training source {src.describe()!r} has no column {src.text_key!r}; its columns: "
+                              f"{', '.join(columns)} (name the text column with --text-key / text_key=)") from None
         raise CorpusError(f"cannot read the training source {src.describe()!r}: {e}") from None
     kind = types.get("text")
     if kind == "BLOB":
