@@ -12,6 +12,7 @@ from pathlib import Path
 
 import duckdb
 
+from sqltok.corpus.columns import TEXT_KEY_HINT, require_column
 from sqltok.corpus.sources import Source, quote_ident, quote_literal
 from sqltok.errors import SqltokError
 from sqltok.named_tokenizers import named_tokenizers
@@ -65,6 +66,10 @@ def encode_file(con: duckdb.DuckDBPyConnection, tokenizer: str, src: Source, out
     column = "n_tokens" if count else "ids"
     rows_query = src.rows_query()
     key = "text" if rows_query == src.query() else src.text_key
+    if rows_query != src.query():  # the rows as DuckDB reads them (JSONL: the keys of a sample of lines)
+        require_column(con, src, key, TEXT_KEY_HINT)
+    for c in keep_columns if keep_columns != ("*",) else ():
+        require_column(con, src, c, "to keep")
     kept = "*, " if keep_columns == ("*",) else "".join(f"{quote_ident(c)}, " for c in keep_columns)
     values = f"{fn}({quote_literal(tokenizer)}, {quote_ident(key)})"
     if compact and not count:

@@ -188,7 +188,7 @@ def test_jsonl_text_must_be_strings(tmp_path, capsys, line, message):
 
 
 @pytest.mark.parametrize("source", ["parquet", "table", "sql"])
-def test_a_source_without_the_text_column_names_its_columns(tmp_path, capsys, source):
+def test_a_training_source_without_the_text_column_names_its_columns(tmp_path, capsys, source):
     db = tmp_path / "w.duckdb"
     with duckdb.connect(str(db)) as con:
         con.execute("CREATE TABLE docs AS SELECT 'the fox' AS body, 1 AS n")
@@ -196,9 +196,28 @@ def test_a_source_without_the_text_column_names_its_columns(tmp_path, capsys, so
     where = {"parquet": [str(tmp_path / "docs.parquet")], "table": ["--table", "docs"],
              "sql": ["--sql", "SELECT * FROM docs"]}[source]
     assert main(["train", *where, "--vocab-size", "260", "--model", "m", "--db", str(db), "--no-progress"]) == 2
-    assert "has no column 'text'; its columns: body, n (name the text column with --text-key" in capsys.readouterr().err
+    assert "has no column 'text' (name the text column with --text-key / text_key=); its columns: body, n" \
+        in capsys.readouterr().err
     assert main(["train", *where, "--text-key", "body", "--vocab-size", "260", "--model", "m", "--db", str(db),
                  "--no-progress"]) == 0
+
+
+@pytest.mark.parametrize("suffix", ["parquet", "jsonl"])
+def test_encode_and_evaluate_name_a_missing_column_and_the_columns_there_are(trained, tmp_path, capsys, suffix):
+    _, db = trained
+    path = tmp_path / f"docs.{suffix}"
+    duckdb.sql(f"COPY (SELECT 'the fox' AS body, 1 AS n) TO '{path}' (FORMAT {'parquet' if suffix == 'parquet' else 'json'})")
+    out = str(tmp_path / "ids.parquet")
+    assert main(["encode", "--model", "m", "--db", str(db), "--input", str(path), "--output", out]) == 2
+    assert "has no column 'text' (name the text column with --text-key" in capsys.readouterr().err
+    assert main(["encode", "--model", "m", "--db", str(db), "--input", str(path), "--output", out,
+                 "--text-key", "body", "--keep-columns", "n,lang"]) == 2
+    assert "has no column 'lang' to keep; its columns: body, n" in capsys.readouterr().err
+    if suffix == "parquet":  # JSONL reads a missing key as NULL texts (see require_text_column)
+        assert main(["evaluate", "m", "--db", str(db), "--on", str(path)]) == 2
+        assert "has no column 'text' (name the text column with --text-key" in capsys.readouterr().err
+    assert main(["encode", "--model", "m", "--db", str(db), "--input", str(path), "--output", out,
+                 "--text-key", "body", "--keep-columns", "n"]) == 0
 
 
 @pytest.mark.parametrize("sql", ["SELECT 'the fox and the dog' AS text;", "SELECT 'the fox and the dog' AS text -- note",

@@ -82,13 +82,18 @@ class Source:
         `query()` reads without error (JSONL values as VARCHAR, a third of the time of JSON and `->>`;
         a value that is not a string comes out as its JSON text, where `query()` refuses it). For
         counting documents and bytes, and for reading documents again once `query()` has been read."""
-        if self.path is None or not self._stem().endswith(_JSON_SUFFIXES):
+        if not self.is_jsonl:
             return self.query()
         cols = "{" + quote_literal(self.text_key) + ": 'VARCHAR'}"
         q = (f"SELECT {quote_ident(self.text_key)} AS text FROM read_json({quote_literal(self.path)}, "
              f"format = 'newline_delimited', records = true, columns = {cols}, "
              f"maximum_object_size = {self.json_object_size})")
         return self._limited(q)
+
+    @property
+    def is_jsonl(self) -> bool:
+        """Whether the source is JSONL files (whose keys DuckDB infers from a sample of lines)."""
+        return self.path is not None and self._stem().endswith(_JSON_SUFFIXES)
 
     def _limited(self, q: str) -> str:
         """Query `q` cut to `max_documents` rows when that is set."""

@@ -11,6 +11,7 @@ from typing import Sequence
 import duckdb
 import pyarrow as pa
 
+from sqltok.corpus.columns import require_column, require_text_column
 from sqltok.corpus.sources import Source, quote_ident, quote_literal
 from sqltok.duck import arrow_table
 from sqltok.errors import ModelNotFoundError, SqltokError
@@ -57,13 +58,11 @@ def _stem(path: str) -> str:
 
 def documents_query(con: duckdb.DuckDBPyConnection, source: Source, by: str | None = None) -> str:
     """A query with the source's texts as `text` and, when `by` is given, that column as well."""
+    require_text_column(con, source)
     if by is None:
         return source.query()
-    rows = source.rows_query()
-    columns = [c[0] for c in con.execute(f"DESCRIBE {rows}").fetchall()]
-    if by not in columns:
-        raise SqltokError(f"the source has no column {by!r} to group by; its columns: {', '.join(columns)}")
-    return f"SELECT {quote_ident(source.text_key)} AS text, {quote_ident(by)} FROM ({rows})"
+    require_column(con, source, by, "to group by")
+    return f"SELECT {quote_ident(source.text_key)} AS text, {quote_ident(by)} FROM ({source.rows_query()})"
 
 
 def evaluate(con: duckdb.DuckDBPyConnection, tokenizers: Sequence[str], source: Source, by: str | None = None,

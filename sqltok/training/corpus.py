@@ -5,6 +5,7 @@ from dataclasses import asdict, dataclass
 
 import duckdb
 
+from sqltok.corpus.columns import require_text_column
 from sqltok.corpus.sources import Source, is_line_too_long
 from sqltok.errors import CorpusError
 from sqltok.sql_files import sql_text
@@ -80,24 +81,16 @@ def require_documents(stats: CorpusStats, src: Source) -> None:
         raise CorpusError(f"the training source {src.describe()!r} has no non-empty documents")
 
 
-def _columns(con, src: Source) -> list[str] | None:
-    """The source's columns (JSONL: its keys), or None when it cannot be read at all."""
-    try:
-        return [row[0] for row in con.execute(f"DESCRIBE {src.rows_query()}").fetchall()]
-    except (duckdb.Error, CorpusError):
-        return None
-
-
 def _text_query(con, src: Source) -> str:
     """The source's query with `text` as VARCHAR; BLOB text must be valid UTF-8."""
     query = src.query()
     try:
         types = {row[0]: row[1] for row in con.execute(f"DESCRIBE {query}").fetchall()}
     except duckdb.Error as e:
-        columns = _columns(con, src)
-        if columns is not None and src.text_key not in columns:
-            raise CorpusError(f"the training source {src.describe()!r} has no column {src.text_key!r}; its columns: "
-                              f"{', '.join(columns)} (name the text column with --text-key / text_key=)") from None
+        try:
+            require_text_column(con, src)
+        except duckdb.Error:
+            pass  # the source cannot be read at all: DuckDB's error says why
         raise CorpusError(f"cannot read the training source {src.describe()!r}: {e}") from None
     kind = types.get("text")
     if kind == "BLOB":

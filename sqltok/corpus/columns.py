@@ -1,0 +1,31 @@
+"""A source's columns checked by name before a query reads them: a missing one is an error naming the
+source and the columns it has (DuckDB's binder message names neither)."""
+from __future__ import annotations
+
+import duckdb
+
+from sqltok.corpus.sources import Source
+from sqltok.errors import CorpusError
+
+#: How a caller names the text column, for the error when a source has none of that name.
+TEXT_KEY_HINT = "(name the text column with --text-key / text_key=)"
+
+
+def source_columns(con: duckdb.DuckDBPyConnection, source: Source) -> list[str]:
+    """The columns of `source` (JSONL: its keys; plain text: `text`)."""
+    return [row[0] for row in con.execute(f"DESCRIBE {source.rows_query()}").fetchall()]
+
+
+def require_text_column(con: duckdb.DuckDBPyConnection, source: Source) -> None:
+    """A CorpusError when `source` has no column named its text key. Not asked of JSONL, whose keys
+    come from a sample of its lines: a line without the key reads as a NULL text."""
+    if not source.is_jsonl and source.rows_query() != source.query():
+        require_column(con, source, source.text_key, TEXT_KEY_HINT)
+
+
+def require_column(con: duckdb.DuckDBPyConnection, source: Source, name: str, purpose: str) -> None:
+    """A CorpusError when `source` has no column `name`: '... has no column NAME PURPOSE; its columns: ...'."""
+    columns = source_columns(con, source)
+    if name not in columns:
+        raise CorpusError(f"the source {source.describe()!r} has no column {name!r} {purpose}; its columns: "
+                          f"{', '.join(columns)}")
