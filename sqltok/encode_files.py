@@ -65,8 +65,9 @@ def encode_file(con: duckdb.DuckDBPyConnection, tokenizer: str, src: Source, out
     fn = "token_count" if count else "encode_special" if allow_special else "encode"
     column = "n_tokens" if count else "ids"
     rows_query = src.rows_query()
-    key = "text" if rows_query == src.query() else src.text_key
-    if rows_query != src.query():  # the rows as DuckDB reads them (JSONL: the keys of a sample of lines)
+    whole_rows = rows_query != src.query()  # every column as DuckDB reads it (JSONL: a sample's keys)
+    key = src.text_key if whole_rows else "text"
+    if whole_rows:
         require_column(con, src, key, TEXT_KEY_HINT)
     for c in keep_columns if keep_columns != ("*",) else ():
         require_column(con, src, c, "to keep")

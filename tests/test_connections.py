@@ -7,7 +7,6 @@ import sys
 import threading
 
 import duckdb
-import pytest
 
 import sqltok
 from conftest import sqltok_home
