@@ -151,7 +151,7 @@ def test_bad_options(raw, tmp_path, capsys, args, message):
     assert not (tmp_path / "p").exists()
 
 
-def test_unknown_option_nonempty_output_and_missing_languages(raw, tmp_path, capsys):
+def test_unknown_option_bad_output_and_missing_languages(raw, tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["prepare", str(raw), "-o", str(tmp_path / "p"), "--stem"])
     (tmp_path / "full").mkdir()
@@ -164,3 +164,11 @@ def test_unknown_option_nonempty_output_and_missing_languages(raw, tmp_path, cap
     duckdb.connect().execute(f"COPY (SELECT 'a b c' AS text) TO '{plain}'")
     assert main(["prepare", str(plain), "--uniform", "-o", str(tmp_path / "q")]) == 2
     assert "needs languages" in capsys.readouterr().err
+    (tmp_path / "a_file").write_text("")
+    assert main(["prepare", str(raw), "-o", str(tmp_path / "a_file")]) == 2
+    assert "a_file exists and is not a folder" in capsys.readouterr().err
+    empty = tmp_path / "empty.parquet"
+    duckdb.connect().execute(f"COPY (SELECT NULL::VARCHAR AS text) TO '{empty}'")
+    assert main(["prepare", str(empty), "--detect-language", "--uniform", "-o", str(tmp_path / "r")]) == 2
+    assert "no document is left to balance" in capsys.readouterr().err
+    assert sorted(os.listdir(tmp_path)) == ["a_file", "empty.parquet", "full", "p", "plain.parquet", "raw.jsonl"]

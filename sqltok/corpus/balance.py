@@ -55,6 +55,8 @@ def target_shares(shares: list[Share], ratios: dict[str, float] | None = None, t
     if sum(x is not None and x is not False for x in (ratios, temperature, uniform)) != 1:
         raise SqltokError("give exactly one of target ratios, a temperature or a uniform mix")
     found = {s.lang: s.documents for s in shares if s.lang is not None}
+    if not any(s.documents for s in shares):
+        raise SqltokError("no document is left to balance: the input has none, or the steps before dropped them all")
     if not found:
         raise SqltokError("no document has a language: detect languages first (--detect-language)")
     if ratios is not None:

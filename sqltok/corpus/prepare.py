@@ -144,6 +144,8 @@ def prepare(con: duckdb.DuckDBPyConnection, sources: list[Source], out_dir: str,
         con.execute("SET enable_progress_bar = false")  # one bar: ours, by step
     if os.path.isdir(out_dir) and os.listdir(out_dir):
         raise SqltokError(f"{out_dir} exists and is not empty: choose another output folder or empty it")
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise SqltokError(f"{out_dir} exists and is not a folder: choose another output folder")
     parent = os.path.dirname(os.path.abspath(out_dir)) or "."
     os.makedirs(parent, exist_ok=True)
     manifest = Manifest.start(settings, [s.describe() for s in sources])
