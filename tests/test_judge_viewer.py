@@ -146,5 +146,11 @@ def test_cli_view(viewer, bundled, tmp_path, capsys):
     assert ["".join(p["spans"]) for p in parser.panels] == [TEXTS[0], "first doc", "second doc"]
     assert main(["view", r50k, "-o", str(out)]) == 2
     assert "nothing to show" in capsys.readouterr().err
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text('{"text": null}\n')
+    assert main(["view", r50k, "--on", str(empty), "-o", str(out)]) == 2
+    assert "has no documents (no non-NULL text)" in capsys.readouterr().err
+    assert main(["view", r50k, "--sql", "SELECT 'x' AS body", "-o", str(out)]) == 2
+    assert "has no column 'text' (name the text column with --text-key" in capsys.readouterr().err
     assert main(["view", r50k, "--text", "x", "-o", str(tmp_path / "v.png")]) == 2
     assert "must end in .html" in capsys.readouterr().err

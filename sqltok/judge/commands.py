@@ -13,6 +13,7 @@ from typing import Iterator
 
 import duckdb
 
+from sqltok.corpus.columns import require_text_column
 from sqltok.corpus.sources import Source
 from sqltok.errors import SqltokError
 from sqltok.judge.formatting import format_table
@@ -66,9 +67,12 @@ def _view_texts(con, args) -> list[str]:
         with open(path, encoding="utf-8") as f:
             texts.append(f.read())
     if any(x is not None for x in (args.on, args.sql, args.table)):
-        q = corpus(args).query()
-        texts += [t for (t,) in con.execute(f"SELECT text FROM ({q}) WHERE text IS NOT NULL LIMIT ?",
-                                            [args.limit]).fetchall()]
+        src = corpus(args)
+        require_text_column(con, src)
+        rows = con.execute(f"SELECT text FROM ({src.query()}) WHERE text IS NOT NULL LIMIT ?", [args.limit]).fetchall()
+        if not rows:
+            raise SqltokError(f"the corpus {src.describe()!r} has no documents (no non-NULL text)")
+        texts += [t for (t,) in rows]
     if not texts:
         raise SqltokError("nothing to show: give --text TEXT, --file FILE or a corpus (--on, --sql, --table)")
     return texts
