@@ -1,12 +1,13 @@
 """Encoding benchmark: sqltok's encoder beside tiktoken, HF tokenizers, fastokens, splintr-rs and riptoken.
 
     python bench/encode.py [--en PATH.parquet] [--code PATH] [--multi PATH ...] [--mb 50] [--rounds 3]
-                           [--threads 1 2] [--sqltok-model NAME --db FILE] [--duckdb-corpora en]
+                           [--threads 1 2] [--tokenizers o200k cl100k trained bert]
+                           [--sqltok-model NAME --db FILE] [--duckdb-corpora en]
 
 Three corpora of at least --mb MB each (English, code, a multilingual mix; a corpus smaller than that
-has its documents cycled, and the output says so), two tokenizers (o200k_base from its `.tiktoken`
-and `tokenizer.json` files; a model trained by sqltok, vocab 32,768, simple pre-tokenization, unless
---sqltok-model/--db name one), every library at every thread count. Each measurement is a fresh
+has its documents cycled, and the output says so), the tokenizers of --tokenizers (o200k_base and
+cl100k_base from their `.tiktoken` and `tokenizer.json` files; a model trained by sqltok, vocab 32,768,
+simple pre-tokenization, unless --sqltok-model/--db name one), every library at every thread count. Each measurement is a fresh
 subprocess (cold: the tokenizer is loaded there, untimed, and no cache has seen the documents; thread
 pools cannot leak between runs). Runs with fewer threads than CPUs are also pinned to that many CPUs.
 
@@ -55,6 +56,8 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 
 O200K_SPECIAL = {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
+CL100K_SPECIAL = {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
+                  "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}
 # Encoded once, untimed, before the timed call (unless --no-warmup): one-time initialization that a
 # library defers to its first call is not encoding time, and no cache sees the timed documents.
 WARMUP_TEXT = "A first call on one short sentence that is not from the corpus."
@@ -832,6 +835,10 @@ def parse_args(argv=None):
     ap.add_argument("--text-key", default="text", help="text column / JSON key (default: text)")
     ap.add_argument("--o200k", type=Path, default=fixtures / "tokenizers" / "o200k_base",
                     help="folder holding o200k_base.tiktoken and tokenizer.json")
+    ap.add_argument("--cl100k", type=Path, default=fixtures / "tokenizers" / "cl100k_base",
+                    help="folder holding cl100k_base.tiktoken and tokenizer.json")
+    ap.add_argument("--tokenizers", nargs="+", default=["o200k", "cl100k", "trained", "bert"],
+                    choices=["o200k", "cl100k", "trained", "bert"], help="which tokenizers to run")
     ap.add_argument("--mb", type=float, default=50, help="size of each corpus in MB (10^6 bytes)")
     ap.add_argument("--rounds", type=int, default=3, help="measurements per library and thread count")
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
@@ -890,19 +897,25 @@ def main(argv=None) -> None:
         del bases
         # ---- tokenizers
         _log("preparing tokenizers ...")
-        from sqltok.pretokenizer.patterns import O200K as MAIN_PATTERN
+        from sqltok.pretokenizer.patterns import CL100K, O200K as MAIN_PATTERN
 
         o200k = {"name": "o200k_base", "label": "o200k_base", "sqltok": str(args.o200k / "o200k_base.tiktoken"),
                  "tiktoken": str(args.o200k / "o200k_base.tiktoken"), "json": str(args.o200k / "tokenizer.json"),
                  "pattern": MAIN_PATTERN, "special": O200K_SPECIAL, "info": f"files in {args.o200k}",
                  "note": None, "variants": list(O200K_VARIANTS), "single": list(SINGLE_VARIANTS)}
-        trained = prepare_trained(args, en_docs, work)
-        trained["single"] = [v for v in SINGLE_VARIANTS if trained["json"] or SINGLE_VARIANTS[v][1] != "json"]
+        cl100k = {"name": "cl100k_base", "label": "cl100k_base", "sqltok": str(args.cl100k / "cl100k_base.tiktoken"),
+                  "tiktoken": str(args.cl100k / "cl100k_base.tiktoken"), "json": str(args.cl100k / "tokenizer.json"),
+                  "pattern": CL100K, "special": CL100K_SPECIAL, "info": f"files in {args.cl100k}",
+                  "note": None, "variants": list(O200K_VARIANTS), "single": list(SINGLE_VARIANTS)}
+        trained = prepare_trained(args, en_docs, work) if "trained" in args.tokenizers else None
+        if trained is not None:
+            trained["single"] = [v for v in SINGLE_VARIANTS if trained["json"] or SINGLE_VARIANTS[v][1] != "json"]
         bert = {"name": "bert-base-uncased", "label": "bert-base-uncased (WordPiece)", "sqltok": str(args.bert),
                 "tiktoken": None, "json": str(args.bert), "pattern": None, "special": {},
                 "info": f"file {args.bert}", "note": None, "variants": [], "single": list(WORDPIECE_VARIANTS)}
         del en_docs
-        toks = {"o200k": o200k, "trained": trained, "bert": bert}
+        toks = {name: t for name, t in (("o200k", o200k), ("cl100k", cl100k), ("trained", trained), ("bert", bert))
+                if name in args.tokenizers}
         for t in toks.values():
             t["variants"] = [v for v in t["variants"] if v not in args.skip] if "batch" in args.modes else []
             t["single"] = [v for v in t["single"] if v not in args.skip] if "single" in args.modes else []
@@ -966,7 +979,7 @@ def main(argv=None) -> None:
            "meet words again within a run.",
            "# DuckDB: sqltok's encode() UDF picks its own thread count (up to 2) whatever SET threads says; "
            "the CPU pinning holds its 1-thread row to 1 CPU.",
-           "# o200k: fastokens (tokenizer.json) gets the file with the 2 special tokens removed from model.vocab"
+           "# o200k, cl100k: fastokens (tokenizer.json) gets the file with the special tokens removed from model.vocab"
            " (kept in added_tokens): fastokens 0.3.5 refuses non-contiguous vocab ids."]
     import sqltok
 
