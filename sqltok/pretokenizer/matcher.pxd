@@ -30,6 +30,10 @@ cdef extern from "o200k_ascii.h" nogil:
     uint64_t o200k_ascii_starts "sqltok_o200k_ascii_starts"(const unsigned char* s, size_t base, size_t n)
 
 
+cdef extern from "cl100k_ascii.h" nogil:
+    uint64_t cl100k_ascii_starts "sqltok_cl100k_ascii_starts"(const unsigned char* s, size_t base, size_t n)
+
+
 cdef enum:
     LF = 10
     CR = 13
@@ -524,6 +528,30 @@ cdef inline Py_ssize_t match_cl100k_like(const unsigned char* s, Py_ssize_t i, P
     return crlf_end(s, other_end(s, after, n), n)
 
 
+cdef inline int match_cl100k(const unsigned char* s, Py_ssize_t n, Pretokens& ends) except -1 nogil:
+    """Put the end of every cl100k pretoken of s[:n] in `ends`: ASCII text 64 bytes at a time
+    (cl100k_ascii.h), the rest pretoken by pretoken."""
+    cdef Py_ssize_t i = 0, last
+    cdef uint64_t starts
+    while i < n:
+        if s[i] < 0x80 and (i + 1 == n or s[i + 1] < 0x80):  # else no window helps
+            starts = cl100k_ascii_starts(s, i, n)
+            if starts:
+                if Pretokens is int64_t:
+                    ends += popcount64(starts)
+                    i += msb64(starts)
+                else:
+                    while starts:
+                        last = i + ctz64(starts)
+                        starts &= starts - 1
+                        ends.push_back(last)
+                    i = last
+                continue
+        i = match_cl100k_like(s, i, n, True, True)
+        found(ends, i)
+    return 0
+
+
 cdef inline Py_ssize_t match_gpt2(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
     """End of the GPT-2 match at byte i."""
     cdef uint32_t cp0, cp1
@@ -556,9 +584,7 @@ cdef inline int pretokenize_pattern(const unsigned char* s, Py_ssize_t n, int pa
     if pattern == PAT_O200K or pattern == PAT_SCRIPT_AWARE:
         return pretokenize_utf8(s, n, pattern == PAT_SCRIPT_AWARE, ends)
     if pattern == PAT_CL100K:
-        while i < n:
-            i = match_cl100k_like(s, i, n, True, True)
-            found(ends, i)
+        return match_cl100k(s, n, ends)
     elif pattern == PAT_LLAMA3:
         while i < n:
             i = match_cl100k_like(s, i, n, True, False)
