@@ -330,25 +330,32 @@ cdef inline int match_run(const unsigned char* s, Py_ssize_t start, Py_ssize_t e
     """Put the end of every pretoken of s[start:end], matched as a string of its own, in `ends`. The
     main pattern takes ASCII text 64 bytes at a time (o200k_ascii.h), the rest pretoken by pretoken."""
     cdef const unsigned char* run = s + start
-    cdef Py_ssize_t n = end - start, i = 0, last
+    cdef Py_ssize_t n = end - start, i = 0
     cdef uint64_t starts
     while i < n:
         if not specific and run[i] < 0x80 and (i + 1 == n or run[i + 1] < 0x80):  # else no window helps
             starts = o200k_ascii_starts(run, i, n)
             if starts:
-                if Pretokens is int64_t:
-                    ends += popcount64(starts)
-                    i += msb64(starts)
-                else:
-                    while starts:
-                        last = i + ctz64(starts)
-                        starts &= starts - 1
-                        ends.push_back(start + last)
-                    i = last
+                i = window_starts(starts, i, start, ends)
                 continue
         i = match_specific(run, i, n) if specific else match_main(run, i, n)
         found(ends, start + i)
     return 0
+
+
+cdef inline Py_ssize_t window_starts(uint64_t starts, Py_ssize_t i, Py_ssize_t offset, Pretokens& ends) noexcept nogil:
+    """The pretokens a window at i found (bit j of `starts`: one starts at i + j) put in `ends`, each
+    end moved by `offset`; the last start, where the next window begins."""
+    cdef Py_ssize_t last = i
+    if Pretokens is int64_t:
+        ends += popcount64(starts)
+        last = i + msb64(starts)
+    else:
+        while starts:
+            last = i + ctz64(starts)
+            starts &= starts - 1
+            ends.push_back(offset + last)
+    return last
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -531,21 +538,13 @@ cdef inline Py_ssize_t match_cl100k_like(const unsigned char* s, Py_ssize_t i, P
 cdef inline int match_cl100k(const unsigned char* s, Py_ssize_t n, Pretokens& ends) except -1 nogil:
     """Put the end of every cl100k pretoken of s[:n] in `ends`: ASCII text 64 bytes at a time
     (cl100k_ascii.h), the rest pretoken by pretoken."""
-    cdef Py_ssize_t i = 0, last
+    cdef Py_ssize_t i = 0
     cdef uint64_t starts
     while i < n:
         if s[i] < 0x80 and (i + 1 == n or s[i + 1] < 0x80):  # else no window helps
             starts = cl100k_ascii_starts(s, i, n)
             if starts:
-                if Pretokens is int64_t:
-                    ends += popcount64(starts)
-                    i += msb64(starts)
-                else:
-                    while starts:
-                        last = i + ctz64(starts)
-                        starts &= starts - 1
-                        ends.push_back(last)
-                    i = last
+                i = window_starts(starts, i, 0, ends)
                 continue
         i = match_cl100k_like(s, i, n, True, True)
         found(ends, i)
