@@ -824,6 +824,14 @@ def versions() -> dict:
     return out
 
 
+def tiktoken_files(name: str, folder: Path, pattern: str, special: dict) -> dict:
+    """An OpenAI encoding from its folder's `NAME.tiktoken` and `tokenizer.json`, run by every peer."""
+    ranks = str(folder / f"{name}.tiktoken")
+    return {"name": name, "label": name, "sqltok": ranks, "tiktoken": ranks, "json": str(folder / "tokenizer.json"),
+            "pattern": pattern, "special": special, "info": f"files in {folder}", "note": None,
+            "variants": list(O200K_VARIANTS), "single": list(SINGLE_VARIANTS)}
+
+
 def parse_args(argv=None):
     fixtures = SHARED / "fixtures"
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -899,14 +907,8 @@ def main(argv=None) -> None:
         _log("preparing tokenizers ...")
         from sqltok.pretokenizer.patterns import CL100K, O200K as MAIN_PATTERN
 
-        o200k = {"name": "o200k_base", "label": "o200k_base", "sqltok": str(args.o200k / "o200k_base.tiktoken"),
-                 "tiktoken": str(args.o200k / "o200k_base.tiktoken"), "json": str(args.o200k / "tokenizer.json"),
-                 "pattern": MAIN_PATTERN, "special": O200K_SPECIAL, "info": f"files in {args.o200k}",
-                 "note": None, "variants": list(O200K_VARIANTS), "single": list(SINGLE_VARIANTS)}
-        cl100k = {"name": "cl100k_base", "label": "cl100k_base", "sqltok": str(args.cl100k / "cl100k_base.tiktoken"),
-                  "tiktoken": str(args.cl100k / "cl100k_base.tiktoken"), "json": str(args.cl100k / "tokenizer.json"),
-                  "pattern": CL100K, "special": CL100K_SPECIAL, "info": f"files in {args.cl100k}",
-                  "note": None, "variants": list(O200K_VARIANTS), "single": list(SINGLE_VARIANTS)}
+        o200k = tiktoken_files("o200k_base", args.o200k, MAIN_PATTERN, O200K_SPECIAL)
+        cl100k = tiktoken_files("cl100k_base", args.cl100k, CL100K, CL100K_SPECIAL)
         trained = prepare_trained(args, en_docs, work) if "trained" in args.tokenizers else None
         if trained is not None:
             trained["single"] = [v for v in SINGLE_VARIANTS if trained["json"] or SINGLE_VARIANTS[v][1] != "json"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import duckdb
 
-from sqltok.corpus.columns import TEXT_KEY_HINT, require_column
+from sqltok.corpus.columns import TEXT_KEY_HINT, require_columns
 from sqltok.corpus.sources import Source, quote_ident, quote_literal
 from sqltok.errors import SqltokError
 from sqltok.named_tokenizers import named_tokenizers
@@ -67,10 +67,10 @@ def encode_file(con: duckdb.DuckDBPyConnection, tokenizer: str, src: Source, out
     rows_query = src.rows_query()
     whole_rows = rows_query != src.query()  # every column as DuckDB reads it (JSONL: a sample's keys)
     key = src.text_key if whole_rows else "text"
-    if whole_rows:
-        require_column(con, src, key, TEXT_KEY_HINT)
-    for c in keep_columns if keep_columns != ("*",) else ():
-        require_column(con, src, c, "to keep")
+    wanted = {key: TEXT_KEY_HINT} if whole_rows else {}
+    wanted.update((c, "to keep") for c in keep_columns if c != "*")
+    if wanted:
+        require_columns(con, src, wanted)
     kept = "*, " if keep_columns == ("*",) else "".join(f"{quote_ident(c)}, " for c in keep_columns)
     values = f"{fn}({quote_literal(tokenizer)}, {quote_ident(key)})"
     if compact and not count:

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import duckdb
 import pyarrow as pa
+
+from sqltok.shared_change import SharedChange
 
 _LIBC = ctypes.util.find_library("c")
 _MALLOC_TRIM = getattr(ctypes.CDLL(_LIBC), "malloc_trim", None) if _LIBC else None
@@ -45,36 +46,33 @@ _JE_MALLCTL = _duckdb_mallctl()
 _PURGE_ALL_ARENAS = b"arena.4096.purge"  # 4096 is jemalloc's MALLCTL_ARENAS_ALL
 
 
-_runs_lock = threading.Lock()
-_runs = 0
-_restore = None  # what the first run found: DuckDB's setting and pyarrow's pool
+def _return_freed_memory(con) -> tuple:
+    before = con.execute("SELECT current_setting('allocator_background_threads')").fetchall()[0][0]
+    con.execute("SET allocator_background_threads = true")
+    pool = pa.default_memory_pool()
+    pa.set_memory_pool(pa.system_memory_pool())
+    if _MALLOPT is not None:
+        _MALLOPT(M_MMAP_THRESHOLD, RUN_MMAP_THRESHOLD)
+    return before, pool
+
+
+def _keep_freed_memory(before: tuple, con) -> None:
+    background, pool = before
+    if _MALLOPT is not None:
+        _MALLOPT(M_MMAP_THRESHOLD, DEFAULT_MMAP_THRESHOLD)
+    pa.set_memory_pool(pool)
+    con.execute(f"SET allocator_background_threads = {'true' if background else 'false'}")
+
+
+_returning = SharedChange(_return_freed_memory, _keep_freed_memory)
 
 
 @contextmanager
 def returning_freed_memory(con) -> Iterator[None]:
     """While the block runs: DuckDB's jemalloc purges freed pages in the background, pyarrow
     allocates with malloc and malloc maps blocks of 1 MiB or more on their own."""
-    global _runs, _restore
-    with _runs_lock:
-        if _runs == 0:
-            before = con.execute("SELECT current_setting('allocator_background_threads')").fetchall()[0][0]
-            con.execute("SET allocator_background_threads = true")
-            _restore = (before, pa.default_memory_pool())
-            pa.set_memory_pool(pa.system_memory_pool())
-            if _MALLOPT is not None:
-                _MALLOPT(M_MMAP_THRESHOLD, RUN_MMAP_THRESHOLD)
-        _runs += 1
-    try:
+    with _returning.held(con):
         yield
-    finally:
-        with _runs_lock:
-            _runs -= 1
-            if _runs == 0:
-                if _MALLOPT is not None:
-                    _MALLOPT(M_MMAP_THRESHOLD, DEFAULT_MMAP_THRESHOLD)
-                before, pool = _restore
-                pa.set_memory_pool(pool)
-                con.execute(f"SET allocator_background_threads = {'true' if before else 'false'}")
 
 
 def release_freed_memory() -> None:

@@ -20,12 +20,14 @@ def require_text_column(con: duckdb.DuckDBPyConnection, source: Source) -> None:
     """A CorpusError when `source` has no column named its text key. Not asked of JSONL, whose keys
     come from a sample of its lines: a line without the key reads as a NULL text."""
     if not source.is_jsonl and source.rows_query() != source.query():
-        require_column(con, source, source.text_key, TEXT_KEY_HINT)
+        require_columns(con, source, {source.text_key: TEXT_KEY_HINT})
 
 
-def require_column(con: duckdb.DuckDBPyConnection, source: Source, name: str, purpose: str) -> None:
-    """A CorpusError when `source` has no column `name`: '... has no column NAME PURPOSE; its columns: ...'."""
+def require_columns(con: duckdb.DuckDBPyConnection, source: Source, wanted: dict[str, str]) -> None:
+    """A CorpusError for the first name of `wanted` (name: purpose) that `source` has no column of:
+    '... has no column NAME PURPOSE; its columns: ...'."""
     columns = source_columns(con, source)
-    if name not in columns:
-        raise CorpusError(f"the source {source.describe()!r} has no column {name!r} {purpose}; its columns: "
-                          f"{', '.join(columns)}")
+    for name, purpose in wanted.items():
+        if name not in columns:
+            raise CorpusError(f"the source {source.describe()!r} has no column {name!r} {purpose}; its columns: "
+                              f"{', '.join(columns)}")

@@ -19,6 +19,7 @@ import duckdb
 
 from sqltok.corpus.balance import balance_query, language_shares, target_shares
 from sqltok.corpus.clean import CleanSettings, clean_query, invalid_utf8_count
+from sqltok.corpus.columns import TEXT_KEY_HINT
 from sqltok.corpus.manifest import Manifest
 from sqltok.corpus.pii import KINDS, PLACEHOLDERS, check_kinds
 from sqltok.corpus.sources import Source, quote_ident, quote_literal
@@ -216,7 +217,7 @@ def _run_steps(run: _Run, sources: list[Source], s: PrepareSettings) -> None:
     union = _source_query(sources)
     cols = [r[0] for r in con.execute(f"DESCRIBE {union}").fetchall()]
     if "text" not in cols:
-        raise SqltokError(f"the input has no column 'text' (it has {', '.join(cols)})")
+        raise SqltokError(f"the input has no column 'text' {TEXT_KEY_HINT}; its columns: {', '.join(cols)}")
     run.step("read", union if "doc_id" in cols else f"SELECT row_number() OVER () AS doc_id, * FROM ({union})")
     bad = invalid_utf8_count(con, run.prev)
     empty = con.execute(f"SELECT count(*) FROM {run.current} WHERE text IS NULL OR text = ''").fetchone()[0]
