@@ -27,7 +27,7 @@ from sqltok.bpe.reference_file import dumps
 from sqltok.cli import main
 from sqltok.cluster import Cluster, core_share, local_cluster, map_counts
 from sqltok.cluster.encoding import encode_shards
-from sqltok.cluster.shard_source import row_groups_query, shard_source
+from sqltok.cluster.shard_source import rows_query, shard_source
 from sqltok.cluster.worker_state import worker_connection
 from sqltok.cluster.shards import shards_of
 from sqltok.encode_files import id_list_type
@@ -115,21 +115,43 @@ def test_byte_range_shards_hold_every_line_once(tmp_path_factory, docs, shard_by
 
 
 @settings(max_examples=40, deadline=None)
-@given(groups=st.lists(st.integers(1, 9), min_size=2, max_size=8), shard_bytes=st.integers(1, 400))
-def test_row_group_shards_hold_every_row_once_in_order(tmp_path_factory, groups, shard_bytes):
+@given(groups=st.lists(st.integers(1, 9), min_size=1, max_size=8), shard_bytes=st.integers(1, 400))
+def test_parquet_shards_hold_every_row_once_in_order(tmp_path_factory, groups, shard_bytes):
     path = tmp_path_factory.mktemp("groups") / "docs.parquet"
     rows = [f"doc {i}" for i in range(sum(groups))]
+    _write_groups(path, rows, groups)
+    got = []
+    with duckdb.connect() as con:
+        for shard in shards_of(sqltok.Source(path=str(path)), shard_bytes):
+            if shard.kind == "file":
+                got += con.execute(f"SELECT * FROM read_parquet('{path}')").fetchall()
+            else:
+                assert shard.kind == "rows" and shard.start < shard.stop
+                got += con.execute(rows_query(shard)).fetchall()
+    assert got == [(r, i) for i, r in enumerate(rows)]
+
+
+def test_a_big_row_group_is_cut_into_even_shards(tmp_path):
+    """Few big row groups still make even tasks for the workers: each is cut into parts of equal
+    rows, and small ones next to each other share a shard."""
+    path = tmp_path / "docs.parquet"
+    rows = [f"document number {i:04d} " * 8 for i in range(160)]
+    _write_groups(path, rows, [64, 64, 16, 16])
+    size = pq.ParquetFile(path).metadata.row_group(0).total_byte_size
+    shards = shards_of(sqltok.Source(path=str(path)), size * 3 // 10)
+    assert [(s.start, s.stop) for s in shards] == [(0, 16), (16, 32), (32, 48), (48, 64),
+                                                   (64, 80), (80, 96), (96, 112), (112, 128), (128, 160)]
+    assert {s.kind for s in shards} == {"rows"}
+    assert [(s.kind, s.start, s.stop) for s in shards_of(sqltok.Source(path=str(path)), 10 * size)] == [("rows", 0, 160)]
+
+
+def _write_groups(path, rows: list[str], groups: list[int]) -> None:
+    """`rows` as Parquet (text, k = row number) in row groups of `groups` rows."""
     with pq.ParquetWriter(path, pa.schema([("text", pa.string()), ("k", pa.int64())])) as w:
         start = 0
         for g in groups:
             w.write_table(pa.table({"text": rows[start:start + g], "k": list(range(start, start + g))}))
             start += g
-    got = []
-    with duckdb.connect() as con:
-        for shard in shards_of(sqltok.Source(path=str(path)), shard_bytes):
-            assert shard.kind == "row_groups"
-            got += con.execute(row_groups_query(shard)).fetchall()
-    assert got == [(r, i) for i, r in enumerate(rows)]
 
 
 def test_a_task_uses_its_share_of_the_cores(client, monkeypatch):
@@ -166,7 +188,7 @@ def test_parquet_row_groups_jsonl_and_text_files_count_like_one_process(con, cli
                       "jsonl": sqltok.Source(path=str(tmp_path / "b.jsonl"), text_key="body"),
                       "lines": sqltok.Source(path=str(tmp_path / "c.txt"), text_mode="line")}.items():
         kinds = {s.kind for s in shards_of(src, 500)}
-        assert kinds == {"parquet": {"row_groups"}, "jsonl": {"bytes"}, "lines": {"file"}}[name]
+        assert kinds == {"parquet": {"rows"}, "jsonl": {"bytes"}, "lines": {"file"}}[name]
         one = sqltok.train_bpe(con, src, 300, f"{name}_one")
         many = sqltok.train_bpe(con, src, 300, f"{name}_many", cluster=cluster)
         assert _pretoken_counts(con, f"{name}_many") == _pretoken_counts(con, f"{name}_one")

@@ -1,7 +1,7 @@
 """A shard read on a worker as a `Source`, so that it goes through the same readers and checks as a
-whole file in one process: its row groups as DuckDB's own Parquet scan of their rows (a filter on
-`file_row_number` that skips the other row groups: 4x less time than reading them with pyarrow), its
-byte range as a file of its lines."""
+whole file in one process: its Parquet rows as DuckDB's own scan of them (a filter on
+`file_row_number`, which skips the other row groups and pages: 4x less time than reading them with
+pyarrow), its byte range as a file of its lines."""
 from __future__ import annotations
 
 import dataclasses
@@ -11,8 +11,6 @@ import uuid
 from contextlib import contextmanager
 from typing import BinaryIO, Iterator
 
-import pyarrow.parquet as pq
-
 from sqltok.cluster.shards import Shard
 from sqltok.corpus.sources import Source, quote_literal
 
@@ -21,13 +19,13 @@ _CHUNK = 1 << 20
 
 @contextmanager
 def shard_source(shard: Shard, template: Source) -> Iterator[Source]:
-    """`template` (a file source) narrowed to `shard`: row groups as a query of their rows, a byte
+    """`template` (a file source) narrowed to `shard`: Parquet rows as a query of them, a byte
     range copied to a file in the worker's own temporary folder (removed on leaving), a whole file as
     it is."""
     if shard.kind == "file":
         yield dataclasses.replace(template, path=shard.path)
-    elif shard.kind == "row_groups":
-        yield dataclasses.replace(template, path=None, sql=row_groups_query(shard))
+    elif shard.kind == "rows":
+        yield dataclasses.replace(template, path=None, sql=rows_query(shard))
     else:
         path = os.path.join(tempfile.gettempdir(), f"sqltok-shard-{uuid.uuid4().hex}{os.path.splitext(shard.path)[1]}")
         try:
@@ -46,14 +44,11 @@ def shard_source(shard: Shard, template: Source) -> Iterator[Source]:
                 os.unlink(path)
 
 
-def row_groups_query(shard: Shard) -> str:
-    """The rows of the shard's row groups, in file order, every column of the file."""
-    meta = pq.ParquetFile(shard.path).metadata
-    first = sum(meta.row_group(i).num_rows for i in range(shard.start))
-    stop = first + sum(meta.row_group(i).num_rows for i in range(shard.start, shard.stop))
+def rows_query(shard: Shard) -> str:
+    """The shard's rows, in file order, every column of the file."""
     return (f"SELECT * EXCLUDE (file_row_number) "
             f"FROM read_parquet({quote_literal(shard.path)}, file_row_number = true) "
-            f"WHERE file_row_number >= {first} AND file_row_number < {stop}")
+            f"WHERE file_row_number >= {shard.start} AND file_row_number < {shard.stop}")
 
 
 def line_start(f: BinaryIO, pos: int) -> int:

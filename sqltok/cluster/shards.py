@@ -1,5 +1,5 @@
-"""Shards: the pieces of a file source that become one task each. Parquet files by runs of row groups,
-uncompressed JSONL files by byte ranges cut at line ends, every other file (compressed JSONL, text)
+"""Shards: the pieces of a file source that become one task each. Parquet files by row ranges (runs of
+row groups, a row group larger than a shard cut into parts of equal rows), uncompressed JSONL files by byte ranges cut at line ends, every other file (compressed JSONL, text)
 whole. A shard knows the file's size and modification time, so that outputs keyed by it are reused
 only while the file is unchanged."""
 from __future__ import annotations
@@ -21,9 +21,9 @@ _JSONL = (".jsonl", ".ndjson", ".json")
 
 @dataclass(frozen=True)
 class Shard:
-    """One task's part of a file: `kind` "row_groups" (row groups [start, stop)), "bytes" (the lines
-    that begin in bytes [start, stop)) or "file" (all of it, start = stop = 0); `nbytes` what it
-    holds on disk, for the progress bar."""
+    """One task's part of a file: `kind` "rows" (Parquet rows [start, stop) in file order), "bytes"
+    (the lines that begin in bytes [start, stop)) or "file" (all of it, start = stop = 0); `nbytes`
+    about what it holds, for the progress bar."""
 
     path: str
     size: int
@@ -36,8 +36,8 @@ class Shard:
     @property
     def name(self) -> str:
         """The shard as errors and file names show it."""
-        if self.kind == "row_groups":
-            return f"{self.path} (row groups {self.start}-{self.stop - 1})"
+        if self.kind == "rows":
+            return f"{self.path} (rows {self.start}-{self.stop - 1})"
         if self.kind == "bytes":
             return f"{self.path} (bytes {self.start}-{self.stop})"
         return self.path
@@ -45,7 +45,7 @@ class Shard:
     @property
     def label(self) -> str:
         """A file-name-safe suffix telling the shard from the file's other shards ('' when whole)."""
-        return "" if self.kind == "file" else f".{'rg' if self.kind == 'row_groups' else 'b'}{self.start}-{self.stop}"
+        return "" if self.kind == "file" else f".{'r' if self.kind == 'rows' else 'b'}{self.start}-{self.stop}"
 
     def identity(self) -> dict:
         """What outputs made from the shard are keyed by: path, part, size and modification time."""
@@ -84,27 +84,46 @@ def _file_shards(path: str, shard_bytes: int) -> list[Shard]:
     st = os.stat(path)
     lower = path.lower()
     if lower.endswith(".parquet"):
-        return _row_group_shards(path, st, shard_bytes)
+        return _parquet_shards(path, st, shard_bytes)
     if lower.endswith(_JSONL) and st.st_size > shard_bytes:
         return [Shard(path, st.st_size, st.st_mtime_ns, "bytes", a, min(a + shard_bytes, st.st_size),
                       min(shard_bytes, st.st_size - a)) for a in range(0, st.st_size, shard_bytes)]
     return [Shard(path, st.st_size, st.st_mtime_ns, "file", 0, 0, st.st_size)]
 
 
-def _row_group_shards(path: str, st: os.stat_result, shard_bytes: int) -> list[Shard]:
-    """Runs of consecutive row groups of about `shard_bytes` bytes each, uncompressed (as a byte
-    range of JSONL is), so that a shard is about as much text whatever the file's compression."""
+def _parquet_shards(path: str, st: os.stat_result, shard_bytes: int) -> list[Shard]:
+    """Row ranges of about `shard_bytes` bytes each, uncompressed (as a byte range of JSONL is), so that
+    a shard is about as much text whatever the file's compression: runs of consecutive row groups, and
+    a row group larger than `shard_bytes` cut into parts of equal rows (DuckDB reads the pages of a
+    part's rows only), so that a file of few big row groups still gives the workers even tasks."""
     try:
         meta = pq.ParquetFile(path).metadata
     except (OSError, ValueError) as e:
         raise CorpusError(f"cannot read the shard {path}: {e}") from None
-    sizes = [meta.row_group(i).total_byte_size for i in range(meta.num_row_groups)]
-    if len(sizes) <= 1:
-        return [Shard(path, st.st_size, st.st_mtime_ns, "file", 0, 0, sum(sizes))]
-    shards, start, held = [], 0, 0
-    for i, size in enumerate(sizes):
+    groups = [(meta.row_group(i).num_rows, meta.row_group(i).total_byte_size) for i in range(meta.num_row_groups)]
+    if len(groups) <= 1 and sum(size for _, size in groups) <= shard_bytes:
+        return [Shard(path, st.st_size, st.st_mtime_ns, "file", 0, 0, sum(size for _, size in groups))]
+    shards: list[Shard] = []
+
+    def add(start: int, stop: int, nbytes: int) -> None:
+        shards.append(Shard(path, st.st_size, st.st_mtime_ns, "rows", start, stop, nbytes))
+
+    first = row = held = 0
+    for rows, size in groups:
+        if size > shard_bytes and rows > 1:
+            if row > first:
+                add(first, row, held)
+            parts = min(rows, -(-size // shard_bytes))
+            for k in range(parts):
+                add(row + rows * k // parts, row + rows * (k + 1) // parts, size // parts)
+            row += rows
+            first, held = row, 0
+            continue
+        row += rows
         held += size
-        if held >= shard_bytes or i == len(sizes) - 1:
-            shards.append(Shard(path, st.st_size, st.st_mtime_ns, "row_groups", start, i + 1, held))
-            start, held = i + 1, 0
+        if held >= shard_bytes:
+            add(first, row, held)
+            first, held = row, 0
+    if row > first or not shards:
+        add(first, row, held)
     return shards
