@@ -107,17 +107,17 @@ cdef inline uint32_t _prefix_key(const string& b) noexcept nogil:
 cdef class MergeState:
     cdef vector[string] token_bytes
     cdef vector[int32_t] token_ids      # token_bytes' index (token_index.pxd)
-    cdef vector[int32_t] units          # all sequences, back to back; a sequence only shrinks
-    cdef vector[int32_t] pair_at        # pair_at[j]: the pair index of (units[j], units[j + 1])
-    cdef vector[SeqInfo] seqs
+    cdef vector[int32_t, SqltokHugeAllocator[int32_t]] units          # all sequences, back to back; a sequence only shrinks
+    cdef vector[int32_t, SqltokHugeAllocator[int32_t]] pair_at        # pair_at[j]: the pair index of (units[j], units[j + 1])
+    cdef vector[SeqInfo, SqltokHugeAllocator[SeqInfo]] seqs
     cdef PairTable table
-    cdef vector[int32_t] pair_left
-    cdef vector[int32_t] pair_right
-    cdef vector[int64_t] pair_count
-    cdef vector[int32_t] pair_first     # the first sequence that holds the pair (-1: none)
-    cdef vector[int32_t] pair_more      # index into more_seqs of the others (-1: none yet)
+    cdef vector[int32_t, SqltokHugeAllocator[int32_t]] pair_left
+    cdef vector[int32_t, SqltokHugeAllocator[int32_t]] pair_right
+    cdef vector[int64_t, SqltokHugeAllocator[int64_t]] pair_count
+    cdef vector[int32_t, SqltokHugeAllocator[int32_t]] pair_first     # the first sequence that holds the pair (-1: none)
+    cdef vector[int32_t, SqltokHugeAllocator[int32_t]] pair_more      # index into more_seqs of the others (-1: none yet)
     cdef vector[vector[int32_t]] more_seqs
-    cdef vector[int32_t] pair_stamp
+    cdef vector[int32_t, SqltokHugeAllocator[int32_t]] pair_stamp
     cdef vector[int32_t] touched        # pairs a merge changed, with their counts before it
     cdef vector[int64_t] touched_before
     cdef vector[int32_t] scratch

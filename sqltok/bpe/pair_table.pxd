@@ -3,20 +3,17 @@
 
 Pairs are never removed (a dead pair keeps its index with a zero count), so the table only grows:
 linear probing, power-of-two capacity, resized at half load; key and value share a slot, so a lookup
-is one cache miss. Header-only: everything is inline.
+is one cache miss. A slot holds the key's complement, so that an empty slot is all zero bytes (no
+pair packs to all ones: ids are not negative) and a fresh table, zero-filled on huge pages, needs no
+pass to clear it. Header-only: everything is inline.
 """
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
-from libc.stdlib cimport free, malloc
 
-cdef extern from *:
-    """
-    #define SQLTOK_EMPTY_PAIR 0xFFFFFFFFFFFFFFFFULL
-    """
-    const uint64_t EMPTY_KEY "SQLTOK_EMPTY_PAIR"
+from sqltok.native.huge_pages cimport huge_free, huge_zeroed
 
 
 cdef struct PairSlot:
-    uint64_t key
+    uint64_t stored  # ~key; 0: empty
     int32_t value
 
 
@@ -43,48 +40,48 @@ cdef inline uint64_t _mix(uint64_t k) noexcept nogil:
 
 cdef inline int pair_table_init(PairTable* t, int64_t capacity_hint) except -1 nogil:
     cdef uint64_t cap = 1024
-    cdef uint64_t i
     while cap < <uint64_t>(2 * capacity_hint):
         cap <<= 1
-    t.slots = <PairSlot*>malloc(cap * sizeof(PairSlot))
+    t.slots = <PairSlot*>huge_zeroed(cap * sizeof(PairSlot))
     if t.slots == NULL:
         with gil:
             raise MemoryError()
-    for i in range(cap):
-        t.slots[i].key = EMPTY_KEY
     t.mask = cap - 1
     t.size = 0
     return 0
 
 
 cdef inline void pair_table_free(PairTable* t) noexcept nogil:
-    free(t.slots)
+    if t.slots != NULL:
+        huge_free(t.slots, (t.mask + 1) * sizeof(PairSlot))
     t.slots = NULL
 
 
 cdef inline int _pair_table_grow(PairTable* t) except -1 nogil:
-    cdef PairSlot* old = t.slots
-    cdef uint64_t old_cap = t.mask + 1
+    """Twice the slots (the table is left as it was when they cannot be had)."""
+    cdef PairTable bigger
     cdef uint64_t i, j
-    pair_table_init(t, <int64_t>old_cap)
-    for i in range(old_cap):
-        if old[i].key != EMPTY_KEY:
-            j = _mix(old[i].key) & t.mask
-            while t.slots[j].key != EMPTY_KEY:
-                j = (j + 1) & t.mask
-            t.slots[j] = old[i]
-            t.size += 1
-    free(old)
+    pair_table_init(&bigger, <int64_t>(t.mask + 1))
+    for i in range(t.mask + 1):
+        if t.slots[i].stored != 0:
+            j = _mix(~t.slots[i].stored) & bigger.mask
+            while bigger.slots[j].stored != 0:
+                j = (j + 1) & bigger.mask
+            bigger.slots[j] = t.slots[i]
+    bigger.size = t.size
+    pair_table_free(t)
+    t[0] = bigger
     return 0
 
 
 cdef inline int32_t pair_table_get(const PairTable* t, uint64_t key) noexcept nogil:
     """The index stored for `key`, or -1."""
     cdef uint64_t j = _mix(key) & t.mask
+    cdef uint64_t stored = ~key
     while True:
-        if t.slots[j].key == key:
+        if t.slots[j].stored == stored:
             return t.slots[j].value
-        if t.slots[j].key == EMPTY_KEY:
+        if t.slots[j].stored == 0:
             return -1
         j = (j + 1) & t.mask
 
@@ -94,12 +91,13 @@ cdef inline int32_t pair_table_get_or_insert(PairTable* t, uint64_t key, int32_t
     cdef uint64_t j
     if 2 * (t.size + 1) > <int64_t>(t.mask + 1):
         _pair_table_grow(t)
+    cdef uint64_t stored = ~key
     j = _mix(key) & t.mask
     while True:
-        if t.slots[j].key == key:
+        if t.slots[j].stored == stored:
             return t.slots[j].value
-        if t.slots[j].key == EMPTY_KEY:
-            t.slots[j].key = key
+        if t.slots[j].stored == 0:
+            t.slots[j].stored = stored
             t.slots[j].value = new_value
             t.size += 1
             return -1

@@ -1,7 +1,10 @@
 # cython: language_level=3
-"""`vector[T, SqltokHugeAllocator[T]]`: a std::vector whose big blocks (2 MiB or more) sit on
-transparent huge pages (see huge_pages.h), for tables several MiB large that are read at random."""
+"""Memory on transparent huge pages for big tables used at random (see huge_pages.h):
+`vector[T, SqltokHugeAllocator[T]]`, a std::vector whose blocks of 2 MiB or more sit on them, and
+`huge_zeroed` / `huge_free` for raw zero-filled tables."""
 
 cdef extern from "huge_pages.h":
     cdef cppclass SqltokHugeAllocator[T]:
         pass
+    void* huge_zeroed "sqltok_huge_zeroed"(size_t nbytes) nogil
+    void huge_free "sqltok_huge_free"(void* p, size_t nbytes) nogil
