@@ -195,34 +195,38 @@ def test_mixtures_equal_oracle(text):
     check_all(text)
 
 
-# --- cl100k's 64-byte ASCII windows (cl100k_ascii.h) ----------------------------------------------
+# --- the 64-byte ASCII windows of cl100k, Llama 3 and Qwen 2 (cl100k_ascii.h) --------------------
+
+WINDOW_PATTERNS = [CL100K, LLAMA3, QWEN2]
 
 WINDOW_CHARS = "abstlrvemdSTLREVMDXY' \t\n\r\x0b\x0c/.(-1234567890\x00\x1c\x7f"
 
 
-@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.one_of(st.text(st.sampled_from(WINDOW_CHARS), min_size=50, max_size=200),
+@pytest.mark.parametrize("pat", WINDOW_PATTERNS, ids=[NAMES[p] for p in WINDOW_PATTERNS])
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=st.lists(st.one_of(st.text(st.sampled_from(WINDOW_CHARS), min_size=50, max_size=200),
                           st.text(st.sampled_from("a's \t\n\r."), max_size=80),
                           st.sampled_from(["\u00e9", "\u017f", "\u0301", "\u00a0", "\u0085", "\u65e5"])),
                 max_size=4).map("".join))
-def test_cl100k_ascii_windows_equal_oracle(text):
-    """cl100k's windows: contractions only where the apostrophe starts a pretoken, a P run's CR/LF
-    tail, whitespace runs around CR/LF and at the end of the text (\\s++$), digit groups, and the
-    hand-over at non-ASCII bytes."""
-    check(text, CL100K)
+def test_ascii_windows_equal_oracle(pat, text):
+    """The windows: contractions only where the apostrophe starts a pretoken, a P run's CR/LF tail,
+    whitespace runs around CR/LF and at the end of the text (cl100k's \\s++$), digit groups (one
+    digit each in Qwen 2), and the hand-over at non-ASCII bytes."""
+    check(text, pat)
 
 
+@pytest.mark.parametrize("pat", WINDOW_PATTERNS, ids=[NAMES[p] for p in WINDOW_PATTERNS])
 @pytest.mark.parametrize("pad", range(44, 76))
-def test_cl100k_ascii_window_edges(pad):
+def test_ascii_window_edges(pad, pat):
     """Every rule placed across the end of a window (starts are decided up to byte 56 of 64, then
     the next window begins at the last start), and runs that end the text there."""
     lead = ("ab " * 30)[:pad]
     for tail in ["'s x", "'LL", "it'sa", " 's", "!'s", "\t's", "  \n  x", "\n \n x", "1234567", ".\n\r.x",
                  " \t \n", "aB c", "  (x", " (\n\n x", "x'\u017f", " \u00e9t\u00e9", "\t\t", "  ", "1 2",
-                 "a\n  ", "x\u00a0 y", "  \u00a0\n"]:
-        check(lead + tail, CL100K)
-        check(lead.replace(" ", "\n") + tail, CL100K)
-        check(lead.replace(" ", "!") + tail, CL100K)
+                 "a\n  ", "x\u00a0 y", "  \u00a0\n", "a \n\n  ", "x\n \t"]:
+        check(lead + tail, pat)
+        check(lead.replace(" ", "\n") + tail, pat)
+        check(lead.replace(" ", "!") + tail, pat)
 
 
 # --- corpora --------------------------------------------------------------------------------------

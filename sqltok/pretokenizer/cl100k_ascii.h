@@ -1,5 +1,6 @@
 /* Where cl100k's pretokens start in a window of ASCII text, 64 bytes at a time, as o200k_ascii.h
-   does for o200k.
+   does for o200k; and those of the two patterns that differ from it only as said at the end
+   (Llama 3's, Qwen 2's).
 
    The pattern (tiktoken's cl100k_base, see matcher.pxd):
      '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+
@@ -18,6 +19,8 @@
      SW: at the start of a whitespace run; the last of a run that a non-whitespace byte follows; the
        first after the run's last CR/LF when a non-whitespace byte ends the run. A run that goes
        on to the end of the text is one pretoken from its first start (\s++$).
+   Llama 3 (HF tokenizer.json) has no \s++$: a whitespace run that ends the text splits as one in the
+   text does (after its last CR/LF); Qwen 2 also takes each digit alone (\p{N}).
    The rules look at most 3 bytes back and 3 ahead, but for the first whitespace after a CR/LF,
    whose run is scanned to its end. Positions whose rule would look at a byte outside the 64 or at
    a non-ASCII byte are left to the caller (no start is reported there). tests/test_pretokenize_
@@ -27,8 +30,10 @@
 
 #include "ascii_window.h"
 
-/* cl100k's starts in the window at s[base:n], given as sqltok_o200k_ascii_starts gives o200k's. */
-static inline uint64_t sqltok_cl100k_ascii_starts(const unsigned char* s, size_t base, size_t n) {
+/* The starts in the window at s[base:n], given as sqltok_o200k_ascii_starts gives o200k's, of cl100k
+   (three_digits, whole_at_end), Llama 3 (three_digits) or Qwen 2. */
+static inline uint64_t sqltok_cl100k_ascii_starts(const unsigned char* s, size_t base, size_t n,
+                                                  int three_digits, int whole_at_end) {
     unsigned char buf[64];
     sqltok_window w;
     if (!sqltok_window_open(&w, s, base, n, buf)) return 0;
@@ -50,7 +55,7 @@ static inline uint64_t sqltok_cl100k_ascii_starts(const unsigned char* s, size_t
     }
     uint64_t tail, tail_end;   /* a P run's tail of CR/LF: its pretoken's, up to the first other byte */
     sqltok_tails(nl & (punct << 1), nl, &tail, &tail_end);
-    uint64_t groups = sqltok_digit_groups(w.digit);
+    uint64_t groups = three_digits ? sqltok_digit_groups(w.digit) : w.digit;
     /* letters */
     uint64_t letter_start = w.letter & ((w.digit | nl | (punct & ~punct_start)) << 1);
     letter_start = (letter_start | (w.letter & con_end)) & ~con_letters;
@@ -71,7 +76,7 @@ static inline uint64_t sqltok_cl100k_ascii_starts(const unsigned char* s, size_t
             if (j < limit) limit = j;
             continue;
         }
-        if (!(w.valid & SQLTOK_BIT(e))) continue;   /* the run ends the text: one pretoken (\s++$) */
+        if (whole_at_end && !(w.valid & SQLTOK_BIT(e))) continue;   /* it ends the text: one pretoken (\s++$) */
         if (nl & (SQLTOK_BIT(e) - 1) & ~(SQLTOK_BIT(j) - 1)) continue;   /* a CR/LF follows in it */
         ws_start |= SQLTOK_BIT(j);
     }

@@ -31,7 +31,8 @@ cdef extern from "o200k_ascii.h" nogil:
 
 
 cdef extern from "cl100k_ascii.h" nogil:
-    uint64_t cl100k_ascii_starts "sqltok_cl100k_ascii_starts"(const unsigned char* s, size_t base, size_t n)
+    uint64_t cl100k_ascii_starts "sqltok_cl100k_ascii_starts"(const unsigned char* s, size_t base, size_t n,
+                                                              int three_digits, int whole_at_end)
 
 
 cdef enum:
@@ -535,18 +536,20 @@ cdef inline Py_ssize_t match_cl100k_like(const unsigned char* s, Py_ssize_t i, P
     return crlf_end(s, other_end(s, after, n), n)
 
 
-cdef inline int match_cl100k(const unsigned char* s, Py_ssize_t n, Pretokens& ends) except -1 nogil:
-    """Put the end of every cl100k pretoken of s[:n] in `ends`: ASCII text 64 bytes at a time
-    (cl100k_ascii.h), the rest pretoken by pretoken."""
+cdef inline int match_cl100k(const unsigned char* s, Py_ssize_t n, Pretokens& ends, bint three_digits,
+                             bint whole_at_end) except -1 nogil:
+    """Put the end of every cl100k (three_digits, whole_at_end), Llama 3 (three_digits) or Qwen 2
+    pretoken of s[:n] in `ends`: ASCII text 64 bytes at a time (cl100k_ascii.h), the rest pretoken by
+    pretoken."""
     cdef Py_ssize_t i = 0
     cdef uint64_t starts
     while i < n:
         if s[i] < 0x80 and (i + 1 == n or s[i + 1] < 0x80):  # else no window helps
-            starts = cl100k_ascii_starts(s, i, n)
+            starts = cl100k_ascii_starts(s, i, n, three_digits, whole_at_end)
             if starts:
                 i = window_starts(starts, i, 0, ends)
                 continue
-        i = match_cl100k_like(s, i, n, True, True)
+        i = match_cl100k_like(s, i, n, three_digits, whole_at_end)
         found(ends, i)
     return 0
 
@@ -583,15 +586,11 @@ cdef inline int pretokenize_pattern(const unsigned char* s, Py_ssize_t n, int pa
     if pattern == PAT_O200K or pattern == PAT_SCRIPT_AWARE:
         return pretokenize_utf8(s, n, pattern == PAT_SCRIPT_AWARE, ends)
     if pattern == PAT_CL100K:
-        return match_cl100k(s, n, ends)
+        return match_cl100k(s, n, ends, True, True)
     elif pattern == PAT_LLAMA3:
-        while i < n:
-            i = match_cl100k_like(s, i, n, True, False)
-            found(ends, i)
+        return match_cl100k(s, n, ends, True, False)
     elif pattern == PAT_QWEN2:
-        while i < n:
-            i = match_cl100k_like(s, i, n, False, False)
-            found(ends, i)
+        return match_cl100k(s, n, ends, False, False)
     elif pattern == PAT_GPT2:
         while i < n:
             i = match_gpt2(s, i, n)
