@@ -1,13 +1,15 @@
 """Encoding benchmark: sqltok's encoder beside tiktoken, HF tokenizers, fastokens, splintr-rs and riptoken.
 
     python bench/encode.py [--en PATH.parquet] [--code PATH] [--multi PATH ...] [--mb 50] [--rounds 3]
-                           [--threads 1 2] [--tokenizers o200k cl100k trained bert]
+                           [--threads 1 2] [--tokenizers o200k cl100k trained bert llama3 qwen3]
                            [--sqltok-model NAME --db FILE] [--duckdb-corpora en]
 
 Three corpora of at least --mb MB each (English, code, a multilingual mix; a corpus smaller than that
 has its documents cycled, and the output says so), the tokenizers of --tokenizers (o200k_base and
 cl100k_base from their `.tiktoken` and `tokenizer.json` files; a model trained by sqltok, vocab 32,768,
-simple pre-tokenization, unless --sqltok-model/--db name one), every library at every thread count. Each measurement is a fresh
+simple pre-tokenization, unless --sqltok-model/--db name one), Llama 3's and Qwen 3's tokenizer.json
+(on request; no `.tiktoken`, so HF is their reference and sqltok loads the same file), every library
+at every thread count. Each measurement is a fresh
 subprocess (cold: the tokenizer is loaded there, untimed, and no cache has seen the documents; thread
 pools cannot leak between runs). Runs with fewer threads than CPUs are also pinned to that many CPUs.
 
@@ -80,6 +82,9 @@ VARIANTS = {
 }
 SQLTOK_VARIANTS = ("sqltok-list", "sqltok-arrow")
 O200K_VARIANTS = tuple(VARIANTS)
+#: A tokenizer.json without `.tiktoken` ranks (Llama 3, Qwen 3): sqltok and the peers that read it.
+JSON_VARIANTS = ("sqltok-list", "sqltok-arrow", "hf", "fastokens-json", "splintr-json")
+JSON_SINGLE = ("sqltok", "hf", "fastokens-json", "sqltok-decode")
 #: The trained model: sqltok, the two peers the brief names, and the peers that read tiktoken ranks.
 TRAINED_VARIANTS = ("sqltok-list", "sqltok-arrow", "tiktoken", "hf", "fastokens-tt", "splintr-tt", "riptoken")
 DUCKDB_VARIANTS = {
@@ -183,6 +188,7 @@ def load_encoder(variant: str, tok: dict, threads: int):
         from tokenizers import Tokenizer as HFTokenizer
 
         enc = HFTokenizer.from_file(js)
+        enc.encode_special_tokens = True  # special-token text as text, as every encode_ordinary here
         return lambda texts, arr: ("lists", [e.ids for e in enc.encode_batch(texts, add_special_tokens=False)])
     if variant.startswith("fastokens"):
         import fastokens
@@ -236,6 +242,7 @@ def load_single(variant: str, tok: dict):
         enc.no_padding()
         enc.no_truncation()
         add = variant == "hf-wp"
+        enc.encode_special_tokens = not add  # encode_ordinary's peer: special-token text as text
         return (lambda t: enc.encode(t, add_special_tokens=add).ids), None
     if variant.startswith("fastokens"):
         import fastokens
@@ -517,7 +524,8 @@ def single_tables(corpora: dict, singles: dict, sruns: dict, toks: dict, sizes: 
             refs = {}
             for size in sizes:
                 src_of = {**{v: src for v, (_, src) in SINGLE_VARIANTS.items()},
-                          **{v: src for v, (_, src) in WORDPIECE_VARIANTS.items()}}
+                          **{v: src for v, (_, src) in WORDPIECE_VARIANTS.items()},
+                          "sqltok": t.get("sqltok_src", "tiktoken")}
                 for ref in ("tiktoken", "hf", "hf-wp"):
                     s = cells.get((ref, size))
                     if s and "error" not in s and s["stable"]:
@@ -707,13 +715,15 @@ def _median_ms(values: list) -> float | None:
     return 1000 * values[len(values) // 2] if values else None
 
 
-def conformance(rows: dict, refs: dict) -> None:
-    """Mark each row against its reference hash (tiktoken for ranks, HF for tokenizer.json)."""
+def conformance(rows: dict, refs: dict, sqltok_src: str = "tiktoken") -> None:
+    """Mark each row against its reference hash (tiktoken for ranks, HF for tokenizer.json; sqltok's
+    rows against the file it loaded, `sqltok_src`)."""
     for (variant, k), s in rows.items():
         if "error" in s:
             s["conforming"] = None
             continue
-        src = VARIANTS.get(variant, (None, "json" if variant == "hf" else "tiktoken"))[1]
+        src = sqltok_src if variant in SQLTOK_VARIANTS else \
+            VARIANTS.get(variant, (None, "json" if variant == "hf" else "tiktoken"))[1]
         ref_variant = "tiktoken" if src == "tiktoken" else "hf"
         ref = refs.get(ref_variant)
         s["reference"] = ref_variant
@@ -832,6 +842,14 @@ def tiktoken_files(name: str, folder: Path, pattern: str, special: dict) -> dict
             "variants": list(O200K_VARIANTS), "single": list(SINGLE_VARIANTS)}
 
 
+def json_files(name: str, path: Path, pattern: str) -> dict:
+    """A tokenizer known by its tokenizer.json alone (no ranks): sqltok loads that file, HF is the
+    reference, and the peers that read tokenizer.json run beside it."""
+    return {"name": name, "label": f"{name} (tokenizer.json)", "sqltok": str(path), "tiktoken": None,
+            "json": str(path), "pattern": pattern, "special": {}, "info": f"file {path}", "note": None,
+            "sqltok_src": "json", "variants": list(JSON_VARIANTS), "single": list(JSON_SINGLE)}
+
+
 def parse_args(argv=None):
     fixtures = SHARED / "fixtures"
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -846,7 +864,12 @@ def parse_args(argv=None):
     ap.add_argument("--cl100k", type=Path, default=fixtures / "tokenizers" / "cl100k_base",
                     help="folder holding cl100k_base.tiktoken and tokenizer.json")
     ap.add_argument("--tokenizers", nargs="+", default=["o200k", "cl100k", "trained", "bert"],
-                    choices=["o200k", "cl100k", "trained", "bert"], help="which tokenizers to run")
+                    choices=["o200k", "cl100k", "trained", "bert", "llama3", "qwen3"],
+                    help="which tokenizers to run (llama3, qwen3: tokenizer.json only, on request)")
+    ap.add_argument("--llama3", type=Path, default=fixtures / "tokenizers" / "llama3" / "tokenizer.json",
+                    help="Llama 3's tokenizer.json")
+    ap.add_argument("--qwen3", type=Path, default=fixtures / "tokenizers" / "qwen3" / "tokenizer.json",
+                    help="Qwen 3's tokenizer.json")
     ap.add_argument("--mb", type=float, default=50, help="size of each corpus in MB (10^6 bytes)")
     ap.add_argument("--rounds", type=int, default=3, help="measurements per library and thread count")
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
@@ -905,7 +928,7 @@ def main(argv=None) -> None:
         del bases
         # ---- tokenizers
         _log("preparing tokenizers ...")
-        from sqltok.pretokenizer.patterns import CL100K, O200K as MAIN_PATTERN
+        from sqltok.pretokenizer.patterns import CL100K, LLAMA3, QWEN2, O200K as MAIN_PATTERN
 
         o200k = tiktoken_files("o200k_base", args.o200k, MAIN_PATTERN, O200K_SPECIAL)
         cl100k = tiktoken_files("cl100k_base", args.cl100k, CL100K, CL100K_SPECIAL)
@@ -916,8 +939,9 @@ def main(argv=None) -> None:
                 "tiktoken": None, "json": str(args.bert), "pattern": None, "special": {},
                 "info": f"file {args.bert}", "note": None, "variants": [], "single": list(WORDPIECE_VARIANTS)}
         del en_docs
-        toks = {name: t for name, t in (("o200k", o200k), ("cl100k", cl100k), ("trained", trained), ("bert", bert))
-                if name in args.tokenizers}
+        llama3, qwen3 = json_files("llama3", args.llama3, LLAMA3), json_files("qwen3", args.qwen3, QWEN2)
+        toks = {name: t for name, t in (("o200k", o200k), ("cl100k", cl100k), ("trained", trained), ("bert", bert),
+                                        ("llama3", llama3), ("qwen3", qwen3)) if name in args.tokenizers}
         for t in toks.values():
             t["variants"] = [v for v in t["variants"] if v not in args.skip] if "batch" in args.modes else []
             t["single"] = [v for v in t["single"] if v not in args.skip] if "single" in args.modes else []
@@ -1001,7 +1025,7 @@ def main(argv=None) -> None:
             rows = {(v, k): summarize(runs.get((c, tkey, v, k), []), corpus["bytes"])
                     for v in t["variants"] for k in args.threads}
             refs = reference_hashes(rows)
-            conformance(rows, refs)
+            conformance(rows, refs, t.get("sqltok_src", "tiktoken"))
             labels = {v: VARIANTS[v][0] for v in t["variants"]}
             note = ""
             if "tiktoken" in refs and "hf" in refs:
