@@ -17,6 +17,7 @@ from sqltok.corpus.commands import add_parser as add_prepare_parser
 from sqltok.corpus.sources import Source
 from sqltok.encode_files import encode_file
 from sqltok.errors import SqltokError
+from sqltok.interrupts import is_interrupt
 from sqltok.evaluate import compression, holdout_split
 from sqltok.named_tokenizers import named_tokenizers
 from sqltok.judge.commands import add_commands
@@ -425,17 +426,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return _interrupted()
     except (SqltokError, duckdb.Error, OSError, RuntimeError) as e:
-        if _is_interrupt(e):
+        if is_interrupt(e):
             return _interrupted()
         print(f"sqltok: error: {e}", file=sys.stderr)
         return 2
     return 0
-
-
-def _is_interrupt(e: BaseException) -> bool:
-    """Ctrl-C as DuckDB reports it: an interrupted query, or a KeyboardInterrupt inside a UDF."""
-    return isinstance(e, duckdb.InterruptException) or "KeyboardInterrupt" in str(e) or \
-        str(e).strip().endswith("Query interrupted")
 
 
 def _interrupted() -> int:

@@ -15,6 +15,7 @@ import duckdb
 from sqltok.corpus.columns import TEXT_KEY_HINT, require_columns
 from sqltok.corpus.sources import Source, quote_ident, quote_literal
 from sqltok.errors import SqltokError
+from sqltok.interrupts import interruptible
 from sqltok.named_tokenizers import named_tokenizers
 
 #: Output suffixes and the COPY options they mean.
@@ -53,6 +54,7 @@ def id_list_type(n_vocab: int) -> str:
     return "USMALLINT[]" if n_vocab <= 1 << 16 else "UINTEGER[]"
 
 
+@interruptible
 def encode_file(con: duckdb.DuckDBPyConnection, tokenizer: str, src: Source, output: str, *,
                 count: bool = False, allow_special: bool = False, keep_columns: tuple[str, ...] = (),
                 compact: bool = False) -> EncodeSummary:

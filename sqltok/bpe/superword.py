@@ -20,6 +20,7 @@ from sqltok.bpe.greedy_split import greedy_split as split_candidates
 from sqltok.bpe.phase1 import Phase1
 from sqltok.bpe.phase1_reuse import reuse_candidates, reuse_pretoken_counts
 from sqltok.bpe.phase2 import Phase2Result, load_units, phase2_rows, run_phase2, train_units
+from sqltok.interrupts import interruptible
 from sqltok.training.on_cluster import cluster_counting
 from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS, MIN_VOCAB_SIZE, check_vocab_size
 from sqltok.bpe.train import merge_pretokens
@@ -66,6 +67,7 @@ class SuperwordReport:
         return None if self.pieces is None else self.unique_pieces / max(1, self.pieces)
 
 
+@interruptible
 def train_superword(con: duckdb.DuckDBPyConnection, source: Source | str | None, vocab_size: int, model: str, *,
                     method: Literal["boundless", "superbpe"] = "boundless",
                     supermerges: int | Literal["match"] | None = None, greedy_split: bool = False,

@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from sqltok.bpe._train import train_bpe as _merge_loop
 from sqltok.bpe.model import Merge, Model
+from sqltok.interrupts import interruptible
 from sqltok.training.on_cluster import cluster_counting
 from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS, check_vocab_size, reference_settings, special_token_ids
 from sqltok.corpus.sources import Source
@@ -101,6 +102,7 @@ def merges_rows(out: dict[str, pa.Array], script_aware: bool, special_tokens=DEF
                      special_token_ids(n_tokens, special_tokens))
 
 
+@interruptible
 def train_bpe(con: duckdb.DuckDBPyConnection, source: Source | str, vocab_size: int, model: str, *,
               simple: bool = False, special_tokens=DEFAULT_SPECIAL_TOKENS, replace: bool = False,
               progress: bool = False, cluster=None) -> TrainReport:

@@ -25,6 +25,7 @@ from sqltok.corpus.pii import KINDS, PLACEHOLDERS, check_kinds
 from sqltok.corpus.sources import Source, quote_ident, quote_literal
 from sqltok.corpus.split import split_query
 from sqltok.errors import SqltokError
+from sqltok.interrupts import interruptible
 from sqltok.progress import Progress
 from sqltok.register import register
 from sqltok.sql_files import sql_text
@@ -136,6 +137,7 @@ class _Run:
         self.con.execute(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
 
 
+@interruptible
 def prepare(con: duckdb.DuckDBPyConnection, sources: list[Source], out_dir: str, settings: PrepareSettings,
             show_progress: bool = False) -> Manifest:
     """Run the steps of `settings` over the documents of `sources` and write `out_dir`/train.parquet

@@ -36,6 +36,7 @@ from sqltok.extend.hf_base import count_pattern, document_bytes, extended_docume
 from sqltok.extend.tiktoken_base import extended_ranks
 from sqltok.extend.regression import Regression, regression
 from sqltok.formats.kind import sniff
+from sqltok.interrupts import interruptible
 from sqltok.progress import Progress
 from sqltok.register import register
 from sqltok.store import (ModelFile, check_new_name, delete_rows, ensure_schema, load_model, model_exists,
@@ -133,6 +134,7 @@ def extended_model(model: Model, out: dict, specials: str) -> Model:
                    is_super=[False] * len(tokens), merges=merges, special_tokens=moved)
 
 
+@interruptible
 def extend_model(con: duckdb.DuckDBPyConnection, base: str, source: Source | str, add: int, model: str, *,
                  specials: str = "move", replace: bool = False, progress: bool = False) -> ExtendReport:
     """Learn up to `add` merges on `source` on top of `base` (a stored model's name, a reference `.model`

@@ -15,6 +15,7 @@ from sqltok.corpus.columns import TEXT_KEY_HINT, require_columns, require_text_c
 from sqltok.corpus.sources import Source, quote_ident, quote_literal
 from sqltok.duck import arrow_table
 from sqltok.errors import ModelNotFoundError, SqltokError
+from sqltok.interrupts import interruptible
 from sqltok.named_tokenizers import named_tokenizers
 from sqltok.register import register
 from sqltok.store import model_names
@@ -65,6 +66,7 @@ def documents_query(con: duckdb.DuckDBPyConnection, source: Source, by: str | No
     return f"SELECT {quote_ident(source.text_key)} AS text, {quote_ident(by)} FROM ({source.rows_query()})"
 
 
+@interruptible
 def evaluate(con: duckdb.DuckDBPyConnection, tokenizers: Sequence[str], source: Source, by: str | None = None,
              alpha: float = 2.5, reference: str | None = None) -> pa.Table:
     """One row per tokenizer over all documents (`group` NULL), then one per tokenizer and group (the

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from sqltok.corpus.sources import Source
 from sqltok.errors import SqltokError
+from sqltok.interrupts import interruptible
 from sqltok.register import register
 from sqltok.freed_memory import release_freed_memory, returning_freed_memory
 from sqltok.store import ModelFile, check_new_name, delete_rows, ensure_schema, save_model_file, transaction
@@ -67,6 +68,7 @@ def train_model_proto(con, source: Source | str, spec: UnigramSpec, watch: Stopw
     return proto, report
 
 
+@interruptible
 def train_unigram(con, source: Source | str, name: str, spec: UnigramSpec, replace: bool = False) -> UnigramReport:
     """Train and keep model `name`; an existing model of that name is an error unless `replace`."""
     register(con)  # the corpus is read with sqltok's functions

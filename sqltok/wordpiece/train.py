@@ -13,6 +13,7 @@ import duckdb
 
 from sqltok.corpus.sources import Source
 from sqltok.duck import arrow_table, column
+from sqltok.interrupts import interruptible
 from sqltok.normalizers.bert import bert_switches
 from sqltok.progress import Progress
 from sqltok.register import register
@@ -83,6 +84,7 @@ def tokenizer_json(tokens: list[str], settings: WordPieceSettings) -> bytes:
     return json.dumps(doc, ensure_ascii=False, indent=2).encode()
 
 
+@interruptible
 def train_wordpiece(con: duckdb.DuckDBPyConnection, source: Source | str, vocab_size: int, model: str, *,
                     settings: WordPieceSettings | None = None, replace: bool = False,
                     progress: bool = False) -> WordPieceReport:

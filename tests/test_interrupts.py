@@ -1,0 +1,91 @@
+"""Ctrl-C in the Python API is a KeyboardInterrupt, however DuckDB reports it, and loses nothing."""
+import os
+import signal
+import threading
+import time
+
+import duckdb
+import pytest
+
+import sqltok
+from sqltok.bpe import train
+from sqltok.interrupts import interruptible, is_interrupt
+from sqltok.unigram.spec import UnigramSpec
+from sqltok.unigram.train import train_unigram
+
+WORDS = ["alpha", "beta", "gamma", "delta", "über", "日本語", "code()", "12345"]
+DOCS = [" ".join(WORDS[(i * k) % len(WORDS)] for k in range(1, 9)) for i in range(400)]
+
+# How DuckDB 2.0 reported Ctrl-C in a training run, by where it landed (measured with a real SIGINT).
+DUCKDB_FORMS = [
+    duckdb.InvalidInputException("Invalid Input Error: Python exception occurred while executing the UDF: "
+                                 "KeyboardInterrupt: "),
+    RuntimeError("Query interrupted"),
+    duckdb.InterruptException("INTERRUPT Error: Interrupted!"),
+]
+
+
+@pytest.fixture()
+def docs(con):
+    con.execute("CREATE TABLE docs AS SELECT unnest($1::VARCHAR[]) AS text", [DOCS])
+    return "SELECT text FROM docs"
+
+
+def _store(con) -> list:
+    return con.execute("SELECT model FROM sqltok_store.models ORDER BY ALL").fetchall()
+
+
+@pytest.mark.parametrize("form", DUCKDB_FORMS, ids=["in-udf", "query-interrupted", "interrupt-exception"])
+def test_each_form_is_a_keyboard_interrupt(con, docs, monkeypatch, form):
+    sqltok.train_bpe(con, docs, 260, "kept")
+    before = _store(con)
+
+    def interrupted(*args, **kwargs):
+        raise form
+
+    monkeypatch.setattr(train, "count_corpus", interrupted)
+    with pytest.raises(KeyboardInterrupt) as info:
+        sqltok.train_bpe(con, docs, 270, "other")
+    assert info.value.__cause__ is form
+    assert _store(con) == before
+
+
+def test_other_errors_pass_unchanged():
+    error = duckdb.InvalidInputException("Invalid Input Error: Python exception occurred while executing "
+                                         "the UDF: ValueError: bad")
+
+    @interruptible
+    def fails():
+        raise error
+
+    with pytest.raises(duckdb.InvalidInputException) as info:
+        fails()
+    assert info.value is error and not is_interrupt(error) and not is_interrupt(RuntimeError("boom"))
+
+
+@pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="signals need the main thread")
+@pytest.mark.parametrize("run", [
+    lambda con, q: sqltok.train_bpe(con, q, 300, "m"),
+    lambda con, q: sqltok.train_superword(con, q, 300, "m", method="boundless"),
+    lambda con, q: sqltok.train_wordpiece(con, q, 300, "m"),
+    lambda con, q: train_unigram(con, q, "m", UnigramSpec(vocab_size=100)),
+], ids=["bpe", "boundless", "wordpiece", "unigram"])
+def test_a_real_ctrl_c_while_duckdb_reads_the_corpus(con, docs, run):
+    """SIGINT sent by a UDF of the corpus query, so that it lands while DuckDB runs the query."""
+    sent = []
+
+    def ctrl_c(text: str) -> str:
+        if not sent:
+            sent.append(1)
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.5)  # the signal is handled meanwhile, here or in DuckDB's wait
+        return text
+
+    con.create_function("ctrl_c", ctrl_c, [duckdb.sqltype("VARCHAR")], duckdb.sqltype("VARCHAR"))
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run(con, "SELECT ctrl_c(text) AS text FROM docs")
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert sent and _store(con) == []
