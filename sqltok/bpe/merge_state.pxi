@@ -69,6 +69,12 @@ cdef struct SeqInfo:
     bint partial
 
 
+# The arrays the merge loop reads at random over hundreds of MB sit on huge pages (huge_pages.pxd).
+ctypedef vector[int32_t, SqltokHugeAllocator[int32_t]] BigInts
+ctypedef vector[int64_t, SqltokHugeAllocator[int64_t]] BigCounts
+ctypedef vector[SeqInfo, SqltokHugeAllocator[SeqInfo]] BigSeqs
+
+
 cdef extern from *:
     """
     #define sqltok_prefetch(p) __builtin_prefetch((const void*)(p))
@@ -107,17 +113,17 @@ cdef inline uint32_t _prefix_key(const string& b) noexcept nogil:
 cdef class MergeState:
     cdef vector[string] token_bytes
     cdef vector[int32_t] token_ids      # token_bytes' index (token_index.pxd)
-    cdef vector[int32_t, SqltokHugeAllocator[int32_t]] units          # all sequences, back to back; a sequence only shrinks
-    cdef vector[int32_t, SqltokHugeAllocator[int32_t]] pair_at        # pair_at[j]: the pair index of (units[j], units[j + 1])
-    cdef vector[SeqInfo, SqltokHugeAllocator[SeqInfo]] seqs
+    cdef BigInts units                  # all sequences, back to back; a sequence only shrinks
+    cdef BigInts pair_at                # pair_at[j]: the pair index of (units[j], units[j + 1])
+    cdef BigSeqs seqs
     cdef PairTable table
-    cdef vector[int32_t, SqltokHugeAllocator[int32_t]] pair_left
-    cdef vector[int32_t, SqltokHugeAllocator[int32_t]] pair_right
-    cdef vector[int64_t, SqltokHugeAllocator[int64_t]] pair_count
-    cdef vector[int32_t, SqltokHugeAllocator[int32_t]] pair_first     # the first sequence that holds the pair (-1: none)
-    cdef vector[int32_t, SqltokHugeAllocator[int32_t]] pair_more      # index into more_seqs of the others (-1: none yet)
+    cdef BigInts pair_left
+    cdef BigInts pair_right
+    cdef BigCounts pair_count
+    cdef BigInts pair_first             # the first sequence that holds the pair (-1: none)
+    cdef BigInts pair_more              # index into more_seqs of the others (-1: none yet)
     cdef vector[vector[int32_t]] more_seqs
-    cdef vector[int32_t, SqltokHugeAllocator[int32_t]] pair_stamp
+    cdef BigInts pair_stamp
     cdef vector[int32_t] touched        # pairs a merge changed, with their counts before it
     cdef vector[int64_t] touched_before
     cdef vector[int32_t] scratch

@@ -76,8 +76,7 @@ cdef inline int _pair_table_grow(PairTable* t) except -1 nogil:
 
 cdef inline int32_t pair_table_get(const PairTable* t, uint64_t key) noexcept nogil:
     """The index stored for `key`, or -1."""
-    cdef uint64_t j = _mix(key) & t.mask
-    cdef uint64_t stored = ~key
+    cdef uint64_t j = _mix(key) & t.mask, stored = ~key
     while True:
         if t.slots[j].stored == stored:
             return t.slots[j].value
@@ -88,10 +87,9 @@ cdef inline int32_t pair_table_get(const PairTable* t, uint64_t key) noexcept no
 
 cdef inline int32_t pair_table_get_or_insert(PairTable* t, uint64_t key, int32_t new_value) except -2 nogil:
     """The index stored for `key`; when absent, store `new_value` and return -1."""
-    cdef uint64_t j
+    cdef uint64_t j, stored = ~key
     if 2 * (t.size + 1) > <int64_t>(t.mask + 1):
         _pair_table_grow(t)
-    cdef uint64_t stored = ~key
     j = _mix(key) & t.mask
     while True:
         if t.slots[j].stored == stored:

@@ -1,7 +1,8 @@
 """Shards: the pieces of a file source that become one task each. Parquet files by row ranges (runs of
-row groups, a row group larger than a shard cut into parts of equal rows), uncompressed JSONL files by byte ranges cut at line ends, every other file (compressed JSONL, text)
-whole. A shard knows the file's size and modification time, so that outputs keyed by it are reused
-only while the file is unchanged."""
+row groups, a row group larger than a shard cut into parts of equal rows), uncompressed JSONL files
+by byte ranges cut at line ends, every other file (compressed JSONL, text) whole. A shard knows the
+file's size and modification time, so that outputs keyed by it are reused only while the file is
+unchanged."""
 from __future__ import annotations
 
 import os
