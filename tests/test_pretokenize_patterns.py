@@ -195,9 +195,9 @@ def test_mixtures_equal_oracle(text):
     check_all(text)
 
 
-# --- the 64-byte ASCII windows of cl100k, Llama 3 and Qwen 2 (cl100k_ascii.h) --------------------
+# --- the 64-byte ASCII windows of cl100k, Llama 3, Qwen 2 (cl100k_ascii.h) and GPT-2 (gpt2_ascii.h) -
 
-WINDOW_PATTERNS = [CL100K, LLAMA3, QWEN2]
+WINDOW_PATTERNS = [CL100K, LLAMA3, QWEN2, GPT2, GPT2_TIKTOKEN]
 
 WINDOW_CHARS = "abstlrvemdSTLREVMDXY' \t\n\r\x0b\x0c/.(-1234567890\x00\x1c\x7f"
 
@@ -211,7 +211,8 @@ WINDOW_CHARS = "abstlrvemdSTLREVMDXY' \t\n\r\x0b\x0c/.(-1234567890\x00\x1c\x7f"
 def test_ascii_windows_equal_oracle(pat, text):
     """The windows: contractions only where the apostrophe starts a pretoken, a P run's CR/LF tail,
     whitespace runs around CR/LF and at the end of the text (cl100k's \\s++$), digit groups (one
-    digit each in Qwen 2), and the hand-over at non-ASCII bytes."""
+    digit each in Qwen 2), GPT-2's lowercase contractions, spaces joining the next run and whole digit
+    runs, and the hand-over at non-ASCII bytes."""
     check(text, pat)
 
 
@@ -223,7 +224,11 @@ def test_ascii_window_edges(pad, pat):
     lead = ("ab " * 30)[:pad]
     for tail in ["'s x", "'LL", "it'sa", " 's", "!'s", "\t's", "  \n  x", "\n \n x", "1234567", ".\n\r.x",
                  " \t \n", "aB c", "  (x", " (\n\n x", "x'\u017f", " \u00e9t\u00e9", "\t\t", "  ", "1 2",
-                 "a\n  ", "x\u00a0 y", "  \u00a0\n", "a \n\n  ", "x\n \t"]:
+                 "a\n  ", "x\u00a0 y", "  \u00a0\n", "a \n\n  ", "x\n \t",
+                 # GPT-2 (gpt2_ascii.h): lowercase contractions where a pretoken starts, the space that
+                 # joins the next run, whole digit runs, the last whitespace before a non-space
+                 "x's", "x'S x", "x'Re x", "  's", "?!'ll", "''ve", "'s'd x", "a  b", "\t b", " \tb", "  ?!", " 123 4",
+                 "a \n b", "\n\nx", " \u00e9", "\t\u00e9", "  \u00a0x"]:
         check(lead + tail, pat)
         check(lead.replace(" ", "\n") + tail, pat)
         check(lead.replace(" ", "!") + tail, pat)

@@ -1,6 +1,6 @@
 /* A 64-byte window of ASCII text as bit masks (bit j: byte j of the window), for the scans that find
    where pretokens start without following a pattern pretoken by pretoken (o200k_ascii.h,
-   cl100k_ascii.h), and the pieces of their rules that the patterns share. */
+   cl100k_ascii.h, gpt2_ascii.h), and the pieces of their rules that the patterns share. */
 #ifndef SQLTOK_ASCII_WINDOW_H
 #define SQLTOK_ASCII_WINDOW_H
 
@@ -98,14 +98,16 @@ static inline int sqltok_window_open(sqltok_window* w, const unsigned char* s, s
     return 1;
 }
 
-/* How many letters of a contraction ('s, 't, 'm, 'd, 'll, 've, 're in any case) follow the
-   apostrophe at byte a of the window's bytes p (`valid`: those that are text): 0 (none), 1 or 2. */
-static inline int sqltok_contraction_letters(const unsigned char* p, uint64_t valid, int a) {
+/* How many letters of a contraction ('s, 't, 'm, 'd, 'll, 've, 're; in any case with `fold`, else
+   lowercase only) follow the apostrophe at byte a of the window's bytes p (`valid`: those that are
+   text): 0 (none), 1 or 2. */
+static inline int sqltok_contraction_letters(const unsigned char* p, uint64_t valid, int a, int fold) {
+    unsigned char lower = fold ? 0x20 : 0;
     if (a + 1 >= 64 || !(valid & SQLTOK_BIT(a + 1))) return 0;
-    unsigned char c1 = p[a + 1] | 0x20;
+    unsigned char c1 = p[a + 1] | lower;
     if (c1 == 's' || c1 == 't' || c1 == 'm' || c1 == 'd') return 1;
     if (a + 2 < 64 && (valid & SQLTOK_BIT(a + 2))) {
-        unsigned char c2 = p[a + 2] | 0x20;
+        unsigned char c2 = p[a + 2] | lower;
         if (((c1 == 'r' || c1 == 'v') && c2 == 'e') || (c1 == 'l' && c2 == 'l')) return 2;
     }
     return 0;

@@ -49,7 +49,7 @@ static inline uint64_t sqltok_cl100k_ascii_starts(const unsigned char* s, size_t
     while (cand) {
         int a = sqltok_ctz64(cand), len;
         cand &= cand - 1;
-        if (!(len = sqltok_contraction_letters(w.p, w.valid, a))) continue;
+        if (!(len = sqltok_contraction_letters(w.p, w.valid, a, 1))) continue;
         con_letters |= SQLTOK_BIT(a + 1) | (len == 2 ? SQLTOK_BIT(a + 2) : 0);
         if (a + 1 + len < 64) con_end |= SQLTOK_BIT(a + 1 + len);
     }

@@ -5,7 +5,8 @@
 Semantics are documented in pretokenize.pyx. The matcher never backtracks: each branch of the
 patterns is resolved by one forward scan (see `word_end`, `whitespace_end`), so the time is linear.
 ASCII text under the main pattern goes 64 bytes at a time instead: byte classes as bit masks (SSE2),
-pretoken starts from them with a few bit operations per window (o200k_ascii.h).
+pretoken starts from them with a few bit operations per window (o200k_ascii.h; cl100k_ascii.h and
+gpt2_ascii.h for the other patterns below).
 
 `pretokenize_pattern` selects by id the pattern of another tokenizer family (cl100k, Llama 3,
 Qwen 2, GPT-2; see "Other tokenizers' patterns" below), each equal to `regex.findall` too.
@@ -33,6 +34,10 @@ cdef extern from "o200k_ascii.h" nogil:
 cdef extern from "cl100k_ascii.h" nogil:
     uint64_t cl100k_ascii_starts "sqltok_cl100k_ascii_starts"(const unsigned char* s, size_t base, size_t n,
                                                               int three_digits, int whole_at_end)
+
+
+cdef extern from "gpt2_ascii.h" nogil:
+    uint64_t gpt2_ascii_starts "sqltok_gpt2_ascii_starts"(const unsigned char* s, size_t base, size_t n)
 
 
 cdef enum:
@@ -578,11 +583,26 @@ cdef inline Py_ssize_t match_gpt2(const unsigned char* s, Py_ssize_t i, Py_ssize
     return other_end(s, after, n)
 
 
+cdef inline int match_gpt2_text(const unsigned char* s, Py_ssize_t n, Pretokens& ends) except -1 nogil:
+    """Put the end of every GPT-2 pretoken of s[:n] in `ends`: ASCII text 64 bytes at a time
+    (gpt2_ascii.h), the rest pretoken by pretoken."""
+    cdef Py_ssize_t i = 0
+    cdef uint64_t starts
+    while i < n:
+        if s[i] < 0x80 and (i + 1 == n or s[i + 1] < 0x80):  # else no window helps
+            starts = gpt2_ascii_starts(s, i, n)
+            if starts:
+                i = window_starts(starts, i, 0, ends)
+                continue
+        i = match_gpt2(s, i, n)
+        found(ends, i)
+    return 0
+
+
 cdef inline int pretokenize_pattern(const unsigned char* s, Py_ssize_t n, int pattern,
                                     Pretokens& ends) except -1 nogil:
     """Put in `ends` the end byte offset (from s) of every pretoken of the UTF-8 text s[:n] under
     the pattern with id `pattern` (PAT_*); ValueError for an unknown id."""
-    cdef Py_ssize_t i = 0
     if pattern == PAT_O200K or pattern == PAT_SCRIPT_AWARE:
         return pretokenize_utf8(s, n, pattern == PAT_SCRIPT_AWARE, ends)
     if pattern == PAT_CL100K:
@@ -592,10 +612,6 @@ cdef inline int pretokenize_pattern(const unsigned char* s, Py_ssize_t n, int pa
     elif pattern == PAT_QWEN2:
         return match_cl100k(s, n, ends, False, False)
     elif pattern == PAT_GPT2:
-        while i < n:
-            i = match_gpt2(s, i, n)
-            found(ends, i)
-    else:
-        with gil:
-            raise ValueError(f"unknown pretokenization pattern id {pattern}")
-    return 0
+        return match_gpt2_text(s, n, ends)
+    with gil:
+        raise ValueError(f"unknown pretokenization pattern id {pattern}")
