@@ -541,24 +541,6 @@ cdef inline Py_ssize_t match_cl100k_like(const unsigned char* s, Py_ssize_t i, P
     return crlf_end(s, other_end(s, after, n), n)
 
 
-cdef inline int match_cl100k(const unsigned char* s, Py_ssize_t n, Pretokens& ends, bint three_digits,
-                             bint whole_at_end) except -1 nogil:
-    """Put the end of every cl100k (three_digits, whole_at_end), Llama 3 (three_digits) or Qwen 2
-    pretoken of s[:n] in `ends`: ASCII text 64 bytes at a time (cl100k_ascii.h), the rest pretoken by
-    pretoken."""
-    cdef Py_ssize_t i = 0
-    cdef uint64_t starts
-    while i < n:
-        if s[i] < 0x80 and (i + 1 == n or s[i + 1] < 0x80):  # else no window helps
-            starts = cl100k_ascii_starts(s, i, n, three_digits, whole_at_end)
-            if starts:
-                i = window_starts(starts, i, 0, ends)
-                continue
-        i = match_cl100k_like(s, i, n, three_digits, whole_at_end)
-        found(ends, i)
-    return 0
-
-
 cdef inline Py_ssize_t match_gpt2(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
     """End of the GPT-2 match at byte i."""
     cdef uint32_t cp0, cp1
@@ -583,18 +565,20 @@ cdef inline Py_ssize_t match_gpt2(const unsigned char* s, Py_ssize_t i, Py_ssize
     return other_end(s, after, n)
 
 
-cdef inline int match_gpt2_text(const unsigned char* s, Py_ssize_t n, Pretokens& ends) except -1 nogil:
-    """Put the end of every GPT-2 pretoken of s[:n] in `ends`: ASCII text 64 bytes at a time
-    (gpt2_ascii.h), the rest pretoken by pretoken."""
+cdef inline int match_windowed(const unsigned char* s, Py_ssize_t n, int pattern, Pretokens& ends) except -1 nogil:
+    """Put the end of every pretoken of s[:n] under cl100k, Llama 3, Qwen 2 or GPT-2 (`pattern`) in
+    `ends`: ASCII text 64 bytes at a time (cl100k_ascii.h, gpt2_ascii.h), the rest pretoken by
+    pretoken."""
     cdef Py_ssize_t i = 0
     cdef uint64_t starts
+    cdef bint gpt2 = pattern == PAT_GPT2, three_digits = pattern != PAT_QWEN2, whole_at_end = pattern == PAT_CL100K
     while i < n:
         if s[i] < 0x80 and (i + 1 == n or s[i + 1] < 0x80):  # else no window helps
-            starts = gpt2_ascii_starts(s, i, n)
+            starts = gpt2_ascii_starts(s, i, n) if gpt2 else cl100k_ascii_starts(s, i, n, three_digits, whole_at_end)
             if starts:
                 i = window_starts(starts, i, 0, ends)
                 continue
-        i = match_gpt2(s, i, n)
+        i = match_gpt2(s, i, n) if gpt2 else match_cl100k_like(s, i, n, three_digits, whole_at_end)
         found(ends, i)
     return 0
 
@@ -605,13 +589,7 @@ cdef inline int pretokenize_pattern(const unsigned char* s, Py_ssize_t n, int pa
     the pattern with id `pattern` (PAT_*); ValueError for an unknown id."""
     if pattern == PAT_O200K or pattern == PAT_SCRIPT_AWARE:
         return pretokenize_utf8(s, n, pattern == PAT_SCRIPT_AWARE, ends)
-    if pattern == PAT_CL100K:
-        return match_cl100k(s, n, ends, True, True)
-    elif pattern == PAT_LLAMA3:
-        return match_cl100k(s, n, ends, True, False)
-    elif pattern == PAT_QWEN2:
-        return match_cl100k(s, n, ends, False, False)
-    elif pattern == PAT_GPT2:
-        return match_gpt2_text(s, n, ends)
+    if pattern == PAT_CL100K or pattern == PAT_LLAMA3 or pattern == PAT_QWEN2 or pattern == PAT_GPT2:
+        return match_windowed(s, n, pattern, ends)
     with gil:
         raise ValueError(f"unknown pretokenization pattern id {pattern}")
