@@ -113,6 +113,22 @@ static inline int sqltok_contraction_letters(const unsigned char* p, uint64_t va
     return 0;
 }
 
+/* The contractions at the apostrophes of `apos` that start a pretoken (`fold`: in any case, else
+   lowercase only): their letters, which start nothing, in *letters; the byte after each, which
+   starts the next pretoken, in *ends. */
+static inline void sqltok_contractions(const sqltok_window* w, uint64_t apos, int fold, uint64_t* letters,
+                                       uint64_t* ends) {
+    *letters = 0;
+    *ends = 0;
+    while (apos) {
+        int a = sqltok_ctz64(apos), len;
+        apos &= apos - 1;
+        if (!(len = sqltok_contraction_letters(w->p, w->valid, a, fold))) continue;
+        *letters |= SQLTOK_BIT(a + 1) | (len == 2 ? SQLTOK_BIT(a + 2) : 0);
+        if (a + 1 + len < 64) *ends |= SQLTOK_BIT(a + 1 + len);
+    }
+}
+
 /* The starts of digit groups: each run's first digit (bit 0: base starts one), then every third. */
 static inline uint64_t sqltok_digit_groups(uint64_t digit) {
     uint64_t groups = (digit & ~(digit << 1)) | (digit & 1), more;

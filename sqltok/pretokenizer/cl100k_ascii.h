@@ -44,15 +44,8 @@ static inline uint64_t sqltok_cl100k_ascii_starts(const unsigned char* s, size_t
     uint64_t punct_start = punct & ~(punct << 1) & ~(w.c.sp << 1);
     punct_start |= punct & 1;      /* base itself starts a pretoken */
     /* contractions: an apostrophe that starts a pretoken, then its letters */
-    uint64_t con_letters = 0, con_end = 0;
-    uint64_t cand = w.c.apos & punct_start;
-    while (cand) {
-        int a = sqltok_ctz64(cand), len;
-        cand &= cand - 1;
-        if (!(len = sqltok_contraction_letters(w.p, w.valid, a, 1))) continue;
-        con_letters |= SQLTOK_BIT(a + 1) | (len == 2 ? SQLTOK_BIT(a + 2) : 0);
-        if (a + 1 + len < 64) con_end |= SQLTOK_BIT(a + 1 + len);
-    }
+    uint64_t con_letters, con_end;
+    sqltok_contractions(&w, w.c.apos & punct_start, 1, &con_letters, &con_end);
     uint64_t tail, tail_end;   /* a P run's tail of CR/LF: its pretoken's, up to the first other byte */
     sqltok_tails(nl & (punct << 1), nl, &tail, &tail_end);
     uint64_t groups = three_digits ? sqltok_digit_groups(w.digit) : w.digit;

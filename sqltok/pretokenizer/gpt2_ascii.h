@@ -36,15 +36,8 @@ static inline uint64_t sqltok_gpt2_ascii_starts(const unsigned char* s, size_t b
     uint64_t punct_start = (punct & ~(punct << 1) & ~after_sp) | (punct & 1);   /* base starts one */
     uint64_t run_start = ((letter & ~(letter << 1)) | (digit & ~(digit << 1)) | punct_start) & ~after_sp;
     /* contractions: an apostrophe that starts a pretoken, then its letters */
-    uint64_t con_letters = 0, con_end = 0;
-    uint64_t cand = w.c.apos & punct_start;
-    while (cand) {
-        int a = sqltok_ctz64(cand), len;
-        cand &= cand - 1;
-        if (!(len = sqltok_contraction_letters(w.p, w.valid, a, 0))) continue;
-        con_letters |= SQLTOK_BIT(a + 1) | (len == 2 ? SQLTOK_BIT(a + 2) : 0);
-        if (a + 1 + len < 64) con_end |= SQLTOK_BIT(a + 1 + len);
-    }
+    uint64_t con_letters, con_end;
+    sqltok_contractions(&w, w.c.apos & punct_start, 0, &con_letters, &con_end);
     /* whitespace: the run's first byte, and its last one when a non-whitespace byte follows */
     uint64_t ws_start = (ws & ~(ws << 1)) | (ws & w.after_nonws);
     uint64_t starts = ((run_start & ~con_letters) | con_end | ws_start) & w.valid;
