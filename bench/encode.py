@@ -75,6 +75,7 @@ VARIANTS = {
     "fastokens-tt": ("fastokens (.tiktoken)", "tiktoken"),
     "fastokens-json": ("fastokens (tokenizer.json)", "json"),
     "fastokens-flat": ("fastokens flat (.tiktoken)", "tiktoken"),
+    "fastokens-flat-json": ("fastokens flat (tokenizer.json)", "json"),
     "splintr-tt": ("splintr (.tiktoken)", "tiktoken"),
     "splintr-json": ("splintr (tokenizer.json)", "json"),
     "splintr-flat": ("splintr flat (.tiktoken)", "tiktoken"),
@@ -83,10 +84,10 @@ VARIANTS = {
 SQLTOK_VARIANTS = ("sqltok-list", "sqltok-arrow")
 O200K_VARIANTS = tuple(VARIANTS)
 #: A tokenizer.json without `.tiktoken` ranks (Llama 3, Qwen 3): sqltok and the peers that read it.
-JSON_VARIANTS = ("sqltok-list", "sqltok-arrow", "hf", "fastokens-json", "splintr-json")
+JSON_VARIANTS = ("sqltok-list", "sqltok-arrow", "hf", "fastokens-json", "fastokens-flat-json", "splintr-json")
 JSON_SINGLE = ("sqltok", "hf", "fastokens-json", "sqltok-decode")
-#: The trained model: sqltok, the two peers the brief names, and the peers that read tiktoken ranks.
-TRAINED_VARIANTS = ("sqltok-list", "sqltok-arrow", "tiktoken", "hf", "fastokens-tt", "splintr-tt", "riptoken")
+#: The trained model: every variant (those that read tokenizer.json only where sqltok can export one).
+TRAINED_VARIANTS = O200K_VARIANTS
 DUCKDB_VARIANTS = {
     "sqltok-sql": "sqltok UPDATE ... encode() in SQL",
     "sqltok-py": "sqltok encode_arrow, Arrow round trip",
@@ -193,11 +194,11 @@ def load_encoder(variant: str, tok: dict, threads: int):
     if variant.startswith("fastokens"):
         import fastokens
 
-        if variant == "fastokens-json":
+        if variant in ("fastokens-json", "fastokens-flat-json"):
             enc = _fastokens_json(js)
         else:
             enc = fastokens.Tokenizer.from_tiktoken(tt, pattern=pattern, special_tokens=special)
-        if variant == "fastokens-flat":
+        if variant in ("fastokens-flat", "fastokens-flat-json"):
             return lambda texts, arr: ("flat", enc.encode_batch_flat(texts, add_special_tokens=False,
                                                                      split_special_tokens=True))
         return lambda texts, arr: ("lists", [e.ids for e in enc.encode_batch(
