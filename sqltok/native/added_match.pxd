@@ -11,8 +11,8 @@ the stretch is dropped (its text stays text, and the search goes on after it); `
 white space (`\\s`) before the match into the token, back to the end of the previous match at most,
 `rstrip` the white space after it. What is left between the tokens is text for the model.
 """
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
-from libc.string cimport memcmp
+from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint32_t
+from libc.string cimport memchr, memcmp
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
@@ -34,6 +34,7 @@ cdef struct AddedTokens:
     vector[AddedToken] tokens
     string text
     uint8_t first[2][256]       # per pass (0: raw, 1: normalized), the first bytes of its tokens
+    int16_t only[2]             # per pass, the first byte of all its tokens when they share one, else -1
     bint has[2]                 # per pass, whether it has any token
     vector[uint32_t] word       # \w as sorted [first, last] code point ranges, flattened
     vector[uint32_t] space      # \s likewise
@@ -51,6 +52,7 @@ cdef inline void added_tokens_init(AddedTokens& a) noexcept:
     a.text.clear()
     for k in range(2):
         a.has[k] = False
+        a.only[k] = -1
         for b in range(256):
             a.first[k][b] = 0
 
@@ -64,6 +66,10 @@ cdef inline void added_tokens_add(AddedTokens& a, int32_t tid, const string& con
     a.text.append(content)
     a.tokens.push_back(t)
     a.first[normalized][<uint8_t>content[0]] = 1
+    if not a.has[normalized]:
+        a.only[normalized] = <uint8_t>content[0]
+    elif a.only[normalized] != <uint8_t>content[0]:
+        a.only[normalized] = -1
     a.has[normalized] = True
 
 
@@ -129,13 +135,22 @@ cdef inline void find_matches(const AddedTokens& a, int pass_, const uint8_t* p,
     cdef int32_t k
     cdef uint32_t cp
     cdef AddedSplit split
+    cdef const uint8_t* q
     while i < n:
         k = -1
         while i < n:  # the leftmost place where a token starts
-            if a.first[pass_][s[i]]:
-                k = longest_at(a, pass_, s + i, n - i, allowed)
-                if k >= 0:
+            if a.only[pass_] >= 0:  # (one first byte: memchr skips the text between)
+                q = <const uint8_t*>memchr(s + i, a.only[pass_], n - i)
+                if q == NULL:
+                    i = n
                     break
+                i = q - s
+            elif not a.first[pass_][s[i]]:
+                i += 1
+                continue
+            k = longest_at(a, pass_, s + i, n - i, allowed)
+            if k >= 0:
+                break
             i += 1
         if k < 0:
             break
