@@ -82,12 +82,10 @@ VARIANTS = {
     "riptoken": ("riptoken", "tiktoken"),
 }
 SQLTOK_VARIANTS = ("sqltok-list", "sqltok-arrow")
-O200K_VARIANTS = tuple(VARIANTS)
-#: A tokenizer.json without `.tiktoken` ranks (Llama 3, Qwen 3): sqltok and the peers that read it.
-JSON_VARIANTS = ("sqltok-list", "sqltok-arrow", "hf", "fastokens-json", "fastokens-flat-json", "splintr-json")
+#: A tokenizer with `.tiktoken` ranks runs every variant (one without a tokenizer.json, those that
+#: do not read one); a tokenizer.json alone (Llama 3, Qwen 3): sqltok and the peers that read it.
+JSON_VARIANTS = tuple(v for v, (_, src) in VARIANTS.items() if v in SQLTOK_VARIANTS or src == "json")
 JSON_SINGLE = ("sqltok", "hf", "fastokens-json", "sqltok-decode")
-#: The trained model: every variant (those that read tokenizer.json only where sqltok can export one).
-TRAINED_VARIANTS = O200K_VARIANTS
 DUCKDB_VARIANTS = {
     "sqltok-sql": "sqltok UPDATE ... encode() in SQL",
     "sqltok-py": "sqltok encode_arrow, Arrow round trip",
@@ -661,7 +659,7 @@ def prepare_trained(args, en_docs: list[str], work: Path) -> dict:
     con.close()
     return {"name": name, "label": f"sqltok model {name} (vocab {len(model.tokens):,})", **files,
             "pattern": MAIN_PATTERN, "special": {}, "info": info["source"], "note": info.get("note"),
-            "variants": [v for v in TRAINED_VARIANTS if files["json"] or VARIANTS[v][1] != "json"]}
+            "variants": [v for v in VARIANTS if files["json"] or VARIANTS[v][1] != "json"]}
 
 
 def child_env(threads: int) -> dict:
@@ -840,7 +838,7 @@ def tiktoken_files(name: str, folder: Path, pattern: str, special: dict) -> dict
     ranks = str(folder / f"{name}.tiktoken")
     return {"name": name, "label": name, "sqltok": ranks, "tiktoken": ranks, "json": str(folder / "tokenizer.json"),
             "pattern": pattern, "special": special, "info": f"files in {folder}", "note": None,
-            "variants": list(O200K_VARIANTS), "single": list(SINGLE_VARIANTS)}
+            "variants": list(VARIANTS), "single": list(SINGLE_VARIANTS)}
 
 
 def json_files(name: str, path: Path, pattern: str) -> dict:
