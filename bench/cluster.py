@@ -2,7 +2,7 @@
 path, on the same corpus in one run.
 
     python bench/cluster.py CORPUS.parquet [--vocab 131072] [--methods bpe boundless] [--workers 1 2]
-                            [--shard-mb 64] [--memory-limit 1GB] [--no-encode]
+                            [--shard-mb 64] [--memory-limit 1GB] [--worker-threads 1] [--no-encode]
 
 Each configuration runs in a fresh subprocess (its own peak RSS; a new work folder, so nothing is
 reused): training into a DuckDB file, then encoding the corpus with the model (one Parquet file in one
@@ -11,6 +11,9 @@ map, reduce and load of each kind of unit on the cluster), the bytes the map tas
 and the reduce wrote for the coordinator, the peak RSS of the coordinator (which holds the scheduler)
 and of each worker process, the CPU seconds of all of them (on a shared machine the ratios of CPU
 time say more than wall time); then the ratios single-process / cluster and 1 worker / 2 workers.
+A worker gets its share of the cores unless --worker-threads says otherwise: with `--worker-threads 1`
+each worker stands for a one-core machine, so that 1 worker / 2 workers measures scaling out rather
+than one process's threading against two processes'.
 """
 from __future__ import annotations
 
@@ -26,8 +29,8 @@ import glob, json, os, resource, sys, time, duckdb, sqltok
 from sqltok.cluster import Cluster, local_cluster
 from sqltok.cluster.encoding import encode_shards
 from sqltok.encode_files import encode_file
-corpus, method, vocab, workers, shard_mb, memory, encode, work = sys.argv[1:9]
-vocab, workers, encode = int(vocab), int(workers), encode == "1"
+corpus, method, vocab, workers, shard_mb, memory, encode, work, threads = sys.argv[1:10]
+vocab, workers, encode, threads = int(vocab), int(workers), encode == "1", int(threads) or None
 
 def rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -68,7 +71,7 @@ def run(cluster, client):
 if workers == 0:
     result = run(None, None)
 else:
-    with local_cluster(workers) as client:
+    with local_cluster(workers, threads) as client:
         result = run(Cluster(client, os.path.join(work, "cluster"), shard_bytes=int(float(shard_mb) * 2**20)), client)
 print(json.dumps(result))
 """
@@ -83,6 +86,8 @@ def main() -> None:
                     "is always run first)")
     ap.add_argument("--shard-mb", type=float, default=64, help="MB of input per shard (default 64)")
     ap.add_argument("--memory-limit", default="", help="DuckDB memory limit of the coordinator, e.g. 1GB")
+    ap.add_argument("--worker-threads", type=int, default=0, help="threads of each worker (default: its share of "
+                    "the cores; 1 makes each worker a one-core machine, so that N workers use N cores)")
     ap.add_argument("--no-encode", action="store_true", help="train only")
     args = ap.parse_args()
     here = os.path.dirname(os.path.abspath(__file__))
@@ -92,7 +97,8 @@ def main() -> None:
         for workers in [0, *[w for w in args.workers if w > 0]]:
             with tempfile.TemporaryDirectory() as work:
                 r = run_child(CHILD, [os.path.abspath(args.corpus), method, str(args.vocab), str(workers),
-                                      str(args.shard_mb), args.memory_limit, "0" if args.no_encode else "1", work],
+                                      str(args.shard_mb), args.memory_limit, "0" if args.no_encode else "1", work,
+                                      str(args.worker_threads)],
                               cwd=repo)
             results[(method, workers)] = r
             name = "one process" if workers == 0 else f"{workers} worker{'s' * (workers > 1)}"

@@ -52,13 +52,13 @@ def as_cluster(cluster: Cluster | Client) -> Cluster:
 
 
 @contextmanager
-def local_cluster(workers: int) -> Iterator[Client]:
+def local_cluster(workers: int, threads: int | None = None) -> Iterator[Client]:
     """A client of a new LocalCluster named `CLUSTER_NAME` of `workers` processes, closed on leaving;
-    each runs one task at a time on its share of this machine's cores (DuckDB's threads and the
-    Cython kernels')."""
-    if workers < 1:
-        raise SqltokError("--workers needs a positive number")
-    env = {"SQLTOK_THREADS": str(local_share(workers))}
+    each runs one task at a time on `threads` threads (DuckDB's and the Cython kernels'), by default
+    its share of this machine's cores."""
+    if workers < 1 or (threads is not None and threads < 1):
+        raise SqltokError("--workers and threads per worker need positive numbers")
+    env = {"SQLTOK_THREADS": str(threads or local_share(workers))}
     with dask.config.set(WORKER_ENVIRON), \
             LocalCluster(name=CLUSTER_NAME, n_workers=workers, threads_per_worker=1, processes=True,
                          dashboard_address=":0", env=env) as cluster, Client(cluster) as client:
