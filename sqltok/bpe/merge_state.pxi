@@ -13,7 +13,6 @@ from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
-from sqltok.native.huge_pages cimport SqltokHugeAllocator
 from sqltok.bpe.token_index cimport token_add, token_find
 from sqltok.bpe.pair_table cimport (PairTable, pack_pair, pair_table_free, pair_table_get,
                          pair_table_get_or_insert, pair_table_init)
@@ -69,10 +68,10 @@ cdef struct SeqInfo:
     bint partial
 
 
-# The arrays the merge loop reads at random over hundreds of MB sit on huge pages (huge_pages.pxd).
-ctypedef vector[int32_t, SqltokHugeAllocator[int32_t]] BigInts
-ctypedef vector[int64_t, SqltokHugeAllocator[int64_t]] BigCounts
-ctypedef vector[SeqInfo, SqltokHugeAllocator[SeqInfo]] BigSeqs
+# The merge loop's arrays and pair table sit on ordinary pages: on huge pages the merge loop itself ran
+# 12% faster, but in a fresh process (one training) their first touch cost more than that and varied
+# from run to run (a virtual machine backs each fresh 2 MiB block on first use): BPE on en100, phase 1
+# 1.33 s on small pages against 2.28-2.38 s on huge ones, BoundlessBPE 6.7 s against 8.3 s.
 
 
 cdef extern from *:
@@ -113,23 +112,23 @@ cdef inline uint32_t _prefix_key(const string& b) noexcept nogil:
 cdef class MergeState:
     cdef vector[string] token_bytes
     cdef vector[int32_t] token_ids      # token_bytes' index (token_index.pxd)
-    cdef BigInts units                  # all sequences, back to back; a sequence only shrinks
-    cdef BigInts pair_at                # pair_at[j]: the pair index of (units[j], units[j + 1])
-    cdef BigSeqs seqs
+    cdef vector[int32_t] units         # all sequences, back to back; a sequence only shrinks
+    cdef vector[int32_t] pair_at       # pair_at[j]: the pair index of (units[j], units[j + 1])
+    cdef vector[SeqInfo] seqs
     cdef PairTable table
-    cdef BigInts pair_left
-    cdef BigInts pair_right
-    cdef BigCounts pair_count
-    cdef BigInts pair_first             # the first sequence that holds the pair (-1: none)
-    cdef BigInts pair_more              # index into more_seqs of the others (-1: none yet)
+    cdef vector[int32_t] pair_left
+    cdef vector[int32_t] pair_right
+    cdef vector[int64_t] pair_count
+    cdef vector[int32_t] pair_first    # the first sequence that holds the pair (-1: none)
+    cdef vector[int32_t] pair_more     # index into more_seqs of the others (-1: none yet)
     cdef vector[vector[int32_t]] more_seqs
-    cdef BigInts pair_stamp
+    cdef vector[int32_t] pair_stamp
     cdef vector[int32_t] touched        # pairs a merge changed, with their counts before it
     cdef vector[int64_t] touched_before
     cdef vector[int32_t] scratch
     cdef vector[int32_t] fresh
     cdef vector[int32_t] holders        # the sequences the current merge visits
-    cdef vector[HeapEntry, SqltokHugeAllocator[HeapEntry]] heap  # HEAP_PAD unused entries, then the nodes
+    cdef vector[HeapEntry] heap        # HEAP_PAD unused entries, then the nodes
     cdef int32_t step
 
     def __cinit__(self):

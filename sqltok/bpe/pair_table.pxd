@@ -4,12 +4,12 @@
 Pairs are never removed (a dead pair keeps its index with a zero count), so the table only grows:
 linear probing, power-of-two capacity, resized at half load; key and value share a slot, so a lookup
 is one cache miss. A slot holds the key's complement, so that an empty slot is all zero bytes (no
-pair packs to all ones: ids are not negative) and a fresh table, zero-filled on huge pages, needs no
-pass to clear it. Header-only: everything is inline.
+pair packs to all ones: ids are not negative) and a fresh table from calloc (fresh pages, for a big
+one) needs no pass to clear it. Header-only: everything is inline.
 """
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 
-from sqltok.native.huge_pages cimport huge_free, huge_zeroed
+from libc.stdlib cimport calloc, free
 
 
 cdef struct PairSlot:
@@ -42,7 +42,7 @@ cdef inline int pair_table_init(PairTable* t, int64_t capacity_hint) except -1 n
     cdef uint64_t cap = 1024
     while cap < <uint64_t>(2 * capacity_hint):
         cap <<= 1
-    t.slots = <PairSlot*>huge_zeroed(cap * sizeof(PairSlot))
+    t.slots = <PairSlot*>calloc(cap, sizeof(PairSlot))
     if t.slots == NULL:
         with gil:
             raise MemoryError()
@@ -53,7 +53,7 @@ cdef inline int pair_table_init(PairTable* t, int64_t capacity_hint) except -1 n
 
 cdef inline void pair_table_free(PairTable* t) noexcept nogil:
     if t.slots != NULL:
-        huge_free(t.slots, (t.mask + 1) * sizeof(PairSlot))
+        free(t.slots)
     t.slots = NULL
 
 

@@ -1,11 +1,9 @@
-/* Memory for big tables read or written at random (merge tables, vocabulary indexes, the training
-   pair tables and sequences): blocks of 2 MiB or more are mapped 2 MiB-aligned and marked
-   MADV_HUGEPAGE, so that random accesses across several MiB do not miss the TLB on every probe and
-   a first touch faults in 2 MiB instead of 4 KiB (with transparent huge pages in "madvise" mode, the
-   common default, nothing else gets huge pages). Smaller blocks come from malloc.
-   `sqltok_huge_zeroed` / `sqltok_huge_free` for raw tables (zeroed: a fresh mapping is already
-   zero, so a table whose empty slot is all zero bytes needs no pass to clear it);
-   `SqltokHugeAllocator` for std::vector. */
+/* An allocator for the encoders' big tables (merge tables, vocabulary indexes), built at load and
+   read at random for as long as the tokenizer lives: blocks of 2 MiB or more are mapped 2 MiB-aligned
+   and marked MADV_HUGEPAGE, so that random lookups across several MiB do not miss the TLB on every
+   probe (with transparent huge pages in "madvise" mode, the common default, nothing else gets huge
+   pages). Smaller blocks come from malloc. Training's tables stay on small pages: see
+   merge_state.pxi. */
 #ifndef SQLTOK_HUGE_PAGES_H
 #define SQLTOK_HUGE_PAGES_H
 
@@ -30,7 +28,7 @@ static inline std::size_t sqltok_huge_mapped_size(std::size_t bytes) {
 }
 
 /* `bytes` on 2 MiB pages (mapped) or from malloc; NULL when out of memory. */
-static inline void* sqltok_huge_alloc(std::size_t bytes, bool zeroed) {
+static inline void* sqltok_huge_alloc(std::size_t bytes) {
 #if SQLTOK_HUGE_MAPPED
     if (bytes >= SQLTOK_HUGE_PAGE) {
         std::size_t size = sqltok_huge_mapped_size(bytes);
@@ -45,13 +43,10 @@ static inline void* sqltok_huge_alloc(std::size_t bytes, bool zeroed) {
         return (void*)aligned;
     }
 #endif
-    return zeroed ? std::calloc(bytes ? bytes : 1, 1) : std::malloc(bytes ? bytes : 1);
+    return std::malloc(bytes ? bytes : 1);
 }
 
-/* Zero-filled `bytes` (see sqltok_huge_alloc); NULL when out of memory. */
-static inline void* sqltok_huge_zeroed(std::size_t bytes) { return sqltok_huge_alloc(bytes, true); }
-
-/* Give back a block of `bytes` from sqltok_huge_alloc / sqltok_huge_zeroed. */
+/* Give back a block of `bytes` from sqltok_huge_alloc. */
 static inline void sqltok_huge_free(void* p, std::size_t bytes) {
 #if SQLTOK_HUGE_MAPPED
     if (bytes >= SQLTOK_HUGE_PAGE) {
@@ -68,7 +63,7 @@ template <class T> struct SqltokHugeAllocator {
     template <class U> SqltokHugeAllocator(const SqltokHugeAllocator<U>&) noexcept {}
 
     T* allocate(std::size_t n) {
-        void* p = sqltok_huge_alloc(n * sizeof(T), false);
+        void* p = sqltok_huge_alloc(n * sizeof(T));
         if (!p) throw std::bad_alloc();
         return (T*)p;
     }
