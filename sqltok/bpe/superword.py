@@ -30,6 +30,7 @@ from sqltok.register import register
 from sqltok.store import (check_new_name, delete_rows, ensure_schema, save_candidates, save_model_rows,
                           save_pretoken_counts, transaction)
 from sqltok.training.background import Background
+from sqltok.duck import duckdb_threads
 from sqltok.training.counting import Counts, count_corpus
 from sqltok.training.stopwatch import Stopwatch
 from sqltok.training.work_tables import WorkTables
@@ -121,7 +122,7 @@ def train_superword(con: duckdb.DuckDBPyConnection, source: Source | str | None,
         with transaction(con), Background(train_units, loaded, plan.base, vocab_size, method, plan.supermerges,
                                           progress) as job:
             del loaded  # the run owns the units now, and frees them as it ends
-            with watch("store"):
+            with watch("store"), duckdb_threads(con, 1):
                 delete_rows(con, model)
                 save_pretoken_counts(con, model, counts.pretokens.table)
                 save_candidates(con, model, candidates.table, p1.tokens)
