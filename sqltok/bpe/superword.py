@@ -25,12 +25,12 @@ from sqltok.training.on_cluster import cluster_counting
 from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS, MIN_VOCAB_SIZE, check_vocab_size
 from sqltok.bpe.train import merge_pretokens
 from sqltok.corpus.sources import Source
+from sqltok.duck import duckdb_threads
 from sqltok.errors import SqltokError
 from sqltok.register import register
 from sqltok.store import (check_new_name, delete_rows, ensure_schema, save_candidates, save_model_rows,
                           save_pretoken_counts, transaction)
 from sqltok.training.background import Background
-from sqltok.duck import duckdb_threads
 from sqltok.training.counting import Counts, count_corpus
 from sqltok.training.stopwatch import Stopwatch
 from sqltok.training.work_tables import WorkTables
