@@ -47,14 +47,3 @@ def insert_arrow(con, table: str, model: str, data: pa.Table) -> None:
         con.execute(f"INSERT INTO {table} (model, {cols}) SELECT ?, {cols} FROM __sqltok_rows", [model])
     finally:
         con.unregister("__sqltok_rows")
-
-
-@contextmanager
-def duckdb_threads(con: duckdb.DuckDBPyConnection, threads: int) -> Iterator[None]:
-    """DuckDB's `threads` setting at `threads` within the block (a core left to other work), then back."""
-    before = con.execute("SELECT current_setting('threads')").fetchone()[0]
-    con.execute(f"SET threads = {int(threads)}")
-    try:
-        yield
-    finally:
-        con.execute(f"SET threads = {int(before)}")

@@ -25,7 +25,6 @@ from sqltok.training.on_cluster import cluster_counting
 from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS, MIN_VOCAB_SIZE, check_vocab_size
 from sqltok.bpe.train import merge_pretokens
 from sqltok.corpus.sources import Source
-from sqltok.duck import duckdb_threads
 from sqltok.errors import SqltokError
 from sqltok.register import register
 from sqltok.store import (check_new_name, delete_rows, ensure_schema, save_candidates, save_model_rows,
@@ -122,7 +121,7 @@ def train_superword(con: duckdb.DuckDBPyConnection, source: Source | str | None,
         with transaction(con), Background(train_units, loaded, plan.base, vocab_size, method, plan.supermerges,
                                           progress) as job:
             del loaded  # the run owns the units now, and frees them as it ends
-            with watch("store"), duckdb_threads(con, 1):
+            with watch("store"):
                 delete_rows(con, model)
                 save_pretoken_counts(con, model, counts.pretokens.table)
                 save_candidates(con, model, candidates.table, p1.tokens)
