@@ -1,5 +1,6 @@
 """Fuzz the byte-level BPE encoder on o200k_base and cl100k_base against tiktoken: `encode_ordinary`,
 `encode(allowed_special="all")`, the disallowed-special error, `token_count` and the decode round trip.
+Text keeps the characters tiktoken's Unicode tables know (`known_to_peers`).
 
     python fuzz/encode_tiktoken.py [libFuzzer args]
 """
@@ -7,7 +8,7 @@ import atheris
 import tiktoken
 import tiktoken.load
 
-from fuzz_support import bundled, fuzzed_text, main
+from fuzz_support import bundled, fuzzed_text, known_to_peers, main
 
 from sqltok import BPETokenizer
 from sqltok.bpe.tiktoken_file import read_tiktoken
@@ -30,7 +31,7 @@ FRAGMENTS = sorted({s for tok, _ in PAIRS for s in tok.special_tokens}) + [
 def test_one(data: bytes) -> None:
     fdp = atheris.FuzzedDataProvider(data)
     tok, ref = PAIRS[fdp.ConsumeIntInRange(0, len(PAIRS) - 1)]
-    text = fuzzed_text(fdp, FRAGMENTS)
+    text = fuzzed_text(fdp, FRAGMENTS, keep=known_to_peers)
     ids = tok.encode_ordinary(text)
     assert ids == ref.encode_ordinary(text), (tok.name, text)
     assert tok.token_count(text) == len(ids), (tok.name, text)

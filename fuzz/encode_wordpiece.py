@@ -4,13 +4,12 @@ Python's `unicodedata` (older than Unicode 17, like HF's tables) has assigned.
 
     python fuzz/encode_wordpiece.py [libFuzzer args]
 """
-import unicodedata
 
 import atheris
 import pyarrow as pa
 import tokenizers
 
-from fuzz_support import bundled, fuzzed_text, main
+from fuzz_support import bundled, fuzzed_text, known_to_peers, main
 
 from sqltok import Tokenizer
 
@@ -23,13 +22,9 @@ FRAGMENTS = sorted(TOK.special_tokens) + ["##", "##ing", " un", "aff", "able", "
                                           "İ", "\u00a0", "\x00", "\u200b", "\ufffd", "a" * 101, "don't", ",."]
 
 
-def assigned(c: str) -> bool:
-    return unicodedata.category(c) != "Cn"
-
-
 def test_one(data: bytes) -> None:
     fdp = atheris.FuzzedDataProvider(data)
-    texts = [fuzzed_text(fdp, FRAGMENTS, max_parts=6, keep=assigned) for _ in range(fdp.ConsumeIntInRange(1, 3))]
+    texts = [fuzzed_text(fdp, FRAGMENTS, max_parts=6, keep=known_to_peers) for _ in range(fdp.ConsumeIntInRange(1, 3))]
     ours = TOK.encode_arrow(pa.array(texts, pa.large_string()), allowed_special="all").to_pylist()
     theirs = [e.ids for e in HF.encode_batch(texts)]
     assert ours == theirs, texts

@@ -8,6 +8,7 @@ import lzma
 import os
 import sys
 import tempfile
+import unicodedata
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -35,6 +36,13 @@ def bundled(name: str) -> Path:
         tmp.write_bytes(lzma.decompress((TESTS / "data" / "tokenizers" / f"{name}.xz").read_bytes()))
         tmp.replace(path)
     return path
+
+
+def known_to_peers(c: str) -> bool:
+    """Whether the peers' Unicode tables (older than sqltok's 17.0) know character `c` as sqltok does:
+    those Python's `unicodedata` has assigned (a character assigned since is a letter to sqltok and
+    unassigned to tiktoken's and HF's regular expressions)."""
+    return unicodedata.category(c) != "Cn"
 
 
 @atheris.instrument_func
