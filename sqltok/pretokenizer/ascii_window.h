@@ -113,20 +113,25 @@ static inline int sqltok_contraction_letters(const unsigned char* p, uint64_t va
     return 0;
 }
 
-/* The contractions at the apostrophes of `apos` that start a pretoken (`fold`: in any case, else
-   lowercase only): their letters, which start nothing, in *letters; the byte after each, which
-   starts the next pretoken, in *ends. */
-static inline void sqltok_contractions(const sqltok_window* w, uint64_t apos, int fold, uint64_t* letters,
-                                       uint64_t* ends) {
+/* The contractions at the apostrophes of `apos` (`fold`: in any case, else lowercase only; `repeat`:
+   one may follow another's letters, else such an apostrophe is none): their letters, which start
+   nothing, in *letters; the byte after each, which starts the next pretoken, in *ends. Returns the
+   apostrophes that begin one. */
+static inline uint64_t sqltok_contractions(const sqltok_window* w, uint64_t apos, int fold, int repeat,
+                                           uint64_t* letters, uint64_t* ends) {
+    uint64_t taken = 0;
     *letters = 0;
     *ends = 0;
     while (apos) {
         int a = sqltok_ctz64(apos), len;
         apos &= apos - 1;
-        if (!(len = sqltok_contraction_letters(w->p, w->valid, a, fold))) continue;
+        if ((!repeat && a > 0 && (*letters & SQLTOK_BIT(a - 1))) ||
+            !(len = sqltok_contraction_letters(w->p, w->valid, a, fold))) continue;
+        taken |= SQLTOK_BIT(a);
         *letters |= SQLTOK_BIT(a + 1) | (len == 2 ? SQLTOK_BIT(a + 2) : 0);
         if (a + 1 + len < 64) *ends |= SQLTOK_BIT(a + 1 + len);
     }
+    return taken;
 }
 
 /* The starts of digit groups: each run's first digit (bit 0: base starts one), then every third. */

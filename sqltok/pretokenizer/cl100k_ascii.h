@@ -45,7 +45,7 @@ static inline uint64_t sqltok_cl100k_ascii_starts(const unsigned char* s, size_t
     punct_start |= punct & 1;      /* base itself starts a pretoken */
     /* contractions: an apostrophe that starts a pretoken, then its letters */
     uint64_t con_letters, con_end;
-    sqltok_contractions(&w, w.c.apos & punct_start, 1, &con_letters, &con_end);
+    sqltok_contractions(&w, w.c.apos & punct_start, 1, 1, &con_letters, &con_end);
     uint64_t tail, tail_end;   /* a P run's tail of CR/LF: its pretoken's, up to the first other byte */
     sqltok_tails(nl & (punct << 1), nl, &tail, &tail_end);
     uint64_t groups = three_digits ? sqltok_digit_groups(w.digit) : w.digit;

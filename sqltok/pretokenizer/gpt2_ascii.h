@@ -37,7 +37,7 @@ static inline uint64_t sqltok_gpt2_ascii_starts(const unsigned char* s, size_t b
     uint64_t run_start = ((letter & ~(letter << 1)) | (digit & ~(digit << 1)) | punct_start) & ~after_sp;
     /* contractions: an apostrophe that starts a pretoken, then its letters */
     uint64_t con_letters, con_end;
-    sqltok_contractions(&w, w.c.apos & punct_start, 0, &con_letters, &con_end);
+    sqltok_contractions(&w, w.c.apos & punct_start, 0, 1, &con_letters, &con_end);
     /* whitespace: the run's first byte, and its last one when a non-whitespace byte follows */
     uint64_t ws_start = (ws & ~(ws << 1)) | (ws & w.after_nonws);
     uint64_t starts = ((run_start & ~con_letters) | con_end | ws_start) & w.valid;

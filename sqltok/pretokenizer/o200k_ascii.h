@@ -38,16 +38,9 @@ static inline uint64_t sqltok_o200k_ascii_starts(const unsigned char* s, size_t 
     int limit = w.limit;
 
     /* contractions: an apostrophe right after a word's letters (not after another contraction) */
-    uint64_t con_apos = 0, con_letters = 0, con_end = 0;
-    uint64_t cand = c.apos & (letter << 1) & w.valid & ~(uint64_t)1;
-    while (cand) {
-        int a = sqltok_ctz64(cand), len;
-        cand &= cand - 1;
-        if (con_letters & SQLTOK_BIT(a - 1) || !(len = sqltok_contraction_letters(w.p, w.valid, a, 1))) continue;
-        con_apos |= SQLTOK_BIT(a);
-        con_letters |= SQLTOK_BIT(a + 1) | (len == 2 ? SQLTOK_BIT(a + 2) : 0);
-        if (a + 1 + len < 64) con_end |= SQLTOK_BIT(a + 1 + len);
-    }
+    uint64_t con_letters, con_end;
+    uint64_t con_apos = sqltok_contractions(&w, c.apos & (letter << 1) & w.valid & ~(uint64_t)1, 1, 0,
+                                            &con_letters, &con_end);
     /* a P run's tail of CR, LF and '/' (from its first CR/LF): its pretoken's, up to the first other byte */
     uint64_t tail, tail_end;   /* a CR/LF right after a P seeds one (a '/' inside a tail is one) */
     sqltok_tails(nl & (punct << 1), (nl | c.slash) & w.valid, &tail, &tail_end);
