@@ -169,6 +169,18 @@ def test_local_workers_keep_glibcs_trim_threshold(client):
     assert set(client.run(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_")).values()) == {None}
 
 
+def test_local_workers_run_quiet(client):
+    """sqltok's local cluster slows what its processes do besides tasks (the workers' profilers,
+    event-loop ticks, system and memory monitors), as they share the machine with the work."""
+    from sqltok.cluster.session import LOCAL_QUIET
+
+    def settings():
+        import dask
+        return {key: dask.config.get(key) for key in LOCAL_QUIET}
+
+    assert list(client.run(settings).values()) == [LOCAL_QUIET] * 2
+
+
 def _docs(n: int) -> list[str]:
     words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "über", "日本語", "código"]
     return [" ".join(words[(i * k) % len(words)] for k in range(1, 3 + i % 9)) + f" #{i}" for i in range(n)]

@@ -21,6 +21,14 @@ CLUSTER_NAME = "sqltok"
 #: once); glibc then hands back and maps again the large blocks each batch of a task allocates and
 #: frees: a map task took 0.66 s instead of 0.55. sqltok's workers keep glibc's own threshold.
 WORKER_ENVIRON = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}
+#: What the processes of a LocalCluster do besides tasks, slowed: on this machine, which they share
+#: with the work, a 2-worker cluster idled at 1.0 CPU-s per 10 s (its workers' profilers sampling
+#: every 10 ms, event-loop ticks every 20 ms, system and memory monitors) and at 0.18 with these.
+#: The dashboard still shows tasks, progress and memory; its profile page stays empty. A cluster of
+#: one's own (`--cluster`) keeps its configuration.
+LOCAL_QUIET = {"distributed.worker.profile.enabled": False, "distributed.admin.tick.interval": "500ms",
+               "distributed.admin.system-monitor.interval": "5s",
+               "distributed.worker.memory.monitor-interval": "1s"}
 #: Hash partitions of the counts: one reduce task each. Part of the outputs' keys, so it does not
 #: follow the number of workers (a rerun with other workers reuses what was counted).
 PARTITIONS = 16
@@ -59,7 +67,7 @@ def local_cluster(workers: int, threads: int | None = None) -> Iterator[Client]:
     if workers < 1 or (threads is not None and threads < 1):
         raise SqltokError("--workers and threads per worker need positive numbers")
     env = {"SQLTOK_THREADS": str(threads or local_share(workers))}
-    with dask.config.set(WORKER_ENVIRON), \
+    with dask.config.set({**WORKER_ENVIRON, **LOCAL_QUIET}), \
             LocalCluster(name=CLUSTER_NAME, n_workers=workers, threads_per_worker=1, processes=True,
                          dashboard_address=":0", env=env) as cluster, Client(cluster) as client:
         yield client
