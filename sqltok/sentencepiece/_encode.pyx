@@ -809,10 +809,15 @@ cdef class SentencePieceEncoder:
         """Where the word that starts at `start` ends (see `_bpe_words`)."""
         cdef bint iso = self._isolated_at(s, start, size)
         cdef int64_t pos = start + min(one_char_len(s[start]), size - start)
-        while pos < size and self._isolated_at(s, pos, size) == iso and (iso or not (
-                _space_at(s, pos, size) and not (pos - start >= 3 and _space_at(s, pos - 3, size)))):
+        cdef const uint64_t* ascii = self.isolated.data()  # (code points 0-127: its first two words)
+        while True:
+            if not iso:  # a run of ASCII characters that are not isolated goes on the word, byte by byte
+                while pos < size and s[pos] < 0x80 and not (ascii[s[pos] >> 6] >> (s[pos] & 63)) & 1:
+                    pos += 1
+            if not (pos < size and self._isolated_at(s, pos, size) == iso and (iso or not (
+                    _space_at(s, pos, size) and not (pos - start >= 3 and _space_at(s, pos - 3, size))))):
+                return pos
             pos += min(one_char_len(s[pos]), size - pos)
-        return pos
 
     cdef void _bpe_words(self, const uint8_t* s, int64_t size, IdVector& out, Workspace& ws) noexcept nogil:
         """BPE word by word, each word's ids remembered: the words are the runs of isolated characters
