@@ -6,17 +6,19 @@ trained on the same corpus, by `PretokenUnits`: what phase 1 made of each unique
 (phase 1 merged each pretoken exactly as its encoder encodes it, so the candidates are the same).
 Rows are shared among threads (parallel_rows), the GIL released."""
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memset
 from libcpp.vector cimport vector
 
 from sqltok.bpe._encode cimport PRETOKENIZE_FAILED, Encoder, failure_message
 from sqltok.bpe.workspace cimport Workspace, workspace_init
 from sqltok.native.arrow_buffers cimport BinaryView, binary_view, view_bytes, view_end, view_start, view_valid
-from sqltok.native.bytes_table cimport BytesTable, bytes_table_build, bytes_table_get
+from sqltok.native.bytes_table cimport (KEY_WORDS_MAX, BytesTable, bytes_hash, bytes_table_build,
+                                        bytes_table_get_hashed, key_words)
 from sqltok.native.id_lists cimport IdVector
 from sqltok.native.id_output cimport IdPool, add_rows, id_pool_new, id_pool_release, ids_buffer
 from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
+from sqltok.native.portable cimport prefetch
 from sqltok.native.utf8 cimport valid_utf8_len
 from sqltok.pretokenizer.matcher cimport (PAT_O200K, PAT_SCRIPT_AWARE, UC_L, next_char, pretokenize_pattern,
                                           uc_entry)
@@ -25,6 +27,10 @@ import numpy as np
 import pyarrow as pa
 
 from sqltok.errors import SqltokError
+
+
+cdef enum:
+    PREFETCH = 16                # pretokens ahead whose table slots are requested early
 
 
 cdef struct CandidatesOut:
@@ -75,14 +81,14 @@ cdef bint _holds_letter(const uint8_t* p, int64_t n) noexcept nogil:
 cdef class PretokenUnits:
     """The candidate units of a phase-1 run by pretoken: the pretokens `pretokens[i]` that phase 1
     merged into one token `singles[i]` holding a letter (`letters[t]`), found by their bytes (the
-    others: -1), with the pretokenizer phase 1 counted them with (`script_aware`). Read-only once
-    built: any number of threads may look up at once."""
+    others: -1), with the pretokenizer phase 1 counted them with (`script_aware`). A token's bytes
+    are its pretoken's, so no two pretokens share a token, and the table gives the token itself.
+    Read-only once built: any number of threads may look up at once."""
     cdef object keep                 # the pretokens' buffers
     cdef const uint8_t* data
-    cdef vector[int64_t] starts      # per unit pretoken: its bytes in `data`
+    cdef vector[int64_t] starts      # per unit token: its pretoken's bytes in `data`
     cdef vector[int64_t] ends
-    cdef vector[int32_t] unit        # per unit pretoken: its token
-    cdef BytesTable table            # the unit pretokens' bytes -> their index above
+    cdef BytesTable table            # the unit pretokens' bytes -> their token
     cdef int pattern
     cdef IdPool* pool
 
@@ -106,19 +112,15 @@ cdef class PretokenUnits:
         self.data = v.values
         self.pattern = PAT_SCRIPT_AWARE if script_aware else PAT_O200K
         with nogil:
+            self.starts.assign(n_letters, 0)
+            self.ends.assign(n_letters, 0)
             for i in range(v.length):
                 t = single[i]
                 if 0 <= t < n_letters and letter[t]:
-                    keys.push_back(<int32_t>self.unit.size())
-                    self.starts.push_back(view_start(v, i))
-                    self.ends.push_back(view_end(v, i))
-                    self.unit.push_back(t)
+                    keys.push_back(t)
+                    self.starts[t] = view_start(v, i)
+                    self.ends[t] = view_end(v, i)
             bytes_table_build(&self.table, self.data, self.starts.data(), self.ends.data(), keys)
-
-    cdef inline int32_t find(self, const uint8_t* p, int64_t n) noexcept nogil:
-        """The unit token of pretoken p[:n], or -1."""
-        cdef int32_t i = bytes_table_get(&self.table, self.data, self.starts.data(), self.ends.data(), p, n)
-        return self.unit[i] if i >= 0 else -1
 
 
 cdef int _found_units(const int32_t* ids, int64_t n_pieces, CandidatesOut& res) noexcept nogil:
@@ -141,19 +143,38 @@ cdef int _found_units(const int32_t* ids, int64_t n_pieces, CandidatesOut& res) 
 
 
 cdef int _pretoken_candidates(PretokenUnits units, const uint8_t* p, int64_t n, CandidatesOut& res,
-                              vector[int64_t]& ends, vector[int32_t]& ids) noexcept nogil:
-    """Append the candidates of p[:n] to `res`, its units looked up by pretoken; how many, or minus
-    a failure code."""
-    cdef size_t k
+                              vector[int64_t]& ends, vector[int32_t]& ids, vector[uint64_t]& hashes) noexcept nogil:
+    """Append the candidates of p[:n] to `res`, its units looked up by pretoken (the table slot of
+    the pretoken PREFETCH places ahead requested early, so that the misses overlap); how many, or
+    minus a failure code."""
+    cdef size_t k, m
     cdef int64_t start = 0
+    cdef uint64_t w[3]
+    cdef const BytesTable* table = &units.table
     ends.clear()
     if pretokenize_pattern(p, n, units.pattern, ends) != 0:
         return -PRETOKENIZE_FAILED
-    ids.resize(ends.size())
-    for k in range(ends.size()):
-        ids[k] = units.find(p + start, ends[k] - start)
+    m = ends.size()
+    ids.assign(m, -1)
+    if table.slots.size() == 0:
+        return 0
+    hashes.resize(m)
+    for k in range(m):  # (short ones as words: no copy of variable length)
+        if ends[k] - start <= KEY_WORDS_MAX:
+            hashes[k] = key_words(p + start, ends[k] - start, p + n, w)
+        else:
+            hashes[k] = bytes_hash(p + start, ends[k] - start)
         start = ends[k]
-    return _found_units(ids.data(), <int64_t>ids.size(), res)
+    for k in range(min(m, <size_t>PREFETCH)):
+        prefetch(&table.slots[hashes[k] & table.mask])
+    start = 0
+    for k in range(m):
+        if k + PREFETCH < m:
+            prefetch(&table.slots[hashes[k + PREFETCH] & table.mask])
+        ids[k] = bytes_table_get_hashed(table, units.data, units.starts.data(), units.ends.data(), p + start,
+                                        ends[k] - start, hashes[k])
+        start = ends[k]
+    return _found_units(ids.data(), <int64_t>m, res)
 
 
 cdef int _text_candidates(Encoder encoder, const uint8_t* p, int64_t n, const uint8_t* eligible,
@@ -185,6 +206,7 @@ cdef int64_t _candidates_rows(void* task, const RowRun& run, int thread, int par
     cdef IdVector ids
     cdef vector[int64_t] ends
     cdef vector[int32_t] units
+    cdef vector[uint64_t] hashes
     cdef int64_t r, start
     cdef int found
     if call.encoder != NULL:
@@ -199,7 +221,7 @@ cdef int64_t _candidates_rows(void* task, const RowRun& run, int thread, int par
                                      view_end(run.view, r) - start, call.eligible, res[0], ids, ws)
         else:
             found = _pretoken_candidates(<PretokenUnits>call.units, run.view.values + start,
-                                         view_end(run.view, r) - start, res[0], ends, units)
+                                         view_end(run.view, r) - start, res[0], ends, units, hashes)
         if found < 0:
             res.error_code = -found
             return r
