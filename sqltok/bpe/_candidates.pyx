@@ -13,8 +13,7 @@ from libcpp.vector cimport vector
 from sqltok.bpe._encode cimport PRETOKENIZE_FAILED, Encoder, failure_message
 from sqltok.bpe.workspace cimport Workspace, workspace_init
 from sqltok.native.arrow_buffers cimport BinaryView, binary_view, view_bytes, view_end, view_start, view_valid
-from sqltok.native.bytes_table cimport (KEY_WORDS_MAX, BytesTable, bytes_hash, bytes_table_build,
-                                        bytes_table_get_hashed, key_words)
+from sqltok.native.bytes_table cimport BytesTable, bytes_table_build, bytes_table_get_hashed, piece_hash
 from sqltok.native.id_lists cimport IdVector
 from sqltok.native.id_output cimport IdPool, add_rows, id_pool_new, id_pool_release, ids_buffer
 from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
@@ -149,7 +148,6 @@ cdef int _pretoken_candidates(PretokenUnits units, const uint8_t* p, int64_t n, 
     minus a failure code."""
     cdef size_t k, m
     cdef int64_t start = 0
-    cdef uint64_t w[3]
     cdef const BytesTable* table = &units.table
     ends.clear()
     if pretokenize_pattern(p, n, units.pattern, ends) != 0:
@@ -159,11 +157,8 @@ cdef int _pretoken_candidates(PretokenUnits units, const uint8_t* p, int64_t n, 
     if table.slots.size() == 0:
         return 0
     hashes.resize(m)
-    for k in range(m):  # (short ones as words: no copy of variable length)
-        if ends[k] - start <= KEY_WORDS_MAX:
-            hashes[k] = key_words(p + start, ends[k] - start, p + n, w)
-        else:
-            hashes[k] = bytes_hash(p + start, ends[k] - start)
+    for k in range(m):
+        hashes[k] = piece_hash(p + start, ends[k] - start, p + n)
         start = ends[k]
     for k in range(min(m, <size_t>PREFETCH)):
         prefetch(&table.slots[hashes[k] & table.mask])

@@ -130,6 +130,15 @@ cdef inline uint64_t key_words(const uint8_t* p, int64_t n, const uint8_t* limit
     return words_hash(a, b, c, n)
 
 
+cdef inline uint64_t piece_hash(const uint8_t* p, int64_t n, const uint8_t* limit) noexcept nogil:
+    """The `bytes_hash` of p[:n] (n >= 1), read within `limit`: a key of up to KEY_WORDS_MAX bytes as
+    words (`key_words`), with no copy of variable length whose read-back stalls."""
+    cdef uint64_t w[3]
+    if n <= KEY_WORDS_MAX:
+        return key_words(p, n, limit, w)
+    return bytes_hash(p, n)
+
+
 cdef inline uint64_t words_hash(uint64_t a, uint64_t b, uint64_t c, int64_t n) noexcept nogil:
     """The `bytes_hash` of an n-byte key (1 <= n <= KEY_WORDS_MAX) held as three zero-padded words."""
     cdef uint64_t h = _mix64((<uint64_t>n * <uint64_t>0x9E3779B97F4A7C15ULL) ^ a)
