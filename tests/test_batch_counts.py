@@ -35,12 +35,16 @@ def test_a_batch_counts_every_pretoken(texts, pattern):
 
 
 def test_the_table_grows_past_its_first_size():
+    """40,000 words of 1 to 30 letters (37,683 distinct), then the first 4,000 again: found again after
+    the table grew, where their places were computed anew from their bytes (bytes_hash, where the
+    first insert hashed short ones as words: the two must agree at every length)."""
     def word(n: int) -> str:
-        return "".join(chr(97 + n // 26 ** k % 26) for k in range(4))
+        return "".join(chr(97 + n // 26 ** k % 26) for k in range(1 + n % 30))
 
-    texts = [" ".join(word(400 * i + j) for j in range(400)) for i in range(100)]  # 40,000 distinct words
+    texts = [" ".join(word(400 * i + j) for j in range(400)) for i in range(100)]
+    texts += texts[:10]
     out = batch_pretoken_counts(pa.array(texts), PATTERN_IDS["o200k"])
-    assert _counts(out) == _expected(texts, "o200k") and len(_counts(out)) == 40000
+    assert _counts(out) == _expected(texts, "o200k") and len(_counts(out)) > 37000
 
 
 def test_an_unknown_pattern_is_refused():

@@ -37,8 +37,22 @@ cdef inline uint64_t _mix64(uint64_t h) noexcept nogil:
     return h
 
 
+cdef inline uint64_t _short_word(const uint8_t* p, int64_t r) noexcept nogil:
+    """p[:r] (1 <= r <= 7) zero-padded, as a copy into a zeroed word gives it, from byte loads that
+    overlap (a copy of variable length is a call, and reading its result back stalls)."""
+    cdef uint64_t v
+    if r >= 4:
+        v = (<uint64_t>p[0] | <uint64_t>p[1] << 8 | <uint64_t>p[2] << 16 | <uint64_t>p[3] << 24 |
+             (<uint64_t>p[r - 4] | <uint64_t>p[r - 3] << 8 | <uint64_t>p[r - 2] << 16 |
+              <uint64_t>p[r - 1] << 24) << (8 * (r - 4)))
+    else:
+        v = <uint64_t>p[0] | <uint64_t>p[r >> 1] << (8 * (r >> 1)) | <uint64_t>p[r - 1] << (8 * (r - 1))
+    return le64(v)
+
+
 cdef inline uint64_t bytes_hash(const uint8_t* p, int64_t n) noexcept nogil:
-    """A hash of p[:n] that reads 8 bytes at a time; never 0."""
+    """A hash of p[:n] that reads 8 bytes at a time (a last part shorter than 8 as the 8 bytes that
+    end the key, shifted; a key shorter than 8 by `_short_word`); never 0."""
     cdef uint64_t h = <uint64_t>n * <uint64_t>0x9E3779B97F4A7C15ULL
     cdef uint64_t w
     cdef int64_t i = 0
@@ -47,8 +61,11 @@ cdef inline uint64_t bytes_hash(const uint8_t* p, int64_t n) noexcept nogil:
         h = _mix64(h ^ w)
         i += 8
     if i < n:
-        w = 0
-        memcpy(&w, p + i, n - i)
+        if n >= 8:
+            memcpy(&w, p + n - 8, 8)
+            w = le64(le64(w) >> (8 * (8 - (n - i))))
+        else:
+            w = _short_word(p, n)
         h = _mix64(h ^ w)
     return h if h != 0 else 1
 
