@@ -153,9 +153,9 @@ cdef int _pretoken_candidates(PretokenUnits units, const uint8_t* p, int64_t n, 
     if pretokenize_pattern(p, n, units.pattern, ends) != 0:
         return -PRETOKENIZE_FAILED
     m = ends.size()
-    ids.assign(m, -1)
-    if table.slots.size() == 0:
+    if table.slots.size() == 0:  # (no unit at all)
         return 0
+    ids.resize(m)
     hashes.resize(m)
     for k in range(m):
         hashes[k] = piece_hash(p + start, ends[k] - start, p + n)
