@@ -13,7 +13,7 @@ from libcpp.vector cimport vector
 from sqltok.bpe._encode cimport PRETOKENIZE_FAILED, Encoder, failure_message
 from sqltok.bpe.workspace cimport Workspace, workspace_init
 from sqltok.native.arrow_buffers cimport BinaryView, binary_view, view_bytes, view_end, view_start, view_valid
-from sqltok.native.bytes_table cimport BytesTable, bytes_table_build, bytes_table_get_hashed, piece_hash
+from sqltok.native.bytes_table cimport BytesTable, bytes_table_build, bytes_table_get_hashed, piece_hashes
 from sqltok.native.id_lists cimport IdVector
 from sqltok.native.id_output cimport IdPool, add_rows, id_pool_new, id_pool_release, ids_buffer
 from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
@@ -156,13 +156,9 @@ cdef int _pretoken_candidates(PretokenUnits units, const uint8_t* p, int64_t n, 
     if table.slots.size() == 0:  # (no unit at all)
         return 0
     ids.resize(m)
-    hashes.resize(m)
-    for k in range(m):
-        hashes[k] = piece_hash(p + start, ends[k] - start, p + n)
-        start = ends[k]
+    piece_hashes(p, n, ends, hashes)
     for k in range(min(m, <size_t>PREFETCH)):
         prefetch(&table.slots[hashes[k] & table.mask])
-    start = 0
     for k in range(m):
         if k + PREFETCH < m:
             prefetch(&table.slots[hashes[k + PREFETCH] & table.mask])

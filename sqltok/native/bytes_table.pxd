@@ -37,10 +37,16 @@ cdef inline uint64_t _mix64(uint64_t h) noexcept nogil:
     return h
 
 
-cdef inline uint64_t _short_word(const uint8_t* p, int64_t r) noexcept nogil:
-    """p[:r] (1 <= r <= 7) zero-padded, as a copy into a zeroed word gives it, from byte loads that
-    overlap (a copy of variable length is a call, and reading its result back stalls)."""
+cdef inline uint64_t padded_word(const uint8_t* p, int64_t r) noexcept nogil:
+    """p[:r] zero-padded to a word (its first 8 bytes when r >= 8), as a copy into a zeroed word gives
+    it; under 8 bytes from byte loads that overlap (a copy of variable length is a call, and reading
+    its result back stalls)."""
     cdef uint64_t v
+    if r >= 8:
+        memcpy(&v, p, 8)
+        return v
+    if r <= 0:
+        return 0
     if r >= 4:
         v = (<uint64_t>p[0] | <uint64_t>p[1] << 8 | <uint64_t>p[2] << 16 | <uint64_t>p[3] << 24 |
              (<uint64_t>p[r - 4] | <uint64_t>p[r - 3] << 8 | <uint64_t>p[r - 2] << 16 |
@@ -52,7 +58,7 @@ cdef inline uint64_t _short_word(const uint8_t* p, int64_t r) noexcept nogil:
 
 cdef inline uint64_t bytes_hash(const uint8_t* p, int64_t n) noexcept nogil:
     """A hash of p[:n] that reads 8 bytes at a time (a last part shorter than 8 as the 8 bytes that
-    end the key, shifted; a key shorter than 8 by `_short_word`); never 0."""
+    end the key, shifted; a key shorter than 8 by `padded_word`); never 0."""
     cdef uint64_t h = <uint64_t>n * <uint64_t>0x9E3779B97F4A7C15ULL
     cdef uint64_t w
     cdef int64_t i = 0
@@ -65,16 +71,14 @@ cdef inline uint64_t bytes_hash(const uint8_t* p, int64_t n) noexcept nogil:
             memcpy(&w, p + n - 8, 8)
             w = le64(le64(w) >> (8 * (8 - (n - i))))
         else:
-            w = _short_word(p, n)
+            w = padded_word(p, n)
         h = _mix64(h ^ w)
     return h if h != 0 else 1
 
 
 cdef inline uint64_t key_head(const uint8_t* p, int64_t n) noexcept nogil:
     """The first 8 bytes of p[:n], zero-padded."""
-    cdef uint64_t w = 0
-    memcpy(&w, p, 8 if n > 8 else n)
-    return w
+    return padded_word(p, n)
 
 
 cdef extern from *:
@@ -105,10 +109,7 @@ cdef inline uint32_t length_tail(int64_t n, uint64_t w1) noexcept nogil:
 
 cdef inline uint64_t second_word(const uint8_t* p, int64_t n) noexcept nogil:
     """Bytes 8..15 of p[:n], zero-padded."""
-    cdef uint64_t w = 0
-    if n > 8:
-        memcpy(&w, p + 8, 8 if n > 16 else n - 8)
-    return w
+    return padded_word(p + 8, n - 8)
 
 
 cdef enum:
@@ -154,6 +155,17 @@ cdef inline uint64_t piece_hash(const uint8_t* p, int64_t n, const uint8_t* limi
     if n <= KEY_WORDS_MAX:
         return key_words(p, n, limit, w)
     return bytes_hash(p, n)
+
+
+cdef inline void piece_hashes(const uint8_t* p, int64_t n, const vector[int64_t]& ends,
+                              vector[uint64_t]& hashes) noexcept nogil:
+    """The `piece_hash` of each piece of p[:n] that `ends` (offsets from p, in order) cuts it into."""
+    cdef size_t k
+    cdef int64_t start = 0
+    hashes.resize(ends.size())
+    for k in range(ends.size()):
+        hashes[k] = piece_hash(p + start, ends[k] - start, p + n)
+        start = ends[k]
 
 
 cdef inline uint64_t words_hash(uint64_t a, uint64_t b, uint64_t c, int64_t n) noexcept nogil:

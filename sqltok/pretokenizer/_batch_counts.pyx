@@ -11,7 +11,7 @@ from libc.string cimport memcmp, memcpy
 from libcpp.vector cimport vector
 
 from sqltok.native.arrow_buffers cimport BinaryView, binary_view, view_end, view_start, view_valid
-from sqltok.native.bytes_table cimport bytes_hash, piece_hash
+from sqltok.native.bytes_table cimport bytes_hash, piece_hashes
 from sqltok.pretokenizer.matcher cimport N_PATTERNS, pretokenize_pattern
 
 import numpy as np
@@ -96,11 +96,7 @@ cdef int _count_text(Table& t, const uint8_t* values, uint64_t a, uint64_t b, in
     ends.clear()
     pretokenize_pattern(values + a, b - a, pattern, ends)
     m = ends.size()
-    hashes.resize(m)
-    for k in range(m):
-        hashes[k] = piece_hash(values + s, a + ends[k] - s, values + b)
-        s = a + ends[k]
-    s = a
+    piece_hashes(values + a, b - a, ends, hashes)
     for k in range(m):
         if k + LOOKAHEAD < m:
             prefetch_write(&t.slots[hashes[k + LOOKAHEAD] & t.mask])
