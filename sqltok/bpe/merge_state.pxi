@@ -9,7 +9,7 @@ has the highest count, ties going to the smallest left token bytes, then the sma
 Each merge costs time in proportion to the sequences that hold the pair (a pair -> sequences index).
 """
 from cpython.exc cimport PyErr_CheckSignals
-from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
@@ -119,10 +119,17 @@ cdef class MergeState:
     cdef vector[int32_t] pair_left
     cdef vector[int32_t] pair_right
     cdef vector[int64_t] pair_count
-    cdef vector[int32_t] pair_first    # the first sequence that holds the pair (-1: none)
+    cdef vector[int64_t] first_start   # a pair counted at the start: its sequences then are
+    cdef vector[int32_t] first_seqs    # first_seqs[first_start[p]:first_start[p + 1]] (until merged)
+    cdef vector[int32_t] pair_first    # the first sequence indexed under the pair since (-1: none)
     cdef vector[int32_t] pair_more     # index into more_seqs of the others (-1: none yet)
     cdef vector[vector[int32_t]] more_seqs
     cdef vector[int32_t] pair_stamp
+    cdef int32_t table_pairs           # pairs 0..table_pairs - 1 are in `table`
+    cdef int32_t placed_new            # the highest token id a merge has placed in the sequences
+    cdef int32_t counted_tokens        # tokens when the pairs were counted (all placed ones among them)
+    cdef vector[uint64_t] new_as_left  # per token t: (step << 32) | pair index of (new token, t), made
+    cdef vector[uint64_t] new_as_right # by merge `step`; as_right: of (t, new token)
     cdef vector[int32_t] touched        # pairs a merge changed, with their counts before it
     cdef vector[int64_t] touched_before
     cdef vector[int32_t] scratch
@@ -135,6 +142,9 @@ cdef class MergeState:
         pair_table_init(&self.table, 1 << 16)
         self.heap.resize(HEAP_PAD)
         self.step = 0
+        self.table_pairs = 0
+        self.placed_new = -1
+        self.counted_tokens = 0
 
     def __dealloc__(self):
         pair_table_free(&self.table)
@@ -239,11 +249,9 @@ cdef class MergeState:
         h[i] = last
 
     # -- pairs -------------------------------------------------------------------------------------
-    cdef int32_t _pair_index(self, int32_t left, int32_t right) except -2 nogil:
+    cdef int32_t _append_pair(self, int32_t left, int32_t right) except -2 nogil:
+        """A new pair (left, right) with no count and no sequences; its index."""
         cdef int32_t idx = <int32_t>self.pair_left.size()
-        cdef int32_t found = pair_table_get_or_insert(&self.table, pack_pair(left, right), idx)
-        if found >= 0:
-            return found
         self.pair_left.push_back(left)
         self.pair_right.push_back(right)
         self.pair_count.push_back(0)
@@ -251,6 +259,34 @@ cdef class MergeState:
         self.pair_more.push_back(-1)
         self.pair_stamp.push_back(-1)
         return idx
+
+    cdef int32_t _pair_index(self, int32_t left, int32_t right) except -2 nogil:
+        """The index of pair (left, right), made when new (`table` must hold every pair made so far)."""
+        cdef int32_t idx = <int32_t>self.pair_left.size()
+        cdef int32_t found = pair_table_get_or_insert(&self.table, pack_pair(left, right), idx)
+        if found >= 0:
+            return found
+        self.table_pairs = idx + 1
+        return self._append_pair(left, right)
+
+    cdef int32_t _new_token_pair(self, int32_t left, int32_t right, int32_t new_id) except -2 nogil:
+        """The index of pair (left, right), one of them `new_id`, a token no sequence held before this
+        merge: so the pair is new to this merge, and found again through the other token (no lookup in
+        the big `table`, which catches up before a merge that needs it)."""
+        cdef uint64_t* made = &self.new_as_left[right] if left == new_id else &self.new_as_right[left]
+        if (made[0] >> 32) == <uint64_t><uint32_t>self.step:
+            return <int32_t>(made[0] & 0xFFFFFFFFULL)
+        cdef int32_t idx = self._append_pair(left, right)
+        made[0] = (<uint64_t><uint32_t>self.step << 32) | <uint32_t>idx
+        return idx
+
+    cdef int _sync_table(self) except -1 nogil:
+        """Put the pairs made since `table` was last complete into it."""
+        cdef int32_t k
+        for k in range(self.table_pairs, <int32_t>self.pair_left.size()):
+            pair_table_get_or_insert(&self.table, pack_pair(self.pair_left[k], self.pair_right[k]), k)
+        self.table_pairs = <int32_t>self.pair_left.size()
+        return 0
 
     cdef int add_sequence(self, int64_t weight, bint partial=False) except -1 nogil:
         """Open a new sequence; its units are then appended to `units` by the caller. A `partial`
@@ -290,11 +326,12 @@ cdef class MergeState:
 
     cdef int count_all_pairs(self) except -1 nogil:
         """Initial pair counts and pair -> sequence index over all sequences, then the heap. Two
-        passes: the counts and how many sequences hold each pair, then the index, each pair's list
-        made at its size (grown one sequence at a time, the lists were reallocated over and over)."""
+        passes: the counts and how many sequences hold each pair, then the index in one array
+        (`first_seqs`, each pair's part at its size, filled from the end so each part is in sequence
+        order)."""
         cdef size_t w, k, j, start, n
         cdef int32_t p
-        cdef vector[int32_t] holders
+        cdef int64_t total = 0
         self.pair_at.assign(self.units.size(), -1)
         for w in range(self.seqs.size()):
             start = self.seqs[w].start
@@ -308,23 +345,25 @@ cdef class MergeState:
                 self.pair_count[p] += self.seqs[w].weight
                 if self.pair_stamp[p] != <int32_t>w:
                     self.pair_stamp[p] = <int32_t>w
-                    if <size_t>p >= holders.size():
-                        holders.resize(self.pair_count.size(), 0)
-                    holders[p] += 1
-        for k in range(holders.size()):
-            if holders[k] >= 2:
-                self.pair_more[k] = <int32_t>self.more_seqs.size()
-                self.more_seqs.push_back(vector[int32_t]())
-                self.more_seqs.back().reserve(holders[k] - 1)
+                    if <size_t>p >= self.first_start.size():
+                        self.first_start.resize(self.pair_count.size() + 1, 0)
+                    self.first_start[p] += 1
+        self.first_start.resize(self.pair_count.size() + 1, 0)
+        for k in range(self.first_start.size()):  # each pair's count of sequences -> the end of its part
+            total += self.first_start[k]
+            self.first_start[k] = total
+        self.first_seqs.resize(total)
         self.pair_stamp.assign(self.pair_stamp.size(), -1)
-        for w in range(self.seqs.size()):
+        for w in reversed(range(self.seqs.size())):
             self._counted_pairs(w, self.scratch)
             for k in range(self.scratch.size()):
                 p = self.scratch[k]
                 if self.pair_stamp[p] != <int32_t>w:
                     self.pair_stamp[p] = <int32_t>w
-                    self._add_seq(p, <int32_t>w)
+                    self.first_start[p] -= 1
+                    self.first_seqs[self.first_start[p]] = <int32_t>w
         self.pair_stamp.assign(self.pair_stamp.size(), -1)
+        self.counted_tokens = <int32_t>self.token_bytes.size()
         for k in range(self.pair_count.size()):
             if self.pair_count[k] > 0:
                 self._push(<int32_t>k)
@@ -378,6 +417,13 @@ cdef class MergeState:
     cdef void _take_seqs(self, int32_t pair, vector[int32_t]& out) noexcept nogil:
         """Move the sequences indexed under `pair` into `out` (the pair's index is left empty)."""
         out.clear()
+        cdef int64_t begin, end
+        if <size_t>pair + 1 < self.first_start.size():
+            begin = self.first_start[pair]
+            end = self.first_start[pair + 1]
+            if begin < end:
+                out.insert(out.end(), self.first_seqs.begin() + begin, self.first_seqs.begin() + end)
+                self.first_start[pair] = end
         if self.pair_first[pair] >= 0:
             out.push_back(self.pair_first[pair])
             self.pair_first[pair] = -1
@@ -424,7 +470,16 @@ cdef class MergeState:
         cdef int32_t* pa
         cdef bint changed
         cdef SeqInfo* q
+        cdef bint new_token = new_id >= self.counted_tokens and new_id > self.placed_new
         self.step += 1
+        if new_token:
+            if self.new_as_left.size() < self.token_bytes.size():
+                self.new_as_left.resize(self.token_bytes.size(), 0)
+                self.new_as_right.resize(self.token_bytes.size(), 0)
+        else:
+            self._sync_table()
+        if new_id > self.placed_new:
+            self.placed_new = new_id
         self.touched.clear()
         self.touched_before.clear()
         for j in range(held):
@@ -468,7 +523,8 @@ cdef class MergeState:
                 out_len += 1
             for i in range(out_len - 1 if out_len > 0 else 0):
                 if s[i] == new_id or s[i + 1] == new_id:
-                    pa[i] = self._pair_index(s[i], s[i + 1])
+                    pa[i] = self._new_token_pair(s[i], s[i + 1], new_id) if new_token else \
+                        self._pair_index(s[i], s[i + 1])
             q.length = <int32_t>out_len
             if out_len == 1 and n > 1 and not q.partial:
                 flag = 1
