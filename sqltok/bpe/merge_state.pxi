@@ -130,7 +130,7 @@ cdef class MergeState:
     cdef int32_t counted_tokens        # tokens when the pairs were counted (all placed ones among them)
     cdef vector[uint64_t] new_as_left  # per token t: (step << 32) | pair index of (new token, t), made
     cdef vector[uint64_t] new_as_right # by merge `step`; as_right: of (t, new token)
-    cdef vector[int32_t] touched        # pairs a merge changed, with their counts before it
+    cdef vector[int32_t] touched        # pairs a merge made gain, with their counts before they first did
     cdef vector[int64_t] touched_before
     cdef vector[int32_t] scratch
     cdef vector[int32_t] fresh
@@ -436,7 +436,8 @@ cdef class MergeState:
                        int32_t w) noexcept nogil:
         """Move weight `wt` of sequence `w` from its `old` counted pairs to its `new` ones. Only the
         part between their common prefix and suffix changes (a merge is local); a pair that is new
-        there holds `new_id` and gets `w` in its index."""
+        there holds `new_id` and gets `w` in its index. Only pairs that gain are touched: one that
+        only loses keeps its heap entry, which is then above its count (`best_pair` checks)."""
         cdef size_t no = old.size(), nn = new.size(), lo = 0, k
         cdef int32_t p
         while lo < no and lo < nn and old[lo] == new[lo]:
@@ -445,9 +446,7 @@ cdef class MergeState:
             no -= 1
             nn -= 1
         for k in range(lo, no):
-            p = old[k]
-            self._touch(p)
-            self.pair_count[p] -= wt
+            self.pair_count[old[k]] -= wt
         for k in range(lo, nn):
             p = new[k]
             self._touch(p)
