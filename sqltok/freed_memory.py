@@ -5,8 +5,8 @@ library's malloc (NumPy, the Cython kernels' vectors). Each keeps what a stage f
 later use, so without help the peak RSS of a run is the sum of every allocator's own peak rather than
 the largest set of data alive at once. `returning_freed_memory(con)` turns on jemalloc's background
 purging for the run (DuckDB's `allocator_background_threads`, restored afterwards), has pyarrow
-allocate with malloc (its system pool; the pool before is restored), so that Arrow and NumPy reuse
-each other's freed memory, and has glibc's malloc map every block of 1 MiB or more on its own, so
+allocate with malloc (`arrow_memory.arrow_on_malloc`), so that Arrow and NumPy reuse each other's
+freed memory, and has glibc's malloc map every block of 1 MiB or more on its own, so
 that freeing one hands it back at once (glibc's default is 128 KiB, raised as large blocks are freed;
 afterwards M_MMAP_THRESHOLD is glibc's default again, without that raising). All three are the
 process's, so runs on several threads at once share one such period: the first to start sets it up,
@@ -25,6 +25,7 @@ from contextlib import contextmanager
 import duckdb
 import pyarrow as pa
 
+from sqltok.arrow_memory import arrow_on_malloc
 from sqltok.shared_change import SharedChange
 
 _LIBC = ctypes.util.find_library("c")
@@ -46,21 +47,17 @@ _JE_MALLCTL = _duckdb_mallctl()
 _PURGE_ALL_ARENAS = b"arena.4096.purge"  # 4096 is jemalloc's MALLCTL_ARENAS_ALL
 
 
-def _return_freed_memory(con) -> tuple:
+def _return_freed_memory(con) -> bool:
     before = con.execute("SELECT current_setting('allocator_background_threads')").fetchall()[0][0]
     con.execute("SET allocator_background_threads = true")
-    pool = pa.default_memory_pool()
-    pa.set_memory_pool(pa.system_memory_pool())
     if _MALLOPT is not None:
         _MALLOPT(M_MMAP_THRESHOLD, RUN_MMAP_THRESHOLD)
-    return before, pool
+    return before
 
 
-def _keep_freed_memory(before: tuple, con) -> None:
-    background, pool = before
+def _keep_freed_memory(background, con) -> None:
     if _MALLOPT is not None:
         _MALLOPT(M_MMAP_THRESHOLD, DEFAULT_MMAP_THRESHOLD)
-    pa.set_memory_pool(pool)
     con.execute(f"SET allocator_background_threads = {'true' if background else 'false'}")
 
 
@@ -71,7 +68,7 @@ _returning = SharedChange(_return_freed_memory, _keep_freed_memory)
 def returning_freed_memory(con) -> Iterator[None]:
     """While the block runs: DuckDB's jemalloc purges freed pages in the background, pyarrow
     allocates with malloc and malloc maps blocks of 1 MiB or more on their own."""
-    with _returning.held(con):
+    with _returning.held(con), arrow_on_malloc():
         yield
 
 

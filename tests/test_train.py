@@ -185,6 +185,30 @@ def test_failed_run_leaves_database_as_it_was(con, monkeypatch, failure):
     assert _model_tables(con) == before
 
 
+@pytest.mark.parametrize("train", ["bpe", "boundless"])
+def test_runs_allocate_arrow_with_malloc_and_give_the_pool_back(con, monkeypatch, train):
+    """Arrow's pool is malloc for the run (see `arrow_memory`), and the pool before after it, also
+    when the run fails."""
+    import sqltok.bpe.superword as superword
+    import sqltok.bpe.train as bpe_train
+    module = bpe_train if train == "bpe" else superword
+    pool, seen = pa.default_memory_pool().backend_name, []
+    real = module.count_corpus
+
+    def count(*args, **kwargs):
+        seen.append(pa.default_memory_pool().backend_name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "count_corpus", count)
+    run = (lambda *a, **k: sqltok.train_bpe(*a, **k)) if train == "bpe" else \
+        (lambda *a, **k: sqltok.train_superword(*a, method="boundless", **k))
+    run(con, "SELECT 'the cat sat on the mat' AS text", 260, "m")
+    with pytest.raises(sqltok.CorpusError):
+        run(con, "SELECT NULL::VARCHAR AS text", 260, "empty")
+    assert seen == ["system", "system"]
+    assert pa.default_memory_pool().backend_name == pool
+
+
 def test_progress_is_quiet_unless_asked(con, capsys):
     sqltok.train_bpe(con, "SELECT 'aaa bbb ccc' AS text", 246, "q")
     assert capsys.readouterr().err == ""

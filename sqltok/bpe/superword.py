@@ -15,6 +15,7 @@ from typing import Literal
 
 import duckdb
 
+from sqltok.arrow_memory import arrow_on_malloc
 from sqltok.bpe.candidate_counts import count_candidates, resplit_candidates
 from sqltok.bpe.greedy_split import greedy_split as split_candidates
 from sqltok.bpe.phase1 import Phase1
@@ -90,7 +91,7 @@ def train_superword(con: duckdb.DuckDBPyConnection, source: Source | str | None,
     check_new_name(con, model, replace)
     target = vocab_size - supermerges if isinstance(supermerges, int) else vocab_size  # phase-1 size
     watch = Stopwatch(con if progress else None)
-    with WorkTables(con) as work:
+    with WorkTables(con) as work, arrow_on_malloc():
         with watch("pretokenize_and_count"):  # the corpus's pretokens, or those a stored model kept
             if phase1 is not None:
                 counts = reuse_pretoken_counts(con, phase1, target, work)

@@ -12,6 +12,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from sqltok.arrow_memory import arrow_on_malloc
 from sqltok.bpe._train import train_bpe as _merge_loop
 from sqltok.bpe.model import Merge, Model
 from sqltok.interrupts import interruptible
@@ -117,7 +118,7 @@ def train_bpe(con: duckdb.DuckDBPyConnection, source: Source | str, vocab_size: 
     ensure_schema(con)
     check_new_name(con, model, replace)
     watch = Stopwatch(con if progress else None)
-    with WorkTables(con) as work:
+    with WorkTables(con) as work, arrow_on_malloc():
         with watch("pretokenize_and_count"):
             counts = count_corpus(con, source, not simple, work) if cluster is None else \
                 cluster_counting().count_corpus_on(cluster, con, source, not simple, work, watch, progress)
