@@ -121,7 +121,7 @@ cdef class MergeState:
     cdef vector[int64_t] pair_count
     cdef vector[int64_t] first_start   # a pair counted at the start: its sequences then are
     cdef vector[int32_t] first_seqs    # first_seqs[first_start[p]:first_start[p + 1]] (until merged)
-    cdef vector[int32_t] pair_first    # the first sequence indexed under the pair since (-1: none)
+    cdef vector[int32_t] pair_first    # the first sequence indexed under the pair after that (-1: none)
     cdef vector[int32_t] pair_more     # index into more_seqs of the others (-1: none yet)
     cdef vector[vector[int32_t]] more_seqs
     cdef vector[int32_t] pair_stamp
