@@ -181,6 +181,26 @@ def test_local_workers_run_quiet(client):
     assert list(client.run(settings).values()) == [LOCAL_QUIET] * 2
 
 
+def test_a_map_task_allocates_arrow_with_malloc(con, tmp_path, monkeypatch):
+    """A map task makes Arrow batches in a loop: with malloc's pool for the task (see `arrow_memory`),
+    not the default one, and the default one again after it."""
+    pool, seen = pa.default_memory_pool().backend_name, []
+    real = map_counts.count_units
+
+    def count(*args, **kwargs):
+        seen.append(pa.default_memory_pool().backend_name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(map_counts, "count_units", count)
+    monkeypatch.setattr(map_counts, "worker_connection", lambda: con)  # the task runs here, not on a worker
+    (tmp_path / "a.txt").write_text("\n".join(_docs(20)) + "\n", encoding="utf-8")
+    src = sqltok.Source(path=str(tmp_path / "a.txt"), text_mode="line")
+    done = map_counts.count_shard(shards_of(src)[0], src, map_counts.UnitsJob("pretokens", True),
+                                  str(tmp_path / "work"), 4)
+    assert seen == ["system"] and done.files
+    assert pa.default_memory_pool().backend_name == pool
+
+
 def _docs(n: int) -> list[str]:
     words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "über", "日本語", "código"]
     return [" ".join(words[(i * k) % len(words)] for k in range(1, 3 + i % 9)) + f" #{i}" for i in range(n)]

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass
 
 import duckdb
 
+from sqltok.arrow_memory import arrow_on_malloc
 from sqltok.bpe.candidate_counts import PHASE1_TOKENIZER, candidate_units
 from sqltok.bpe.model import Model
 from sqltok.bpe.tokenizer import BPETokenizer
@@ -81,7 +82,7 @@ def count_shard(shard: Shard, template: Source, job: UnitsJob, work_dir: str, pa
     try:
         con = worker_connection()
         units = _units(con, job)
-        with shard_source(shard, template) as src, \
+        with shard_source(shard, template) as src, arrow_on_malloc(), \
                 WorkTables(con) as work, publishing(folder) as tmp:
             corpus = read_corpus(con, src)
             counts = count_units(con, corpus.query, units, work.table("shard_counts"))
