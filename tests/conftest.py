@@ -75,6 +75,21 @@ def tiktoken_pair(path: Path):
     return BPETokenizer.load(path), ref
 
 
+def arrow_pools_seen(monkeypatch, module, name: str) -> list[str]:
+    """Wrap `module.name` so that each call first records the backend of Arrow's default pool then;
+    the list it records into."""
+    import pyarrow as pa
+
+    seen, real = [], getattr(module, name)
+
+    def call(*args, **kwargs):
+        seen.append(pa.default_memory_pool().backend_name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, call)
+    return seen
+
+
 def pytest_report_header(config) -> str:
     """Which sqltok the tests run against (CI installs it from the sdist into a fresh venv)."""
     import sqltok

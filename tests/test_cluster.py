@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sqltok
-from conftest import sqltok_home
+from conftest import arrow_pools_seen, sqltok_home
 from sqltok.bpe.reference_file import dumps
 from sqltok.cli import main
 from sqltok.cluster import Cluster, core_share, local_cluster, map_counts
@@ -184,14 +184,8 @@ def test_local_workers_run_quiet(client):
 def test_a_map_task_allocates_arrow_with_malloc(con, tmp_path, monkeypatch):
     """A map task makes Arrow batches in a loop: with malloc's pool for the task (see `arrow_memory`),
     not the default one, and the default one again after it."""
-    pool, seen = pa.default_memory_pool().backend_name, []
-    real = map_counts.count_units
-
-    def count(*args, **kwargs):
-        seen.append(pa.default_memory_pool().backend_name)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(map_counts, "count_units", count)
+    pool = pa.default_memory_pool().backend_name
+    seen = arrow_pools_seen(monkeypatch, map_counts, "count_units")
     monkeypatch.setattr(map_counts, "worker_connection", lambda: con)  # the task runs here, not on a worker
     (tmp_path / "a.txt").write_text("\n".join(_docs(20)) + "\n", encoding="utf-8")
     src = sqltok.Source(path=str(tmp_path / "a.txt"), text_mode="line")

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pytest
 
 import sqltok
+from conftest import arrow_pools_seen
 from sqltok.evaluate import compression
 from sqltok.bpe.reference_file import dumps
 from sqltok.bpe.train import merge_pretokens, merges_model, merges_rows
@@ -192,14 +193,8 @@ def test_runs_allocate_arrow_with_malloc_and_give_the_pool_back(con, monkeypatch
     import sqltok.bpe.superword as superword
     import sqltok.bpe.train as bpe_train
     module = bpe_train if train == "bpe" else superword
-    pool, seen = pa.default_memory_pool().backend_name, []
-    real = module.count_corpus
-
-    def count(*args, **kwargs):
-        seen.append(pa.default_memory_pool().backend_name)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(module, "count_corpus", count)
+    pool = pa.default_memory_pool().backend_name
+    seen = arrow_pools_seen(monkeypatch, module, "count_corpus")
     run = (lambda *a, **k: sqltok.train_bpe(*a, **k)) if train == "bpe" else \
         (lambda *a, **k: sqltok.train_superword(*a, method="boundless", **k))
     run(con, "SELECT 'the cat sat on the mat' AS text", 260, "m")
