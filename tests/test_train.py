@@ -4,6 +4,7 @@ from __future__ import annotations
 import gzip
 import json
 from collections import Counter
+from functools import partial
 
 import duckdb
 import pyarrow as pa
@@ -195,8 +196,7 @@ def test_runs_allocate_arrow_with_malloc_and_give_the_pool_back(con, monkeypatch
     module = bpe_train if train == "bpe" else superword
     pool = pa.default_memory_pool().backend_name
     seen = arrow_pools_seen(monkeypatch, module, "count_corpus")
-    run = (lambda *a, **k: sqltok.train_bpe(*a, **k)) if train == "bpe" else \
-        (lambda *a, **k: sqltok.train_superword(*a, method="boundless", **k))
+    run = sqltok.train_bpe if train == "bpe" else partial(sqltok.train_superword, method="boundless")
     run(con, "SELECT 'the cat sat on the mat' AS text", 260, "m")
     with pytest.raises(sqltok.CorpusError):
         run(con, "SELECT NULL::VARCHAR AS text", 260, "empty")

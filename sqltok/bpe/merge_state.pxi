@@ -14,7 +14,7 @@ from libcpp.string cimport string
 from libcpp.vector cimport vector
 
 from sqltok.bpe.token_index cimport token_add, token_find
-from sqltok.bpe.pair_table cimport (PairTable, pack_pair, pair_table_free, pair_table_get,
+from sqltok.bpe.pair_table cimport (PairTable, pack_pair, pair_table_free,
                          pair_table_get_or_insert, pair_table_init)
 from sqltok.native.arrow_buffers cimport int8_array, int32_array, int64_array
 
@@ -126,8 +126,7 @@ cdef class MergeState:
     cdef vector[vector[int32_t]] more_seqs
     cdef vector[int32_t] pair_stamp
     cdef int32_t table_pairs           # pairs 0..table_pairs - 1 are in `table`
-    cdef int32_t placed_new            # the highest token id a merge has placed in the sequences
-    cdef int32_t counted_tokens        # tokens when the pairs were counted (all placed ones among them)
+    cdef int32_t placed_max            # no token above this id has been in a sequence (new ids grow)
     cdef vector[uint64_t] new_as_left  # per token t: (step << 32) | pair index of (new token, t), made
     cdef vector[uint64_t] new_as_right # by merge `step`; as_right: of (t, new token)
     cdef vector[int32_t] touched        # pairs a merge made gain, with their counts before they first did
@@ -143,8 +142,7 @@ cdef class MergeState:
         self.heap.resize(HEAP_PAD)
         self.step = 0
         self.table_pairs = 0
-        self.placed_new = -1
-        self.counted_tokens = 0
+        self.placed_max = -1
 
     def __dealloc__(self):
         pair_table_free(&self.table)
@@ -363,7 +361,7 @@ cdef class MergeState:
                     self.first_start[p] -= 1
                     self.first_seqs[self.first_start[p]] = <int32_t>w
         self.pair_stamp.assign(self.pair_stamp.size(), -1)
-        self.counted_tokens = <int32_t>self.token_bytes.size()
+        self.placed_max = <int32_t>self.token_bytes.size() - 1
         for k in range(self.pair_count.size()):
             if self.pair_count[k] > 0:
                 self._push(<int32_t>k)
@@ -469,16 +467,15 @@ cdef class MergeState:
         cdef int32_t* pa
         cdef bint changed
         cdef SeqInfo* q
-        cdef bint new_token = new_id >= self.counted_tokens and new_id > self.placed_new
+        cdef bint new_token = new_id > self.placed_max
         self.step += 1
         if new_token:
+            self.placed_max = new_id
             if self.new_as_left.size() < self.token_bytes.size():
                 self.new_as_left.resize(self.token_bytes.size(), 0)
                 self.new_as_right.resize(self.token_bytes.size(), 0)
         else:
             self._sync_table()
-        if new_id > self.placed_new:
-            self.placed_new = new_id
         self.touched.clear()
         self.touched_before.clear()
         for j in range(held):
