@@ -1,6 +1,6 @@
 """Counting by batch (`batch_pretoken_counts`, `sqltok_pretoken_counts`): each batch's distinct
 pretokens with their counts on its first row, equal to counting every pretoken one by one, for every
-pattern, NULL and empty texts, and batches whose table must grow."""
+pattern, NULL and empty texts, batches whose table must grow, and long texts counted in pieces."""
 from __future__ import annotations
 
 from collections import Counter
@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 
 import sqltok
 from sqltok.pretokenizer._batch_counts import batch_pretoken_counts
+from sqltok.pretokenizer._pieces import PRETOKEN_CUTS
 from sqltok.pretokenizer._pretokenize import PATTERN_IDS
+from test_pieces import TEXTS
 
 
 def _counts(out: pa.Array) -> Counter:
@@ -45,6 +47,16 @@ def test_the_table_grows_past_its_first_size():
     texts += texts[:10]
     out = batch_pretoken_counts(pa.array(texts), PATTERN_IDS["o200k"])
     assert _counts(out) == _expected(texts, "o200k") and len(_counts(out)) > 37000
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(TEXTS, min_size=1, max_size=6), st.sampled_from(sorted(PATTERN_IDS)), st.integers(1, 12))
+def test_long_texts_counted_in_pieces_count_as_whole(texts, pattern, piece_bytes):
+    """Cut at the pattern's cut points (the cuts `sqltok_pieces` makes for it, looking back across a
+    piece's start), a text's pretokens are the whole text's."""
+    out = batch_pretoken_counts(pa.array(texts, pa.large_string()), PATTERN_IDS[pattern], piece_bytes,
+                                *PRETOKEN_CUTS[pattern])
+    assert _counts(out) == _expected(texts, pattern)
 
 
 def test_an_unknown_pattern_is_refused():

@@ -2,19 +2,17 @@
 -- into a list of units (pretokens, supermerge candidates), or, weighted, into a batch's distinct units
 -- with their counts (struct(unit, n), see `sqltok_pretoken_counts`); DuckDB sums each distinct unit's
 -- count ({unit} and {n} read them; {value} turns a unit into what the table holds, when the split
--- gives keys). Long documents are first cut into pieces no unit crosses ({pieces}), so that no list
--- grows with a document. Each list is unnested from a subquery's column: DuckDB's unnest of a
--- function's result directly takes time quadratic in the list's length (a document with no cut
--- point, 20 MB of digits: 51 s, against 1.6 s this way).
+-- gives keys). The texts are the source's non-empty documents (`document_texts.sql`) when the split
+-- cuts long ones itself, else their pieces (`document_pieces.sql`). Each list is unnested from a
+-- subquery's column: DuckDB's unnest of a function's result directly takes time quadratic in the
+-- list's length (a document with no cut point, 20 MB of digits: 51 s, against 1.6 s this way).
 CREATE TEMP TABLE {target} AS
 SELECT {value} AS {column}, n
 FROM (
     SELECT {unit} AS unit, {n}::BIGINT AS n
     FROM (
         SELECT unnest(units) AS counted
-        FROM (SELECT {split} AS units
-              FROM (SELECT unnest(pieces) AS text
-                    FROM (SELECT sqltok_pieces(text, '{pieces}') AS pieces FROM ({source}) WHERE text <> '')))
+        FROM (SELECT {split} AS units FROM ({texts}))
     )
     GROUP BY {unit}
 );

@@ -24,24 +24,24 @@ from sqltok.training.work_tables import WorkTables
 class Units:
     """What counting splits a document into: `split`, a SQL expression of its `text` giving a list,
     and the `column` the units are counted in; `pieces`, the `sqltok_pieces` mode that first cuts
-    long documents where no unit crosses (so no list grows with a document); `value`, the SQL
-    expression of a distinct `unit` stored in `column` (when the split gives group keys, not the
-    units themselves); `weighted`: the split gives (unit, n) pairs whose n are summed, not units."""
+    long documents where no unit crosses (so no list grows with a document), or None when the split
+    cuts them itself; `value`, the SQL expression of a distinct `unit` stored in `column` (when the
+    split gives group keys, not the units themselves); `weighted`: the split gives (unit, n) pairs
+    whose n are summed, not units."""
 
     column: str
     split: str
-    pieces: str
+    pieces: str | None
     value: str = "unit"
     weighted: bool = False
 
 
 def pretoken_units(script_aware: bool, pattern: str | None = None) -> Units:
     """Pretokens of the GPT-4o pattern, in runs of one script first unless not `script_aware`; or,
-    given a `pattern` name of `PRETOKEN_CUTS` ('cl100k', ...), of that pattern."""
-    if pattern is not None:
-        return Units("pretoken", f"sqltok_pretoken_counts(text, '{pattern}')", f"pretokens_{pattern}", weighted=True)
-    name, mode = ("script_aware", "pretokens_script") if script_aware else ("o200k", "pretokens_simple")
-    return Units("pretoken", f"sqltok_pretoken_counts(text, '{name}')", mode, weighted=True)
+    given a `pattern` name of `PRETOKEN_CUTS` ('cl100k', ...), of that pattern. The batch counter
+    cuts long documents itself."""
+    name = pattern if pattern is not None else "script_aware" if script_aware else "o200k"
+    return Units("pretoken", f"sqltok_pretoken_counts(text, '{name}')", None, weighted=True)
 
 
 @dataclass(frozen=True)
@@ -68,8 +68,10 @@ def count_units(con: duckdb.DuckDBPyConnection, query: str, units: Units, target
     """Count the `units` of the non-empty documents of `query` (a `text` column) into new TEMP
     table `target`."""
     unit, n = ("counted.unit", "sum(counted.n)") if units.weighted else ("counted", "count(*)")
+    texts = sql_text("document_texts").format(source=query) if units.pieces is None else \
+        sql_text("document_pieces").format(pieces=units.pieces, source=query)
     con.execute(sql_text("count_units").format(target=target, column=units.column, split=units.split, unit=unit,
-                                               n=n, pieces=units.pieces, value=units.value, source=query))
+                                               n=n, value=units.value, texts=texts))
     return counted(con, target, units.column)
 
 

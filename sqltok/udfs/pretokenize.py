@@ -1,15 +1,18 @@
 """`pretokenize` in SQL: a VARCHAR column in, a VARCHAR[] column out, split by the Cython pretokenizer;
 and `sqltok_pretoken_counts(text, pattern)`, what counting sums: each batch's distinct pretokens with
-their counts, on the batch's first row (`_batch_counts`)."""
+their counts, on the batch's first row (`_batch_counts`; long texts counted in pieces of about
+`PIECE_BYTES`)."""
 from __future__ import annotations
 
 import duckdb
 import pyarrow as pa
 
 from sqltok.pretokenizer._batch_counts import batch_pretoken_counts
+from sqltok.pretokenizer._pieces import PRETOKEN_CUTS
 from sqltok.pretokenizer._pretokenize import PATTERN_IDS, pretokenize_arrow
 
 from .define import define, one_constant
+from .pieces import PIECE_BYTES
 
 
 def _script_aware(texts):
@@ -26,8 +29,8 @@ def _with_pattern(texts: pa.Array, names: pa.Array) -> pa.Array:
 
 
 def _batch_counts(texts: pa.Array, names: pa.Array) -> pa.Array:
-    pattern = PATTERN_IDS[one_constant(names, PATTERN_IDS, "sqltok_pretoken_counts", "pattern")] if len(names) else 0
-    return batch_pretoken_counts(texts, pattern)
+    name = one_constant(names, PATTERN_IDS, "sqltok_pretoken_counts", "pattern") if len(names) else "o200k"
+    return batch_pretoken_counts(texts, PATTERN_IDS[name], PIECE_BYTES, *PRETOKEN_CUTS[name])
 
 
 def register(con: duckdb.DuckDBPyConnection) -> None:
