@@ -26,6 +26,7 @@ import pyarrow as pa
 cdef enum:
     LOOKAHEAD = 16          # pretokens whose slot is asked for ahead of their lookup
     MIN_SLOTS = 1024
+    FIRST_SLOTS_MAX = 1 << 20   # a batch of long documents starts at 32 MiB of slots, then grows
 
 
 cdef struct Slot:           # a distinct pretoken: its bytes are the input's values[start:start + length]
@@ -170,7 +171,8 @@ def batch_pretoken_counts(texts, int pattern, int64_t piece_bytes=0, bint script
         texts = texts.combine_chunks()
     cdef BinaryView v = binary_view(texts, keep)
     cdef uint64_t slots = MIN_SLOTS
-    while v.length and slots * 8 < <uint64_t>(view_end(v, v.length - 1) - view_start(v, 0)) // 4:
+    while v.length and slots < FIRST_SLOTS_MAX and \
+            slots * 8 < <uint64_t>(view_end(v, v.length - 1) - view_start(v, 0)) // 4:
         slots <<= 1  # about a slot per 32 bytes: the table rarely grows
     cdef Table t
     _empty_slots(t, slots)
