@@ -1,2 +1,2 @@
--- The non-empty documents of {source}, whole (for a split that cuts long ones itself).
+-- The source's non-empty documents, whole (for a split that cuts long ones itself).
 SELECT text FROM ({source}) WHERE text <> ''
