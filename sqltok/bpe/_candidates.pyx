@@ -4,13 +4,16 @@ of two or more pretokens of each text that a phase-1 model encodes to exactly on
 each, as their token ids. The units are found by the phase-1 Encoder, or, where phase 1 was just
 trained on the same corpus, by `PretokenUnits`: what phase 1 made of each unique pretoken, looked up
 (phase 1 merged each pretoken exactly as its encoder encodes it, so the candidates are the same).
-Rows are shared among threads (parallel_rows), the GIL released."""
+Rows are shared among threads (parallel_rows), the GIL released. For counting, `*_candidate_counts`
+give a batch's distinct candidates with their counts instead (`key_counts.pxd`), long texts read in
+pieces cut where no candidate crosses (`cut_points.pxd`)."""
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 from libcpp.vector cimport vector
 
 from sqltok.bpe._encode cimport PRETOKENIZE_FAILED, Encoder, failure_message
+from sqltok.bpe.key_counts cimport KeyCounts, KeySlot, key_counts_add, key_counts_init
 from sqltok.bpe.workspace cimport Workspace, workspace_init
 from sqltok.native.arrow_buffers cimport BinaryView, binary_view, view_bytes, view_end, view_start, view_valid
 from sqltok.native.bytes_table cimport BytesTable, bytes_table_build, bytes_table_get_hashed, piece_hashes
@@ -19,6 +22,7 @@ from sqltok.native.id_output cimport IdPool, add_rows, id_pool_new, id_pool_rele
 from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
 from sqltok.native.portable cimport prefetch
 from sqltok.native.utf8 cimport valid_utf8_len
+from sqltok.pretokenizer.cut_points cimport CUT_CANDIDATES, cut_after
 from sqltok.pretokenizer.matcher cimport (PAT_O200K, PAT_SCRIPT_AWARE, UC_L, next_char, pretokenize_pattern,
                                           uc_entry)
 
@@ -30,6 +34,8 @@ from sqltok.errors import SqltokError
 
 cdef enum:
     PREFETCH = 16                # pretokens ahead whose table slots are requested early
+    MIN_KEY_SLOTS = 1 << 10      # a counting table starts at about a slot per 32 bytes of its text,
+    MAX_FIRST_KEY_SLOTS = 1 << 20   # within these, and grows with its distinct keys
 
 
 cdef struct CandidatesOut:
@@ -44,6 +50,8 @@ cdef struct CandidatesCall:      # what the threads of one candidates_arrow call
     void* units                  # else the PretokenUnits (borrowed)
     const uint8_t* eligible
     CandidatesOut* parts
+    KeyCounts* tables            # counting: one per part, into which each piece's candidates go (else NULL)
+    int64_t piece_bytes          # counting: texts longer than this are read in pieces (0: whole)
 
 
 def token_letters(tokens) -> bytes:
@@ -188,9 +196,30 @@ cdef int _text_candidates(Encoder encoder, const uint8_t* p, int64_t n, const ui
     return _found_units(ids.data(), <int64_t>ws.piece_sizes.size(), res)
 
 
+cdef int _piece_candidates(CandidatesCall* call, const uint8_t* p, int64_t n, CandidatesOut& res, IdVector& ids,
+                           Workspace& ws, vector[int64_t]& ends, vector[int32_t]& units,
+                           vector[uint64_t]& hashes) noexcept nogil:
+    """Append the candidates of p[:n] to `res`; how many, or minus a failure code."""
+    if call.encoder != NULL:
+        return _text_candidates(<Encoder>call.encoder, p, n, call.eligible, res, ids, ws)
+    return _pretoken_candidates(<PretokenUnits>call.units, p, n, res, ends, units, hashes)
+
+
+cdef void _count_found(CandidatesOut& res, KeyCounts& table) noexcept nogil:
+    """Move the candidates of `res` into the counts of `table`."""
+    cdef size_t k
+    cdef int64_t at = 0
+    for k in range(res.cand_units.size()):
+        key_counts_add(table, res.units.data() + at, res.cand_units[k])
+        at += res.cand_units[k]
+    res.units.clear()
+    res.cand_units.clear()
+
+
 cdef int64_t _candidates_rows(void* task, const RowRun& run, int thread, int part, int64_t first,
                               int64_t last) noexcept nogil:
-    """Rows first..last-1 into part `part`; the row that failed, or -1."""
+    """Rows first..last-1 into part `part` (counting: into its table, piece by piece); the row that
+    failed, or -1."""
     cdef CandidatesCall* call = <CandidatesCall*>task
     cdef CandidatesOut* res = &call.parts[part]
     cdef Workspace ws
@@ -198,25 +227,38 @@ cdef int64_t _candidates_rows(void* task, const RowRun& run, int thread, int par
     cdef vector[int64_t] ends
     cdef vector[int32_t] units
     cdef vector[uint64_t] hashes
-    cdef int64_t r, start
+    cdef int64_t r, start, end, at, cut
     cdef int found
     if call.encoder != NULL:
         workspace_init(ws, view_bytes(run.view, first, last), run.threads)
     for r in range(first, last):
         if not view_valid(run.view, r):
-            res.row_cands.push_back(-1)
+            if call.tables == NULL:
+                res.row_cands.push_back(-1)
             continue
         start = view_start(run.view, r)
-        if call.encoder != NULL:
-            found = _text_candidates(<Encoder>call.encoder, run.view.values + start,
-                                     view_end(run.view, r) - start, call.eligible, res[0], ids, ws)
-        else:
-            found = _pretoken_candidates(<PretokenUnits>call.units, run.view.values + start,
-                                         view_end(run.view, r) - start, res[0], ends, units, hashes)
-        if found < 0:
-            res.error_code = -found
-            return r
-        res.row_cands.push_back(found)
+        end = view_end(run.view, r)
+        if call.tables == NULL:
+            found = _piece_candidates(call, run.view.values + start, end - start, res[0], ids, ws, ends, units,
+                                      hashes)
+            if found < 0:
+                res.error_code = -found
+                return r
+            res.row_cands.push_back(found)
+            continue
+        at = start
+        while at < end:
+            if call.piece_bytes <= 0 or end - at <= call.piece_bytes:
+                cut = end
+            else:  # cut points are found in the whole text: they look back across the piece's start
+                cut = start + cut_after(run.view.values + start, at - start + call.piece_bytes, end - start,
+                                        CUT_CANDIDATES, True, True)
+            found = _piece_candidates(call, run.view.values + at, cut - at, res[0], ids, ws, ends, units, hashes)
+            if found < 0:
+                res.error_code = -found
+                return r
+            _count_found(res[0], call.tables[part])
+            at = cut
     return -1
 
 
@@ -226,6 +268,19 @@ def candidates_arrow(Encoder encoder, texts, bytes eligible, int threads=1, bint
     native int32 bytes: a key DuckDB groups by several times faster than a list). `eligible[t]` is 1
     for the tokens a unit may be (phase-1 tokens holding a letter); a pretoken is a unit when it
     encodes to exactly one eligible token."""
+    return _candidates(_encoder_call(encoder, eligible), texts, threads, keys, encoder.pool)
+
+
+def candidate_counts_arrow(Encoder encoder, texts, bytes eligible, int threads=1, int64_t piece_bytes=0):
+    """The distinct supermerge candidates of all `texts` (as `candidates_arrow` finds them) with their
+    counts, on the first row: list<struct<unit: large_binary, n: int64>> (each unit a candidate's
+    ids as native int32 bytes; 32-bit list offsets, as DuckDB's UDFs take them); the other rows, and
+    NULL texts, get empty lists. Texts longer than `piece_bytes` (> 0) are read in pieces cut where
+    no candidate crosses; the counts are the same."""
+    return _candidate_counts(_encoder_call(encoder, eligible), texts, threads, piece_bytes)
+
+
+cdef CandidatesCall _encoder_call(Encoder encoder, bytes eligible) except *:
     if len(eligible) < <size_t>encoder.starts.size():
         raise ValueError("the eligibility mask must cover every token id")
     if encoder.pattern < 0:
@@ -234,28 +289,85 @@ def candidates_arrow(Encoder encoder, texts, bytes eligible, int threads=1, bint
     call.encoder = <void*>encoder
     call.units = NULL
     call.eligible = <const uint8_t*><char*>eligible
-    return _candidates(call, texts, threads, keys, encoder.pool)
+    return call
 
 
-def pretoken_candidates_arrow(PretokenUnits units, texts, int threads=1, bint keys=False):
-    """`candidates_arrow` with the units of each pretoken looked up in `units`."""
+def pretoken_candidate_counts_arrow(PretokenUnits units, texts, int threads=1, int64_t piece_bytes=0):
+    """`candidate_counts_arrow` with the units of each pretoken looked up in `units`."""
+    return _candidate_counts(_units_call(units), texts, threads, piece_bytes)
+
+
+cdef CandidatesCall _units_call(PretokenUnits units):
     cdef CandidatesCall call
     call.encoder = NULL
     call.units = <void*>units
     call.eligible = NULL
-    return _candidates(call, texts, threads, keys, units.pool)
+    return call
 
 
-cdef object _candidates(CandidatesCall& call, texts, int threads, bint keys, IdPool* pool):
+cdef object _candidates(CandidatesCall call, texts, int threads, bint keys, IdPool* pool):
     cdef list keep = []
     cdef RowRun run
     rows_open(run, texts, keep, threads, False)
     cdef vector[CandidatesOut] parts = vector[CandidatesOut](run.parts)
     call.parts = parts.data()
+    call.tables = NULL
     rows_run(run, _candidates_rows, NULL, &call)
     if run.error_row >= 0:
         raise SqltokError(failure_message(run.error_row, parts[run.error_part].error_code))
     return _candidates_to_arrow(parts, run.view.length, pool, keys)
+
+
+cdef object _candidate_counts(CandidatesCall call, texts, int threads, int64_t piece_bytes):
+    cdef list keep = []
+    cdef RowRun run
+    rows_open(run, texts, keep, threads, False)
+    cdef vector[CandidatesOut] parts = vector[CandidatesOut](run.parts)
+    cdef vector[KeyCounts] tables = vector[KeyCounts](run.parts)
+    cdef int k
+    cdef size_t slots = MIN_KEY_SLOTS
+    while slots < MAX_FIRST_KEY_SLOTS and slots * 32 * <size_t>run.parts < <size_t>view_bytes(run.view, 0, run.view.length):
+        slots <<= 1
+    for k in range(run.parts):
+        key_counts_init(tables[k], slots)
+    call.parts = parts.data()
+    call.tables = tables.data()
+    call.piece_bytes = piece_bytes
+    rows_run(run, _candidates_rows, NULL, &call)
+    if run.error_row >= 0:
+        raise SqltokError(failure_message(run.error_row, parts[run.error_part].error_code))
+    return _counts_to_arrow(tables, run.view.length)
+
+
+cdef object _counts_to_arrow(vector[KeyCounts]& tables, int64_t rows):
+    """The tables' keys and counts, all on the first of `rows` rows (see `candidate_counts_arrow`);
+    each table's arena holds its keys back to back in the order of `used`."""
+    cdef int64_t n = 0, nbytes = 0, k, j, i = 0, at = 0
+    for k in range(<int64_t>tables.size()):
+        n += <int64_t>tables[k].used.size()
+        nbytes += <int64_t>tables[k].arena.size() * <int64_t>sizeof(int32_t)
+    offsets = np.empty(n + 1, np.int64)
+    counts = np.empty(n, np.int64)
+    data = PyBytes_FromStringAndSize(NULL, nbytes)
+    cdef int64_t[::1] off = offsets
+    cdef int64_t[::1] cnt = counts
+    cdef char* out = PyBytes_AS_STRING(data)
+    cdef const KeySlot* s
+    off[0] = 0
+    with nogil:
+        for k in range(<int64_t>tables.size()):
+            memcpy(out + at, tables[k].arena.data(), tables[k].arena.size() * sizeof(int32_t))
+            at += <int64_t>(tables[k].arena.size() * sizeof(int32_t))
+            for j in range(<int64_t>tables[k].used.size()):
+                s = &tables[k].slots[tables[k].used[j]]
+                off[i + 1] = off[i] + s.length * <int64_t>sizeof(int32_t)
+                cnt[i] = s.count
+                i += 1
+    units = pa.Array.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    pairs = pa.StructArray.from_arrays([units, pa.array(counts)], names=["unit", "n"])
+    lists = np.full(rows + 1, n, np.int32)  # (numpy refuses an n of 2^31 or more)
+    lists[0] = 0
+    return pa.ListArray.from_arrays(pa.array(lists), pairs)
 
 
 cdef bytes _int64_bytes(const vector[int64_t]& v):

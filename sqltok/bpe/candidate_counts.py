@@ -25,10 +25,11 @@ PHASE1_UNITS = "__sqltok_units"        # the prefix of the names it knows phase-
 _phase1_units: dict[str, PretokenUnits] = {}
 
 
-def candidate_units(tokenizer: str, keys: str = "sqltok_candidate_keys") -> Units:
+def candidate_units(tokenizer: str, counts: str = "sqltok_candidate_counts") -> Units:
     """Candidates as `sqltok_candidates` finds them with the named phase-1 tokenizer, counted by
-    their keys (SQL function `keys` of the name and the text), stored as lists of ids."""
-    return Units("candidate", f"{keys}('{tokenizer}', text)", "candidates", "sqltok_candidate_ids(unit)")
+    their keys (SQL function `counts` of the name and the text: each batch's distinct keys with
+    their counts, long documents read in pieces), stored as lists of ids."""
+    return Units("candidate", f"{counts}('{tokenizer}', text)", None, "sqltok_candidate_ids(unit)", weighted=True)
 
 
 def count_candidates(con: duckdb.DuckDBPyConnection, query: str, p1_tokens: pa.Array, pretokens: pa.Table,
@@ -39,7 +40,7 @@ def count_candidates(con: duckdb.DuckDBPyConnection, query: str, p1_tokens: pa.A
     name = f"{PHASE1_UNITS}_{uuid.uuid4().hex}"  # runs on other cursors of the instance count at once
     _phase1_units[name] = PretokenUnits(column(pretokens, 0), singles, token_letters(p1_tokens), script_aware)
     try:
-        return count_units(con, query, candidate_units(name, "sqltok_pretoken_candidate_keys"),
+        return count_units(con, query, candidate_units(name, "sqltok_pretoken_candidate_counts"),
                            work.table("candidate_counts"))
     finally:
         del _phase1_units[name]
@@ -50,7 +51,7 @@ def phase1_units(name: str) -> PretokenUnits:
     try:
         return _phase1_units[name]
     except KeyError:
-        raise SqltokError(f"sqltok_pretoken_candidate_keys: no phase-1 run is known as {name!r}") from None
+        raise SqltokError(f"sqltok_pretoken_candidate_counts: no phase-1 run is known as {name!r}") from None
 
 
 def eligible_ids(p1: Model) -> pa.Array:

@@ -8,7 +8,8 @@ import weakref
 import numpy as np
 import pyarrow as pa
 
-from sqltok.bpe._candidates import PretokenUnits, pretoken_candidates_arrow, token_letters
+from sqltok.bpe._candidates import (PretokenUnits, candidate_counts_arrow, pretoken_candidate_counts_arrow,
+                                    token_letters)
 from sqltok.bpe._candidates import candidates_arrow as extract_candidates
 from sqltok.bpe.tokenizer import BPETokenizer
 from sqltok.errors import SqltokError
@@ -27,13 +28,25 @@ def candidates_arrow(tok: BPETokenizer, texts: pa.Array, threads: int | None = N
     return extract_candidates(tok._encoder, tok._prepare(texts, threads), letter_mask(tok), threads, keys)
 
 
-def pretoken_candidates(units: PretokenUnits, texts: pa.Array, threads: int | None = None,
-                        keys: bool = False) -> pa.Array:
-    """`candidates_arrow` with each pretoken's unit looked up in `units` (a phase-1 run's, see
+def candidate_counts(tok: BPETokenizer, texts: pa.Array, piece_bytes: int = 0,
+                     threads: int | None = None) -> pa.Array:
+    """The distinct supermerge candidates of all `texts` under phase-1 model `tok`, as keys (see
+    `candidate_ids`) with their counts, on the first row (see `_candidates.candidate_counts_arrow`;
+    texts longer than `piece_bytes` > 0 read in pieces)."""
+    if tok.has_supermerges:
+        raise SqltokError(f"supermerge candidates are found with a phase-1 (BPE) model; {tok.name!r} "
+                          "has supermerges")
+    threads = threads or default_threads()
+    return candidate_counts_arrow(tok._encoder, tok._prepare(texts, threads), letter_mask(tok), threads, piece_bytes)
+
+
+def pretoken_candidate_counts(units: PretokenUnits, texts: pa.Array, piece_bytes: int = 0,
+                              threads: int | None = None) -> pa.Array:
+    """`candidate_counts` with each pretoken's unit looked up in `units` (a phase-1 run's, see
     `candidate_counts.count_candidates`) instead of encoded."""
     if isinstance(texts, pa.ChunkedArray):
         texts = texts.combine_chunks()
-    return pretoken_candidates_arrow(units, texts, threads or default_threads(), keys)
+    return pretoken_candidate_counts_arrow(units, texts, threads or default_threads(), piece_bytes)
 
 
 def candidate_ids(keys: pa.Array) -> pa.Array:
