@@ -177,11 +177,12 @@ def save_pretoken_counts(con, name: str, table: str) -> None:
     con.execute(f"INSERT INTO sqltok_store.pretoken_counts SELECT ?, pretoken, n FROM {table}", [name])
 
 
-def save_candidates(con, name: str, table: str, phase1_tokens) -> None:
+def save_candidates(con, name: str, table: str, phase1_tokens, keys: bool = False) -> None:
     """Insert the supermerge candidates of work table `table(candidate, n)` (lists of ids of the
-    phase-1 vocabulary `phase1_tokens`: bytes by id, a list or Arrow array) and that vocabulary as
-    model `name`'s."""
-    con.execute(f"INSERT INTO sqltok_store.candidate_counts SELECT ?, candidate, n FROM {table}", [name])
+    phase-1 vocabulary `phase1_tokens`: bytes by id, a list or Arrow array; with `keys`, their keys)
+    and that vocabulary as model `name`'s."""
+    candidate = "sqltok_candidate_ids(candidate)" if keys else "candidate"
+    con.execute(f"INSERT INTO sqltok_store.candidate_counts SELECT ?, {candidate}, n FROM {table}", [name])
     insert_arrow(con, "sqltok_store.phase1_tokens", name, pa.table({
         "id": pa.array(np.arange(len(phase1_tokens), dtype=np.int32)),
         "token": _column(phase1_tokens, pa.binary())}))

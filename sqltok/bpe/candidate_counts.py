@@ -6,6 +6,7 @@ cluster's tasks, which have the phase-1 model only, encode with it (`candidate_u
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 
 import duckdb
 import pyarrow as pa
@@ -25,23 +26,26 @@ PHASE1_UNITS = "__sqltok_units"        # the prefix of the names it knows phase-
 _phase1_units: dict[str, PretokenUnits] = {}
 
 
-def candidate_units(tokenizer: str, counts: str = "sqltok_candidate_counts") -> Units:
+def candidate_units(tokenizer: str, counts: str = "sqltok_candidate_counts", keys: bool = False) -> Units:
     """Candidates as `sqltok_candidates` finds them with the named phase-1 tokenizer, counted by
     their keys (SQL function `counts` of the name and the text: each batch's distinct keys with
-    their counts, long documents read in pieces), stored as lists of ids."""
-    return Units("candidate", f"{counts}('{tokenizer}', text)", None, "sqltok_candidate_ids(unit)", weighted=True)
+    their counts, long documents read in pieces), stored as lists of ids, or with `keys` as the keys."""
+    return Units("candidate", f"{counts}('{tokenizer}', text)", None, "unit" if keys else "sqltok_candidate_ids(unit)",
+                 weighted=True)
 
 
 def count_candidates(con: duckdb.DuckDBPyConnection, query: str, p1_tokens: pa.Array, pretokens: pa.Table,
-                     singles: pa.Array, script_aware: bool, work: WorkTables) -> Counts:
+                     singles: pa.Array, script_aware: bool, work: WorkTables, keys: bool = False) -> Counts:
     """Count the candidates of `query`'s documents under the phase-1 model of `p1_tokens` (bytes by
     id), just trained on `pretokens` (those documents' pretoken counts, pretokenized per script when
-    `script_aware`), which it merged into `singles` (see `_train.train_bpe`)."""
+    `script_aware`), which it merged into `singles` (see `_train.train_bpe`); with `keys`, held as
+    keys (`Counts.keys`: what phase 2 reads as it is, without a list per candidate)."""
     name = f"{PHASE1_UNITS}_{uuid.uuid4().hex}"  # runs on other cursors of the instance count at once
     _phase1_units[name] = PretokenUnits(column(pretokens, 0), singles, token_letters(p1_tokens), script_aware)
     try:
-        return count_units(con, query, candidate_units(name, "sqltok_pretoken_candidate_counts"),
-                           work.table("candidate_counts"))
+        counts = count_units(con, query, candidate_units(name, "sqltok_pretoken_candidate_counts", keys),
+                             work.table("candidate_counts"))
+        return replace(counts, keys=keys)
     finally:
         del _phase1_units[name]
 

@@ -11,6 +11,7 @@ import duckdb
 import pyarrow as pa
 
 from sqltok.bpe._phase2 import Phase2Units
+from sqltok.bpe.candidates import candidate_ids
 from sqltok.bpe.phase1 import Phase1
 from sqltok.bpe.settings import MIN_VOCAB_SIZE, special_token_ids
 from sqltok.duck import arrow_batches
@@ -47,16 +48,20 @@ class Phase2Result:
 
 
 def load_units(con: duckdb.DuckDBPyConnection, units: Counts, p1: Phase1, prune: int | None) -> Phase2Units:
-    """The weighted sequences of work table `units` (candidate lists of `p1` token ids, n), read in
-    batches, cut below `prune` (see `Phase1.prune_below`; None: not cut). Pruning reads them twice:
-    the second time from the first read's batches when they took at most HELD_BYTES."""
+    """The weighted sequences of work table `units` (candidate lists of `p1` token ids, or their keys,
+    and n), read in batches, cut below `prune` (see `Phase1.prune_below`; None: not cut). Pruning
+    reads them twice: the second time from the first read's batches when they took at most
+    HELD_BYTES."""
     held: list[pa.RecordBatch] | None = [] if prune is not None else None
     whole = False
+
+    def pair(batch: pa.RecordBatch) -> tuple[pa.Array, pa.Array]:
+        return (candidate_ids(batch.column(0)) if units.keys else batch.column(0)), batch.column(1)
 
     def batches():
         nonlocal held, whole
         if whole and held is not None:
-            yield from ((batch.column(0), batch.column(1)) for batch in held)
+            yield from (pair(batch) for batch in held)
             return
         size = 0
         for batch in arrow_batches(con, f"SELECT {units.column}, n FROM {units.table}", BATCH_ROWS):
@@ -66,7 +71,7 @@ def load_units(con: duckdb.DuckDBPyConnection, units: Counts, p1: Phase1, prune:
                     held.append(batch)
                 else:
                     held = None
-            yield batch.column(0), batch.column(1)
+            yield pair(batch)
         whole = True
     return Phase2Units(p1.tokens, batches, -1 if prune is None else prune, units.unique)
 

@@ -110,8 +110,9 @@ def train_superword(con: duckdb.DuckDBPyConnection, source: Source | str | None,
                 candidates = cluster_counting().count_candidates_on(cluster, con, source, p1.model, work, watch,
                                                                     progress)
             else:
+                # Kept as keys unless SQL splits them again (greedy split, SuperBPE's "match")
                 candidates = count_candidates(con, counts.query, p1.tokens, pretokens, merged["singles"],
-                                              counts.script_aware, work)
+                                              counts.script_aware, work, not greedy_split and supermerges != "match")
             del pretokens, merged
         plan = _plan_phase2(con, p1, candidates, target, vocab_size, method, supermerges, greedy_split, progress,
                             work, watch)
@@ -125,7 +126,7 @@ def train_superword(con: duckdb.DuckDBPyConnection, source: Source | str | None,
             with watch("store"):
                 delete_rows(con, model)
                 save_pretoken_counts(con, model, counts.pretokens.table)
-                save_candidates(con, model, candidates.table, p1.tokens)
+                save_candidates(con, model, candidates.table, p1.tokens, candidates.keys)
             out = job.result()
             watch.seconds["phase2"] += job.seconds
             if out is None:  # a supermerge's bytes were a token already: the cuts may not hold

@@ -46,12 +46,15 @@ def pretoken_units(script_aware: bool, pattern: str | None = None) -> Units:
 
 @dataclass(frozen=True)
 class Counts:
-    """Work table `table(<column>, n)`: each distinct unit once; `unique` rows, `total` the sum of n."""
+    """Work table `table(<column>, n)`: each distinct unit once; `unique` rows, `total` the sum of n;
+    `keys`: the units are supermerge candidates held as keys (BLOB: their ids as int32 bytes, see
+    `bpe.candidates.candidate_ids`), not lists of ids."""
 
     table: str
     column: str
     unique: int
     total: int
+    keys: bool = False
 
     def arrow(self, con: duckdb.DuckDBPyConnection) -> pa.Table:
         """The counts as an Arrow table (unit, n)."""
