@@ -30,6 +30,7 @@ import numpy as np
 import pyarrow as pa
 
 from sqltok.errors import SqltokError
+from sqltok.native.first_row_counts import first_row_counts
 
 
 cdef enum:
@@ -364,10 +365,7 @@ cdef object _counts_to_arrow(vector[KeyCounts]& tables, int64_t rows):
                 cnt[i] = s.count
                 i += 1
     units = pa.Array.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
-    pairs = pa.StructArray.from_arrays([units, pa.array(counts)], names=["unit", "n"])
-    lists = np.full(rows + 1, n, np.int32)  # (numpy refuses an n of 2^31 or more)
-    lists[0] = 0
-    return pa.ListArray.from_arrays(pa.array(lists), pairs)
+    return first_row_counts(units, counts, rows)
 
 
 cdef bytes _int64_bytes(const vector[int64_t]& v):

@@ -21,11 +21,7 @@ _letter_masks: "weakref.WeakKeyDictionary[BPETokenizer, bytes]" = weakref.WeakKe
 def candidates_arrow(tok: BPETokenizer, texts: pa.Array, threads: int | None = None, keys: bool = False) -> pa.Array:
     """The supermerge candidates of each text under phase-1 model `tok` (list<list<int32>>; with
     `keys`, list<binary>: each candidate's ids as native int32 bytes, see `candidate_ids`)."""
-    if tok.has_supermerges:
-        raise SqltokError(f"supermerge candidates are found with a phase-1 (BPE) model; {tok.name!r} "
-                          "has supermerges")
-    threads = threads or default_threads()
-    return extract_candidates(tok._encoder, tok._prepare(texts, threads), letter_mask(tok), threads, keys)
+    return extract_candidates(*_phase1_call(tok, texts, threads), keys)
 
 
 def candidate_counts(tok: BPETokenizer, texts: pa.Array, piece_bytes: int = 0,
@@ -33,11 +29,17 @@ def candidate_counts(tok: BPETokenizer, texts: pa.Array, piece_bytes: int = 0,
     """The distinct supermerge candidates of all `texts` under phase-1 model `tok`, as keys (see
     `candidate_ids`) with their counts, on the first row (see `_candidates.candidate_counts_arrow`;
     texts longer than `piece_bytes` > 0 read in pieces)."""
+    return candidate_counts_arrow(*_phase1_call(tok, texts, threads), piece_bytes)
+
+
+def _phase1_call(tok: BPETokenizer, texts: pa.Array, threads: int | None) -> tuple:
+    """What the extractor takes from phase-1 model `tok`: its encoder, the texts as it reads them,
+    its letter mask and the threads."""
     if tok.has_supermerges:
         raise SqltokError(f"supermerge candidates are found with a phase-1 (BPE) model; {tok.name!r} "
                           "has supermerges")
     threads = threads or default_threads()
-    return candidate_counts_arrow(tok._encoder, tok._prepare(texts, threads), letter_mask(tok), threads, piece_bytes)
+    return tok._encoder, tok._prepare(texts, threads), letter_mask(tok), threads
 
 
 def pretoken_candidate_counts(units: PretokenUnits, texts: pa.Array, piece_bytes: int = 0,

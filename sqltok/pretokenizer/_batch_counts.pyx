@@ -23,6 +23,8 @@ from sqltok.pretokenizer.matcher cimport N_PATTERNS, pretokenize_pattern
 import numpy as np
 import pyarrow as pa
 
+from sqltok.native.first_row_counts import first_row_counts
+
 cdef enum:
     LOOKAHEAD = 16          # pretokens whose slot is asked for ahead of their lookup
     MIN_SLOTS = 1024
@@ -203,8 +205,5 @@ def batch_pretoken_counts(texts, int pattern, int64_t piece_bytes=0, bint script
             off[k + 1] = off[k] + s.length
             cnt[k] = s.count
     units = pa.Array.from_buffers(pa.large_string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
-    pairs = pa.StructArray.from_arrays([units, pa.array(counts)], names=["unit", "n"])
-    rows = np.full(v.length + 1, n, np.int32)  # (numpy refuses an n of 2^31 or more)
-    rows[0] = 0
-    return pa.ListArray.from_arrays(pa.array(rows), pairs)
+    return first_row_counts(units, counts, v.length)
 
