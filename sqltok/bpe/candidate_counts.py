@@ -1,6 +1,7 @@
 """Supermerge candidates (paper section 2): each document's maximal runs of two or more pretokens
-that the phase-1 model encodes to one token holding a letter, as lists of phase-1 token ids, counted
-from the corpus (`training.counting`), and cut again for a smaller phase-1 model. Counted right after
+that the phase-1 model encodes to one token holding a letter, counted from the corpus
+(`training.counting`) as keys (their phase-1 token ids as int32 bytes), turned into lists of ids
+where SQL splits them, and cut again for a smaller phase-1 model. Counted right after
 phase 1, the units are looked up by pretoken in what phase 1 made of each (`PretokenUnits`); the
 cluster's tasks, which have the phase-1 model only, encode with it (`candidate_units`)."""
 from __future__ import annotations
@@ -26,28 +27,37 @@ PHASE1_UNITS = "__sqltok_units"        # the prefix of the names it knows phase-
 _phase1_units: dict[str, PretokenUnits] = {}
 
 
-def candidate_units(tokenizer: str, counts: str = "sqltok_candidate_counts", keys: bool = False) -> Units:
-    """Candidates as `sqltok_candidates` finds them with the named phase-1 tokenizer, counted by
-    their keys (SQL function `counts` of the name and the text: each batch's distinct keys with
-    their counts, long documents read in pieces), stored as lists of ids, or with `keys` as the keys."""
-    return Units("candidate", f"{counts}('{tokenizer}', text)", None, "unit" if keys else "sqltok_candidate_ids(unit)",
-                 weighted=True)
+def candidate_units(tokenizer: str, counts: str = "sqltok_candidate_counts") -> Units:
+    """Candidates as `sqltok_candidates` finds them with the named phase-1 tokenizer, counted and
+    stored by their keys (SQL function `counts` of the name and the text: each batch's distinct keys
+    with their counts, long documents read in pieces; see `Counts.keys`)."""
+    return Units("candidate", f"{counts}('{tokenizer}', text)", None, weighted=True)
 
 
 def count_candidates(con: duckdb.DuckDBPyConnection, query: str, p1_tokens: pa.Array, pretokens: pa.Table,
-                     singles: pa.Array, script_aware: bool, work: WorkTables, keys: bool = False) -> Counts:
+                     singles: pa.Array, script_aware: bool, work: WorkTables) -> Counts:
     """Count the candidates of `query`'s documents under the phase-1 model of `p1_tokens` (bytes by
     id), just trained on `pretokens` (those documents' pretoken counts, pretokenized per script when
-    `script_aware`), which it merged into `singles` (see `_train.train_bpe`); with `keys`, held as
-    keys (`Counts.keys`: what phase 2 reads as it is, without a list per candidate)."""
+    `script_aware`), which it merged into `singles` (see `_train.train_bpe`), as keys (`Counts.keys`:
+    what phase 2 reads as it is, without a list per candidate)."""
     name = f"{PHASE1_UNITS}_{uuid.uuid4().hex}"  # runs on other cursors of the instance count at once
     _phase1_units[name] = PretokenUnits(column(pretokens, 0), singles, token_letters(p1_tokens), script_aware)
     try:
-        counts = count_units(con, query, candidate_units(name, "sqltok_pretoken_candidate_counts", keys),
+        counts = count_units(con, query, candidate_units(name, "sqltok_pretoken_candidate_counts"),
                              work.table("candidate_counts"))
-        return replace(counts, keys=keys)
+        return replace(counts, keys=True)
     finally:
         del _phase1_units[name]
+
+
+def candidate_lists(con: duckdb.DuckDBPyConnection, candidates: Counts, work: WorkTables) -> Counts:
+    """`candidates` with lists of ids (what SQL splits), made from their keys when they are keys."""
+    if not candidates.keys:
+        return candidates
+    target = work.table("candidate_lists")
+    con.execute(f"CREATE TEMP TABLE {target} AS SELECT sqltok_candidate_ids(candidate) AS candidate, n "
+                f"FROM {candidates.table}")
+    return replace(candidates, table=target, keys=False)
 
 
 def phase1_units(name: str) -> PretokenUnits:

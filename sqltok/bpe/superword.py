@@ -16,7 +16,7 @@ from typing import Literal
 import duckdb
 
 from sqltok.arrow_memory import arrow_on_malloc
-from sqltok.bpe.candidate_counts import count_candidates, resplit_candidates
+from sqltok.bpe.candidate_counts import candidate_lists, count_candidates, resplit_candidates
 from sqltok.bpe.greedy_split import greedy_split as split_candidates
 from sqltok.bpe.phase1 import Phase1
 from sqltok.bpe.phase1_reuse import reuse_candidates, reuse_pretoken_counts
@@ -110,9 +110,10 @@ def train_superword(con: duckdb.DuckDBPyConnection, source: Source | str | None,
                 candidates = cluster_counting().count_candidates_on(cluster, con, source, p1.model, work, watch,
                                                                     progress)
             else:
-                # Kept as keys unless SQL splits them again (greedy split, SuperBPE's "match")
                 candidates = count_candidates(con, counts.query, p1.tokens, pretokens, merged["singles"],
-                                              counts.script_aware, work, not greedy_split and supermerges != "match")
+                                              counts.script_aware, work)
+            if greedy_split or supermerges == "match":  # SQL splits them again: as lists
+                candidates = candidate_lists(con, candidates, work)
             del pretokens, merged
         plan = _plan_phase2(con, p1, candidates, target, vocab_size, method, supermerges, greedy_split, progress,
                             work, watch)

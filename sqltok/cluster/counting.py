@@ -9,6 +9,7 @@ import os
 import pickle
 from collections import defaultdict
 from contextlib import nullcontext
+from dataclasses import replace
 
 import duckdb
 
@@ -41,11 +42,12 @@ def count_corpus_on(cluster, con: duckdb.DuckDBPyConnection, source: Source | st
 def count_candidates_on(cluster, con: duckdb.DuckDBPyConnection, source: Source | str, p1: Model,
                         work: WorkTables, watch: Stopwatch | None = None, progress: bool = False) -> Counts:
     """The supermerge candidates of a file source under phase-1 model `p1`, counted on `cluster`
-    into the run's work table `candidate_counts`."""
+    into the run's work table `candidate_counts`, as keys (`Counts.keys`)."""
     key = hashlib.sha256(pickle.dumps((p1.tokens, p1.merges, p1.settings))).hexdigest()[:32]
     job = UnitsJob("candidates", p1.script_aware, p1, key)
-    return _count(as_cluster(cluster), con, as_source(source), job, work.table("candidate_counts"), watch,
-                  progress)[1]
+    counts = _count(as_cluster(cluster), con, as_source(source), job, work.table("candidate_counts"), watch,
+                    progress)[1]
+    return replace(counts, keys=True)
 
 
 def _count(cluster: Cluster, con, src: Source, job: UnitsJob, target: str, watch: Stopwatch | None,

@@ -28,7 +28,8 @@ from sqltok.training.work_tables import WorkTables
 @dataclass(frozen=True)
 class UnitsJob:
     """What the map tasks count: pretokens (script-aware or not), or the supermerge candidates of
-    phase-1 model `phase1` (its `phase1_key` a digest of it); `sql_type` the unit's column type."""
+    phase-1 model `phase1` (its `phase1_key` a digest of it), as keys (`Counts.keys`); `sql_type` the
+    unit's column type."""
 
     kind: str
     script_aware: bool
@@ -41,11 +42,12 @@ class UnitsJob:
 
     @property
     def sql_type(self) -> str:
-        return "VARCHAR" if self.kind == "pretokens" else "INTEGER[]"
+        return "VARCHAR" if self.kind == "pretokens" else "BLOB"
 
     def settings(self) -> dict:
-        """What the counts depend on besides the shard."""
-        return {"kind": self.kind, "script_aware": self.script_aware, "phase1": self.phase1_key}
+        """What the counts depend on besides the shard (and what they are written as)."""
+        return {"kind": self.kind, "script_aware": self.script_aware, "phase1": self.phase1_key,
+                "type": self.sql_type}
 
 
 @dataclass(frozen=True)
