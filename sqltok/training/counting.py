@@ -25,14 +25,11 @@ class Units:
     """What counting splits a document into: `split`, a SQL expression of its `text` giving a list,
     and the `column` the units are counted in; `pieces`, the `sqltok_pieces` mode that first cuts
     long documents where no unit crosses (so no list grows with a document), or None when the split
-    cuts them itself; `value`, the SQL expression of a distinct `unit` stored in `column` (when the
-    split gives group keys, not the units themselves); `weighted`: the split gives (unit, n) pairs
-    whose n are summed, not units."""
+    cuts them itself; `weighted`: the split gives (unit, n) pairs whose n are summed, not units."""
 
     column: str
     split: str
     pieces: str | None
-    value: str = "unit"
     weighted: bool = False
 
 
@@ -74,7 +71,7 @@ def count_units(con: duckdb.DuckDBPyConnection, query: str, units: Units, target
     texts = sql_text("document_texts").format(source=query) if units.pieces is None else \
         sql_text("document_pieces").format(pieces=units.pieces, source=query)
     con.execute(sql_text("count_units").format(target=target, column=units.column, split=units.split, unit=unit,
-                                               n=n, value=units.value, texts=texts))
+                                               n=n, texts=texts))
     return counted(con, target, units.column)
 
 
