@@ -3,8 +3,9 @@
 -- with their counts (struct(unit, n), see `sqltok_pretoken_counts`); DuckDB sums each distinct unit's
 -- count ({unit} and {n} read them). The texts are the source's non-empty documents
 -- (`document_texts.sql`) when the split cuts long ones itself, else their pieces
--- (`document_pieces.sql`). Each list is unnested from a subquery's column: DuckDB's unnest of a function's result directly takes time quadratic in the
--- list's length (a document with no cut point, 20 MB of digits: 51 s, against 1.6 s this way).
+-- (`document_pieces.sql`). Each list is unnested from a subquery's column: DuckDB's unnest of a
+-- function's result directly takes time quadratic in the list's length (a document with no cut
+-- point, 20 MB of digits: 51 s, against 1.6 s this way).
 CREATE TEMP TABLE {target} AS
 SELECT unit AS {column}, n
 FROM (
