@@ -81,6 +81,16 @@ def test_candidates_counted_in_pieces_count_as_whole(texts, script_aware, piece_
     assert by_pretoken == encoded == oracle
 
 
+def test_a_counting_table_grows_past_its_first_size():
+    """3,000 phrases of two two-letter words (about 2,900 distinct candidates) in one text: more than
+    its table's first 1,024 slots hold, so it grows and still counts each once."""
+    words = [a + b for a in "abcdefghijklmnopqrstuvwxyz" for b in "aeiou"]
+    text = " ".join(f"{words[(7 * i) % 130]} {words[(11 * i + i // 130) % 130]}." for i in range(3000))
+    by_pretoken, encoded, oracle = _three_ways([text], 2000, True)
+    assert by_pretoken == encoded == oracle
+    assert len(oracle) > 2000
+
+
 def test_units_need_one_single_per_pretoken():
     with pytest.raises(ValueError, match="differ in length"):
         PretokenUnits(pa.array(["a", "b"]), [1], b"\x01" * 300, True)

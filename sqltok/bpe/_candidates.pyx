@@ -269,7 +269,7 @@ def candidates_arrow(Encoder encoder, texts, bytes eligible, int threads=1, bint
     native int32 bytes: a key DuckDB groups by several times faster than a list). `eligible[t]` is 1
     for the tokens a unit may be (phase-1 tokens holding a letter); a pretoken is a unit when it
     encodes to exactly one eligible token."""
-    return _candidates(_encoder_call(encoder, eligible), texts, threads, keys, encoder.pool)
+    return _extract(_encoder_call(encoder, eligible), texts, threads, -1, keys, encoder.pool)
 
 
 def candidate_counts_arrow(Encoder encoder, texts, bytes eligible, int threads=1, int64_t piece_bytes=0):
@@ -278,7 +278,7 @@ def candidate_counts_arrow(Encoder encoder, texts, bytes eligible, int threads=1
     ids as native int32 bytes; 32-bit list offsets, as DuckDB's UDFs take them); the other rows, and
     NULL texts, get empty lists. Texts longer than `piece_bytes` (> 0) are read in pieces cut where
     no candidate crosses; the counts are the same."""
-    return _candidate_counts(_encoder_call(encoder, eligible), texts, threads, piece_bytes)
+    return _extract(_encoder_call(encoder, eligible), texts, threads, max(piece_bytes, 0), False, NULL)
 
 
 cdef CandidatesCall _encoder_call(Encoder encoder, bytes eligible) except *:
@@ -295,7 +295,7 @@ cdef CandidatesCall _encoder_call(Encoder encoder, bytes eligible) except *:
 
 def pretoken_candidate_counts_arrow(PretokenUnits units, texts, int threads=1, int64_t piece_bytes=0):
     """`candidate_counts_arrow` with the units of each pretoken looked up in `units`."""
-    return _candidate_counts(_units_call(units), texts, threads, piece_bytes)
+    return _extract(_units_call(units), texts, threads, max(piece_bytes, 0), False, NULL)
 
 
 cdef CandidatesCall _units_call(PretokenUnits units):
@@ -306,38 +306,32 @@ cdef CandidatesCall _units_call(PretokenUnits units):
     return call
 
 
-cdef object _candidates(CandidatesCall call, texts, int threads, bint keys, IdPool* pool):
+cdef object _extract(CandidatesCall call, texts, int threads, int64_t piece_bytes, bint keys, IdPool* pool):
+    """The candidates of `texts` per row (`_candidates_to_arrow`, its units from `pool`), or with
+    `piece_bytes` >= 0 counted over them all (`_counts_to_arrow`)."""
     cdef list keep = []
     cdef RowRun run
     rows_open(run, texts, keep, threads, False)
     cdef vector[CandidatesOut] parts = vector[CandidatesOut](run.parts)
-    call.parts = parts.data()
-    call.tables = NULL
-    rows_run(run, _candidates_rows, NULL, &call)
-    if run.error_row >= 0:
-        raise SqltokError(failure_message(run.error_row, parts[run.error_part].error_code))
-    return _candidates_to_arrow(parts, run.view.length, pool, keys)
-
-
-cdef object _candidate_counts(CandidatesCall call, texts, int threads, int64_t piece_bytes):
-    cdef list keep = []
-    cdef RowRun run
-    rows_open(run, texts, keep, threads, False)
-    cdef vector[CandidatesOut] parts = vector[CandidatesOut](run.parts)
-    cdef vector[KeyCounts] tables = vector[KeyCounts](run.parts)
+    cdef vector[KeyCounts] tables
     cdef int k
     cdef size_t slots = MIN_KEY_SLOTS
-    while slots < MAX_FIRST_KEY_SLOTS and slots * 32 * <size_t>run.parts < <size_t>view_bytes(run.view, 0, run.view.length):
-        slots <<= 1
-    for k in range(run.parts):
-        key_counts_init(tables[k], slots)
+    if piece_bytes >= 0:
+        tables.resize(run.parts)
+        while slots < MAX_FIRST_KEY_SLOTS and \
+                slots * 32 * <size_t>run.parts < <size_t>view_bytes(run.view, 0, run.view.length):
+            slots <<= 1
+        for k in range(run.parts):
+            key_counts_init(tables[k], slots)
     call.parts = parts.data()
-    call.tables = tables.data()
+    call.tables = tables.data() if piece_bytes >= 0 else NULL
     call.piece_bytes = piece_bytes
     rows_run(run, _candidates_rows, NULL, &call)
     if run.error_row >= 0:
         raise SqltokError(failure_message(run.error_row, parts[run.error_part].error_code))
-    return _counts_to_arrow(tables, run.view.length)
+    if piece_bytes >= 0:
+        return _counts_to_arrow(tables, run.view.length)
+    return _candidates_to_arrow(parts, run.view.length, pool, keys)
 
 
 cdef object _counts_to_arrow(vector[KeyCounts]& tables, int64_t rows):

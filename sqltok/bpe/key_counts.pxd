@@ -24,8 +24,8 @@ cdef struct KeyCounts:
     uint64_t mask
 
 
-cdef inline void key_counts_init(KeyCounts& t, size_t slots) noexcept nogil:
-    """An empty table of `slots` slots (a power of two)."""
+cdef inline void _empty_slots(KeyCounts& t, size_t slots) noexcept nogil:
+    """Make the table `slots` empty slots (a power of two)."""
     cdef KeySlot empty
     empty.hash = 0
     empty.start = 0
@@ -33,6 +33,11 @@ cdef inline void key_counts_init(KeyCounts& t, size_t slots) noexcept nogil:
     empty.count = 0
     t.slots.assign(slots, empty)
     t.mask = slots - 1
+
+
+cdef inline void key_counts_init(KeyCounts& t, size_t slots) noexcept nogil:
+    """An empty table of `slots` slots (a power of two)."""
+    _empty_slots(t, slots)
     t.arena.clear()
     t.used.clear()
 
@@ -44,13 +49,7 @@ cdef inline uint64_t _key_hash(const int32_t* ids, int64_t n) noexcept nogil:
 cdef inline void _key_counts_grow(KeyCounts& t) noexcept nogil:
     cdef vector[KeySlot] old
     old.swap(t.slots)
-    cdef KeySlot empty
-    empty.hash = 0
-    empty.start = 0
-    empty.length = 0
-    empty.count = 0
-    t.slots.assign(2 * old.size(), empty)
-    t.mask = t.slots.size() - 1
+    _empty_slots(t, 2 * old.size())
     cdef size_t k
     cdef uint64_t j
     for k in range(t.used.size()):
