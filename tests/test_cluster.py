@@ -399,3 +399,20 @@ def test_cluster_names_load_on_first_use():
     assert sqltok.cluster.Cluster is Cluster and sqltok.cluster.CLUSTER_NAME == "sqltok"
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         sqltok.cluster.nope
+
+
+def test_a_rerun_encodes_again_when_the_models_special_tokens_changed(con, client, tmp_path):
+    """The special tokens are part of what a stored model's shards are keyed by: with --allow-special
+    they change the ids, so a model trained again with other special tokens is not served stale."""
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps({"text": f"hi <|x|> there {i} <|endoftext|>"}) + "\n" for i in range(30)),
+                    encoding="utf-8")
+    src = sqltok.Source(path=str(docs))
+    cluster = Cluster(client, str(tmp_path / "work"))
+    sqltok.train_bpe(con, src, 270, "m")
+    encode_shards(cluster, con, "m", src, str(tmp_path / "ids"), allow_special=True)
+    sqltok.train_bpe(con, src, 270, "m", special_tokens=("<|x|>",), replace=True)
+    run = encode_shards(cluster, con, "m", src, str(tmp_path / "ids"), allow_special=True)
+    assert run.written == 1
+    expected = con.execute(f"SELECT encode_special('m', text) FROM read_json('{docs}')").fetchall()
+    assert pq.read_table(run.shards[0].output).column("ids").to_pylist() == [list(r[0]) for r in expected]

@@ -47,7 +47,8 @@ def recipe(con: duckdb.DuckDBPyConnection, model: str) -> TokenizerRecipe:
                                key=output_key(path, st.st_size, st.st_mtime_ns))
     stored = load_model(con, model)
     return TokenizerRecipe(model, model=stored, key=output_key(repr((stored.tokens, stored.merges,
-                                                                      stored.supermerges, stored.settings))))
+                                                                      stored.supermerges, stored.settings,
+                                                                      stored.special_tokens))))
 
 
 @dataclass(frozen=True)
