@@ -416,3 +416,21 @@ def test_a_rerun_encodes_again_when_the_models_special_tokens_changed(con, clien
     assert run.written == 1
     expected = con.execute(f"SELECT encode_special('m', text) FROM read_json('{docs}')").fetchall()
     assert pq.read_table(run.shards[0].output).column("ids").to_pylist() == [list(r[0]) for r in expected]
+
+
+def test_encoding_a_shard_that_holds_no_line_writes_an_empty_part(con, client, tmp_path):
+    """A byte range inside a line longer than a shard, or an empty JSONL file of a glob, holds no
+    document: its part has no rows (DuckDB finds no text key in it to read)."""
+    docs = _docs(30)
+    docs[10] = "long " * 400
+    (tmp_path / "a.jsonl").write_text("".join(json.dumps({"text": d}) + "\n" for d in docs), encoding="utf-8")
+    (tmp_path / "b.jsonl").write_text("", encoding="utf-8")
+    src = sqltok.Source(path=str(tmp_path / "*.jsonl"))
+    sqltok.train_bpe(con, src, 300, "m")
+    run = encode_shards(Cluster(client, str(tmp_path / "work"), shard_bytes=500), con, "m", src, str(tmp_path / "ids"))
+    assert any(s.rows == 0 for s in run.shards[:-1]) and run.shards[-1].rows == 0
+    table = pa.concat_tables(pq.read_table(s.output) for s in run.shards)
+    assert table.schema.field("ids").type == pa.list_(pa.uint16())
+    expected = con.execute(f"SELECT encode('m', text) FROM read_json('{tmp_path / 'a.jsonl'}')").fetchall()
+    assert table.column("ids").to_pylist() == [list(r[0]) for r in expected]
+    assert run.rows == len(docs)
