@@ -434,3 +434,20 @@ def test_encoding_a_shard_that_holds_no_line_writes_an_empty_part(con, client, t
     expected = con.execute(f"SELECT encode('m', text) FROM read_json('{tmp_path / 'a.jsonl'}')").fetchall()
     assert table.column("ids").to_pylist() == [list(r[0]) for r in expected]
     assert run.rows == len(docs)
+
+
+def test_a_parquet_column_named_file_row_number_is_read_like_any_other(con, client, tmp_path):
+    """DuckDB's file_row_number option clashes with a column of that name: such a file's shards are
+    still its rows in order, counted and encoded as in one process."""
+    docs = _docs(200)
+    pq.write_table(pa.table({"File_Row_Number": list(range(200, 0, -1)), "text": docs}), tmp_path / "a.parquet",
+                   row_group_size=20)
+    src = sqltok.Source(path=str(tmp_path / "a.parquet"))
+    cluster = Cluster(client, str(tmp_path / "work"), shard_bytes=500)
+    assert {s.kind for s in shards_of(src, 500)} == {"rows"}
+    sqltok.train_bpe(con, src, 300, "one")
+    sqltok.train_bpe(con, src, 300, "many", cluster=cluster)
+    _assert_same_text(dumps(sqltok.load_model(con, "many")), dumps(sqltok.load_model(con, "one")))
+    run = encode_shards(cluster, con, "one", src, str(tmp_path / "ids"))
+    got = [ids for s in run.shards for ids in pq.read_table(s.output).column("ids").to_pylist()]
+    assert got == [list(r[0]) for r in con.execute("SELECT encode('one', unnest(?))", [docs]).fetchall()]

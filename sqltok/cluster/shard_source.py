@@ -11,6 +11,8 @@ import uuid
 from contextlib import contextmanager
 from typing import BinaryIO, Iterator
 
+import pyarrow.parquet as pq
+
 from sqltok.cluster.shards import Shard
 from sqltok.corpus.sources import Source, quote_literal
 
@@ -45,7 +47,11 @@ def shard_source(shard: Shard, template: Source) -> Iterator[Source]:
 
 
 def rows_query(shard: Shard) -> str:
-    """The shard's rows, in file order, every column of the file."""
+    """The shard's rows, in file order, every column of the file. A file with a column of its own
+    named file_row_number (which DuckDB's option would clash with) is read from its start instead."""
+    if "file_row_number" in (name.lower() for name in pq.read_schema(shard.path).names):
+        return (f"SELECT * FROM read_parquet({quote_literal(shard.path)}) "
+                f"LIMIT {shard.stop - shard.start} OFFSET {shard.start}")
     return (f"SELECT * EXCLUDE (file_row_number) "
             f"FROM read_parquet({quote_literal(shard.path)}, file_row_number = true) "
             f"WHERE file_row_number >= {shard.start} AND file_row_number < {shard.stop}")
