@@ -451,3 +451,13 @@ def test_a_parquet_column_named_file_row_number_is_read_like_any_other(con, clie
     run = encode_shards(cluster, con, "one", src, str(tmp_path / "ids"))
     got = [ids for s in run.shards for ids in pq.read_table(s.output).column("ids").to_pylist()]
     assert got == [list(r[0]) for r in con.execute("SELECT encode('one', unnest(?))", [docs]).fetchall()]
+
+
+@pytest.mark.parametrize("mb", ["0", "-1", "nan", "inf"])
+def test_shard_mb_must_be_a_positive_number(tmp_path, capsys, mb):
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text(json.dumps({"text": "a few words"}) + "\n", encoding="utf-8")
+    assert main(["train", str(docs), "--vocab-size", "300", "--model", "m", "--db", str(tmp_path / "m.duckdb"),
+                 "--workers", "1", "--shard-mb", mb, "--cluster-dir", str(tmp_path / "work"), "--no-progress"]) == 2
+    assert "--shard-mb takes a positive number" in capsys.readouterr().err
+    assert not (tmp_path / "work").exists()

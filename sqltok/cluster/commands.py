@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Iterator
 
@@ -37,6 +38,8 @@ def cluster_of(args) -> Iterator["Cluster | None"]:
     if not wants_cluster(args):
         yield None
         return
+    if not (math.isfinite(args.shard_mb) and args.shard_mb > 0):  # 0 was shards of one byte: a task per byte
+        raise SqltokError(f"--shard-mb takes a positive number of MiB, not {args.shard_mb}")
     session = cluster_session()
     with (session.local_cluster(args.workers) if args.workers is not None else session.connected(args.cluster)) as client:
         yield session.Cluster(client, args.cluster_dir, shard_bytes=max(1, int(args.shard_mb * 2**20)))
