@@ -461,3 +461,22 @@ def test_shard_mb_must_be_a_positive_number(tmp_path, capsys, mb):
                  "--workers", "1", "--shard-mb", mb, "--cluster-dir", str(tmp_path / "work"), "--no-progress"]) == 2
     assert "--shard-mb takes a positive number" in capsys.readouterr().err
     assert not (tmp_path / "work").exists()
+
+
+def test_encoding_shards_with_a_model_kept_as_a_file(con, client, tmp_path):
+    """A stored WordPiece or Unigram model (kept as its file, not as merges) encodes on the workers
+    to the ids SQL gives, as a byte-level BPE one does."""
+    from sqltok.unigram.spec import UnigramSpec
+    from sqltok.unigram.train import train_unigram
+
+    docs = _docs(120)
+    (tmp_path / "a.jsonl").write_text("".join(json.dumps({"text": d}) + "\n" for d in docs), encoding="utf-8")
+    src = sqltok.Source(path=str(tmp_path / "a.jsonl"))
+    sqltok.train_wordpiece(con, src, 200, "wp")
+    train_unigram(con, src, "uni", UnigramSpec(vocab_size=40))
+    cluster = Cluster(client, str(tmp_path / "work"), shard_bytes=2000)
+    for name in ("wp", "uni"):
+        run = encode_shards(cluster, con, name, src, str(tmp_path / f"ids_{name}"))
+        assert len(run.shards) > 1
+        got = [ids for s in run.shards for ids in pq.read_table(s.output).column("ids").to_pylist()]
+        assert got == [list(r[0]) for r in con.execute(f"SELECT encode('{name}', unnest(?))", [docs]).fetchall()]

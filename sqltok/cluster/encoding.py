@@ -4,6 +4,7 @@ order, through `encode_files.encode_file`; a record beside it, keyed by the shar
 lets a rerun skip the shards already written. The run ends with a summary of every shard."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import asdict, dataclass
@@ -23,7 +24,7 @@ from sqltok.encode_files import EncodeSummary, encode_file, id_list_type
 from sqltok.named_tokenizers import named_tokenizers
 from sqltok.errors import ShardError
 from sqltok.tokenizer import Tokenizer
-from sqltok.store import load_model
+from sqltok.store import ModelFile, load_model, load_model_file
 
 SUMMARY = "_summary.json"
 _RECORDS = ".sqltok-shards"
@@ -31,12 +32,21 @@ _RECORDS = ".sqltok-shards"
 
 @dataclass(frozen=True)
 class TokenizerRecipe:
-    """How a worker gets the tokenizer: a file every worker can read, or a stored model's tables."""
+    """How a worker gets the tokenizer: a file every worker can read, a stored model's tables, or
+    the file a stored model is kept as (WordPiece, Unigram, a tiktoken encoding)."""
 
     name: str
     path: str | None = None
     model: Model | None = None
     key: str = ""
+    kept: ModelFile | None = None
+
+    def build(self) -> Tokenizer:
+        if self.path is not None:
+            return Tokenizer.load(self.path, name=self.name)
+        if self.kept is not None:
+            return Tokenizer.from_stored(self.kept.kind, self.kept.content, self.name)
+        return BPETokenizer.from_model(self.model, self.name)
 
 
 def recipe(con: duckdb.DuckDBPyConnection, model: str) -> TokenizerRecipe:
@@ -46,6 +56,9 @@ def recipe(con: duckdb.DuckDBPyConnection, model: str) -> TokenizerRecipe:
         path = os.path.abspath(model)
         return TokenizerRecipe(os.path.splitext(os.path.basename(model))[0], path,
                                key=output_key(path, st.st_size, st.st_mtime_ns))
+    kept = load_model_file(con, model)
+    if kept is not None:
+        return TokenizerRecipe(model, kept=kept, key=output_key(kept.kind, hashlib.sha256(kept.content).hexdigest()))
     stored = load_model(con, model)
     return TokenizerRecipe(model, model=stored, key=output_key(repr((stored.tokens, stored.merges,
                                                                       stored.supermerges, stored.settings,
@@ -92,7 +105,7 @@ def encode_shards(cluster, con: duckdb.DuckDBPyConnection, model: str, source: S
     done = [_record(r, k) for r, k in zip(records, keys)]
     todo = [(s, os.path.join(output_dir, n), r, k) for s, n, r, k, d in zip(shards, names, records, keys, done)
             if d is None]
-    shipped = c.client.scatter(tok, broadcast=True) if todo and tok.model is not None else tok
+    shipped = c.client.scatter(tok, broadcast=True) if todo and tok.path is None else tok
     fresh = iter(run_tasks(c.client, encode_shard, todo, (source, shipped, allow_special),
                            [t[0].nbytes for t in todo], "encoding", progress))
     results = [d if d is not None else next(fresh) for d in done]
@@ -116,8 +129,7 @@ def encode_shard(item: tuple[Shard, str, str, str], source: Source, tok: Tokeniz
     shard, output, record, key = item
     try:
         con = worker_connection()
-        worker_tokenizer(con, tok.name, tok.key, lambda: Tokenizer.load(tok.path, name=tok.name)
-                         if tok.path is not None else BPETokenizer.from_model(tok.model, tok.name))
+        worker_tokenizer(con, tok.name, tok.key, tok.build)
         with shard_source(shard, source) as src:
             os.makedirs(os.path.dirname(output), exist_ok=True)
             if _holds_no_line(src):
