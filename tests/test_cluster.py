@@ -480,3 +480,39 @@ def test_encoding_shards_with_a_model_kept_as_a_file(con, client, tmp_path):
         assert len(run.shards) > 1
         got = [ids for s in run.shards for ids in pq.read_table(s.output).column("ids").to_pylist()]
         assert got == [list(r[0]) for r in con.execute(f"SELECT encode('{name}', unnest(?))", [docs]).fetchall()]
+
+
+def test_a_shard_rewritten_by_a_run_that_stopped_before_its_record_is_not_reused(con, client, tmp_path,
+                                                                                  monkeypatch):
+    """A run that replaced a shard's output and stopped before writing its record must not leave the
+    earlier run's record vouching for the new file: a rerun of the earlier settings encodes again."""
+    from sqltok.cluster import encoding
+
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps({"text": d}) + "\n" for d in _docs(40)), encoding="utf-8")
+    src = sqltok.Source(path=str(docs))
+    sqltok.train_bpe(con, src, 300, "a")
+    sqltok.train_bpe(con, src, 260, "b")
+    out = str(tmp_path / "ids")
+    cluster = Cluster(client, str(tmp_path / "work"))
+    first = encode_shards(cluster, con, "a", src, out)
+    # a run with model b, in this process, stopped between its output and its record
+    monkeypatch.setenv("SQLTOK_THREADS", "1")
+    (shard,) = shards_of(src, cluster.shard_bytes)
+    record = os.path.join(out, ".sqltok-shards", encoding.output_names([shard])[0] + ".json")
+    real = encoding.publishing
+
+    def stop_at_the_record(path):
+        if path == record:
+            raise KeyboardInterrupt
+        return real(path)
+
+    monkeypatch.setattr(encoding, "publishing", stop_at_the_record)
+    with pytest.raises(KeyboardInterrupt):
+        encoding.encode_shard((shard, first.shards[0].output, record, "other run"), src,
+                              encoding.recipe(con, "b"), False)
+    monkeypatch.setattr(encoding, "publishing", real)
+    again = encode_shards(cluster, con, "a", src, out)
+    assert again.written == 1
+    assert pq.read_table(again.shards[0].output).column("ids").to_pylist() == \
+        [list(r[0]) for r in con.execute(f"SELECT encode('a', text) FROM read_json('{docs}')").fetchall()]

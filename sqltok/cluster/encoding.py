@@ -132,6 +132,8 @@ def encode_shard(item: tuple[Shard, str, str, str], source: Source, tok: Tokeniz
         worker_tokenizer(con, tok.name, tok.key, tok.build)
         with shard_source(shard, source) as src:
             os.makedirs(os.path.dirname(output), exist_ok=True)
+            if os.path.exists(record):  # an earlier run's: it must not vouch for the file replaced below
+                os.unlink(record)
             if _holds_no_line(src):
                 summary = _write_empty(con, tok.name, output)
             else:
