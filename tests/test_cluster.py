@@ -516,3 +516,12 @@ def test_a_shard_rewritten_by_a_run_that_stopped_before_its_record_is_not_reused
     assert again.written == 1
     assert pq.read_table(again.shards[0].output).column("ids").to_pylist() == \
         [list(r[0]) for r in con.execute(f"SELECT encode('a', text) FROM read_json('{docs}')").fetchall()]
+
+
+@pytest.mark.parametrize("address", ["banana", "tcp://host"])
+def test_a_cluster_address_dask_cannot_parse_is_a_clear_error(tmp_path, capsys, address):
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text(json.dumps({"text": "a few words"}) + "\n", encoding="utf-8")
+    assert main(["train", str(docs), "--vocab-size", "300", "--model", "m", "--db", str(tmp_path / "m.duckdb"),
+                 "--cluster", address, "--no-progress"]) == 2
+    assert "is not a scheduler address like tcp://host:8786" in capsys.readouterr().err

@@ -76,5 +76,9 @@ def local_cluster(workers: int, threads: int | None = None) -> Iterator[Client]:
 @contextmanager
 def connected(address: str) -> Iterator[Client]:
     """A client of the running cluster whose scheduler is at `address` (tcp://host:8786)."""
-    with Client(address) as client:
+    try:
+        client = Client(address)
+    except ValueError as e:  # an address Dask cannot parse (no port, an unknown protocol)
+        raise SqltokError(f"--cluster {address!r} is not a scheduler address like tcp://host:8786: {e}") from None
+    with client:
         yield client
