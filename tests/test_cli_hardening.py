@@ -237,3 +237,17 @@ def test_sql_source_must_be_one_select(tmp_path, capsys):
 def test_model_names_without_nul(con):
     with pytest.raises(sqltok.SqltokError, match="without NUL bytes"):
         sqltok.train_bpe(con, "SELECT 'a b' AS text", 250, "a\0b")
+
+
+def test_encode_reads_a_parquet_column_whatever_the_case_of_its_name_as_training_does(tmp_path, capsys):
+    path = tmp_path / "docs.parquet"
+    duckdb.sql(f"COPY (SELECT 'the quick fox ' || i AS Text, i AS ID FROM range(50) t(i)) TO '{path}' (FORMAT parquet)")
+    db = str(tmp_path / "w.duckdb")
+    assert main(["train", str(path), "--vocab-size", "270", "--model", "m", "--db", db, "--no-progress"]) == 0
+    out = tmp_path / "ids.parquet"
+    assert main(["encode", "--model", "m", "--db", db, "--input", str(path), "--output", str(out),
+                 "--keep-columns", "id", "--no-progress"]) == 0, capsys.readouterr().err
+    with duckdb.connect(db, read_only=True) as con:
+        sqltok.register(con)
+        expected = con.execute(f"SELECT ID, encode('m', Text) FROM '{path}'").fetchall()
+    assert duckdb.sql(f"SELECT * FROM '{out}'").fetchall() == expected

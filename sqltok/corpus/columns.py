@@ -27,7 +27,11 @@ def require_columns(con: duckdb.DuckDBPyConnection, source: Source, wanted: dict
     """A CorpusError for the first name of `wanted` (name: purpose) that `source` has no column of:
     '... has no column NAME PURPOSE; its columns: ...'."""
     columns = source_columns(con, source)
+    # DuckDB binds a column whatever the case of its name (as training reads it); a JSONL key is read
+    # as it is written
+    fold = (lambda c: c) if source.is_jsonl else str.lower
+    known = {fold(c) for c in columns}
     for name, purpose in wanted.items():
-        if name not in columns:
+        if fold(name) not in known:
             raise CorpusError(f"the source {source.describe()!r} has no column {name!r} {purpose}; its columns: "
                               f"{', '.join(columns)}")
