@@ -70,6 +70,10 @@ def _cmd_train(args) -> None:
     if wants_cluster(args) and args.method not in CLUSTER_METHODS:
         raise SqltokError(f"--workers/--cluster count for --method {', '.join(CLUSTER_METHODS)}; "
                           f"--method {args.method} counts in this process")
+    if wants_cluster(args) and args.holdout:  # the split is a query of the documents, which shards cannot be
+        raise SqltokError("--holdout splits the documents by a query, which a cluster cannot shard: split the "
+                          "files first (sqltok prepare --valid writes train.parquet and valid.parquet) and train "
+                          "on the training part")
     with duckdb.connect(args.db) as con, cluster_of(args) as cluster:
         _train(con, args, cluster)
 

@@ -525,3 +525,12 @@ def test_a_cluster_address_dask_cannot_parse_is_a_clear_error(tmp_path, capsys, 
     assert main(["train", str(docs), "--vocab-size", "300", "--model", "m", "--db", str(tmp_path / "m.duckdb"),
                  "--cluster", address, "--no-progress"]) == 2
     assert "is not a scheduler address like tcp://host:8786" in capsys.readouterr().err
+
+
+def test_holdout_with_a_cluster_says_why_not(tmp_path, capsys):
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text(json.dumps({"text": "a few words"}) + "\n", encoding="utf-8")
+    assert main(["train", str(docs), "--vocab-size", "300", "--model", "m", "--db", str(tmp_path / "m.duckdb"),
+                 "--workers", "1", "--holdout", "0.1", "--cluster-dir", str(tmp_path / "work"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "--holdout splits the documents by a query" in err and "not a table or a query" not in err
