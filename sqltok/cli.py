@@ -248,7 +248,8 @@ def _cmd_extend(args) -> None:
 
 def _cmd_encode(args) -> None:
     """Encode a column into token ids (or counts): the columns of --keep-columns plus `ids` or `n_tokens`."""
-    with _read_only(args.db, required=not os.path.exists(args.model)) as con:
+    # a tokenizer file needs no database: opening one would refuse the file where a model has its name
+    with duckdb.connect() if os.path.exists(args.model) else _read_only(args.db) as con:
         register(con)
         mode = "line" if args.lines else "file" if args.whole_file else None
         src = Source(path=args.input, text_key=args.text_key, text_mode=mode)

@@ -251,3 +251,18 @@ def test_encode_reads_a_parquet_column_whatever_the_case_of_its_name_as_training
         sqltok.register(con)
         expected = con.execute(f"SELECT ID, encode('m', Text) FROM '{path}'").fetchall()
     assert duckdb.sql(f"SELECT * FROM '{out}'").fetchall() == expected
+
+
+def test_encode_with_a_tokenizer_file_named_like_a_stored_model(trained, tmp_path, capsys):
+    """A tokenizer file needs no database: one that holds a model of the file's name (here 'm', as
+    ./sqltok.duckdb might) does not stop `encode --model m.model`."""
+    corpus, db = trained
+    model_file = tmp_path / "m.model"
+    assert main(["export", "m", "-o", str(model_file), "--db", str(db)]) == 0
+    out = tmp_path / "ids.parquet"
+    assert main(["encode", "--model", str(model_file), "--input", str(corpus), "--text-key", "body",
+                 "--output", str(out), "--db", str(db), "--no-progress"]) == 0, capsys.readouterr().err
+    with duckdb.connect(str(db), read_only=True) as con:
+        sqltok.register(con)
+        expected = con.execute(f"SELECT encode('m', body) FROM read_json('{corpus}')").fetchall()
+    assert duckdb.sql(f"SELECT ids FROM '{out}'").fetchall() == expected
