@@ -266,13 +266,11 @@ def _cmd_encode(args) -> None:
     print(f"wrote {summary.output}: {summary.rows} rows, {summary.tokens:,} tokens ({model})")
 
 
-def _read_only(db: str, required: bool = True) -> duckdb.DuckDBPyConnection:
+def _read_only(db: str) -> duckdb.DuckDBPyConnection:
     """A read-only connection to `db` (so that reading never collides with a running training); a
-    missing file is an error when `required`, else an in-memory database stands in."""
+    missing file is an error."""
     if not os.path.exists(db):
-        if required:
-            raise SqltokError(f"no such database: {db}")
-        return duckdb.connect()
+        raise SqltokError(f"no such database: {db}")
     return duckdb.connect(db, read_only=True)
 
 

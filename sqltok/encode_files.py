@@ -1,7 +1,8 @@
 """`sqltok encode`: a file's text column to token ids (or counts) in a Parquet or JSONL file.
 
 The output is written under a temporary name beside it and renamed when complete, so a failed or
-interrupted run leaves no partial file; the input is never overwritten.
+interrupted run leaves no partial file; a run killed outright may leave one (`.NAME.sqltok-partial`),
+which no glob of the outputs' suffix reads. The input is never overwritten.
 """
 from __future__ import annotations
 
@@ -45,6 +46,14 @@ def output_options(path: str) -> str:
     return fmt + (f", COMPRESSION {compression}" if compression else "")
 
 
+def _reader(options: str, path: Path) -> str:
+    """A table function reading back what COPY wrote with `options` to `path` (whatever its suffix)."""
+    if "parquet" in options:
+        return f"read_parquet({quote_literal(str(path))})"
+    compression = options.split("COMPRESSION ")[1] if "COMPRESSION " in options else "none"
+    return f"read_json_auto({quote_literal(str(path))}, compression = '{compression}')"
+
+
 def _inputs(path: str) -> set[Path]:
     return {Path(p).resolve() for p in (glob(path) if has_magic(path) else [path])}
 
@@ -80,12 +89,11 @@ def encode_file(con: duckdb.DuckDBPyConnection, tokenizer: str, src: Source, out
     else:
         values = f"{values} AS {column}"
     out = Path(output)
-    tmp = out.with_name(f".sqltok-partial-{out.name}")  # the same suffixes: DuckDB reads it back alike
+    tmp = out.with_name(f".{out.name}.sqltok-partial")  # not NAME's suffix: `ids/*.parquet` never reads it
     try:
         con.execute(f"COPY (SELECT {kept}{values} FROM ({rows_query})) TO {quote_literal(str(tmp))} ({options})")
         measure = f"sum({column})" if count else f"sum(len({column}))"
-        reader = "read_parquet" if "parquet" in options else "read_json_auto"
-        rows, tokens = con.execute(f"SELECT count(*), coalesce({measure}, 0) FROM {reader}({quote_literal(str(tmp))})"
+        rows, tokens = con.execute(f"SELECT count(*), coalesce({measure}, 0) FROM {_reader(options, tmp)}"
                                    ).fetchall()[0]
         os.replace(tmp, out)
     except BaseException:

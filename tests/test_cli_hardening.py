@@ -3,6 +3,7 @@ special tokens, and notes where a run did less than asked."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -45,7 +46,28 @@ def test_encode_outputs_and_counts(trained, tmp_path, capsys, name):
         reader = "read_parquet" if name.endswith(".parquet") else "read_json_auto"
         cols = [d[0] for d in con.execute(f"SELECT * FROM {reader}('{out}')").description]
     assert cols == ["ids"]  # only what was asked for
-    assert not list(tmp_path.glob(".sqltok-partial*"))
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_an_encode_killed_before_its_rename_leaves_nothing_an_output_glob_reads(trained, tmp_path, monkeypatch):
+    """A run killed outright (no cleanup) between writing and renaming leaves its partial file: it must
+    not match the glob users read the outputs with (DuckDB's globs match hidden files)."""
+    corpus, db = trained
+    out = tmp_path / "ids" / "part-0.parquet"
+    out.parent.mkdir()
+
+    def killed(*args):
+        raise SystemExit(9)
+
+    monkeypatch.setattr(os, "replace", killed)
+    monkeypatch.setattr(Path, "unlink", lambda *a, **k: None)  # as if killed: the except clause cleans nothing
+    with pytest.raises(SystemExit):
+        main(["encode", "--model", "m", "--input", str(corpus), "--text-key", "body", "--output", str(out),
+              "--db", str(db)])
+    left = [p.name for p in out.parent.iterdir()]
+    assert len(left) == 1 and left[0].startswith(".")  # the partial file is there ...
+    with duckdb.connect() as con:  # ... and no reader of the outputs sees it
+        assert con.execute(f"SELECT count(*) FROM glob('{out.parent}/*.parquet')").fetchone()[0] == 0
 
 
 def test_encode_keep_columns_and_counts(trained, tmp_path, capsys):

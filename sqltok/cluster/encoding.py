@@ -16,7 +16,7 @@ from sqltok.bpe.tokenizer import BPETokenizer
 from sqltok.cluster.outputs import output_key, publishing
 from sqltok.cluster.session import as_cluster
 from sqltok.cluster.shard_source import shard_source
-from sqltok.cluster.shards import _JSONL, Shard, shards_of
+from sqltok.cluster.shards import JSONL_SUFFIXES, Shard, shards_of
 from sqltok.cluster.tasks import run_tasks
 from sqltok.cluster.worker_state import worker_connection, worker_tokenizer
 from sqltok.corpus.sources import Source, quote_literal
@@ -149,7 +149,7 @@ def encode_shard(item: tuple[Shard, str, str, str], source: Source, tok: Tokeniz
 def _holds_no_line(src: Source) -> bool:
     """Whether `src` is an uncompressed JSONL file of white space only: a byte range within one line
     longer than a shard, or an empty file. DuckDB reads no columns from it (not even the text key)."""
-    if not src.is_jsonl or not src.path.lower().endswith(_JSONL):
+    if not src.is_jsonl or not src.path.lower().endswith(JSONL_SUFFIXES):
         return False
     with open(src.path, "rb") as f:
         while chunk := f.read(1 << 16):

@@ -29,8 +29,10 @@ def output_key(*parts) -> str:
 @contextmanager
 def publishing(final: str) -> Iterator[str]:
     """`with publishing(path) as tmp:` fill the file or folder `tmp`; on success it becomes `path`
-    (a finished copy another attempt made first is kept), on failure it is removed."""
-    tmp = os.path.join(os.path.dirname(final), f".partial-{uuid.uuid4().hex}-{os.path.basename(final)}")
+    (a finished copy another attempt made first is kept), on failure it is removed. `tmp` ends in
+    `.partial`, so that what a killed task leaves is never read by a glob of the outputs' suffix
+    (DuckDB's globs match hidden files); write it with an explicit format."""
+    tmp = os.path.join(os.path.dirname(final), f".{os.path.basename(final)}.{uuid.uuid4().hex}.partial")
     os.makedirs(os.path.dirname(final), exist_ok=True)
     try:
         yield tmp

@@ -17,7 +17,8 @@ from sqltok.errors import CorpusError
 #: The bytes a shard holds when the caller does not say (a task of about a second of counting).
 SHARD_BYTES = 64 * 2**20
 
-_JSONL = (".jsonl", ".ndjson", ".json")
+#: Uncompressed JSONL files, the ones cut into byte ranges.
+JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ def _file_shards(path: str, shard_bytes: int) -> list[Shard]:
     lower = path.lower()
     if lower.endswith(".parquet"):
         return _parquet_shards(path, st, shard_bytes)
-    if lower.endswith(_JSONL) and st.st_size > shard_bytes:
+    if lower.endswith(JSONL_SUFFIXES) and st.st_size > shard_bytes:
         return [Shard(path, st.st_size, st.st_mtime_ns, "bytes", a, min(a + shard_bytes, st.st_size),
                       min(shard_bytes, st.st_size - a)) for a in range(0, st.st_size, shard_bytes)]
     return [Shard(path, st.st_size, st.st_mtime_ns, "file", 0, 0, st.st_size)]
