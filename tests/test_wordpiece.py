@@ -207,6 +207,12 @@ def test_bad_input(bert, bert_path, tmp_path):
     ("decoder", ["WordPiece"]),
     ("model", {"type": "WordPiece", "vocab": {"[UNK]": 0, "a": "1"}}),
     ("model", {"type": "WordPiece", "vocab": {"[UNK]": 0}, "unk_token": ["[UNK]"]}),
+    # special token ids past the vocabulary (HF loads them): encoding read past the id table (a crash)
+    ("post_processor", {"type": "BertProcessing", "cls": ["[CLS]", 30522], "sep": ["[SEP]", 102]}),
+    ("post_processor", {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}},
+                                                                 {"Sequence": {"id": "A", "type_id": 0}}],
+                        "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
+                        "special_tokens": {"[CLS]": {"id": "[CLS]", "ids": [-1], "tokens": ["[CLS]"]}}}),
 ], ids=str)
 def test_malformed_json_is_a_format_error(bert_path, tmp_path, part, value):
     doc = json.loads(bert_path.read_text(encoding="utf-8"))

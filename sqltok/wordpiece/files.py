@@ -116,6 +116,10 @@ def _spec_from_json(doc: object, name: str) -> WordPieceSpec:
             normalized = normalizer is not None and added.flags.get(content, AddedTokenFlags()).normalized
             tokens.append(bert_normalize(content, **dict(zip(BERT_DEFAULTS, normalizer))) if normalized else content)
     single, pair = _post_processor(doc.get("post_processor"), problems)
+    for i in (*single[0], *single[1], *pair[0], *pair[1], *pair[2]):
+        if type(i) is not int or not 0 <= i < len(tokens):  # an id out of range would be read past the vocabulary
+            raise ModelFormatError(f"post_processor: the special token id {i!r} is not an id of the vocabulary "
+                                   f"(0..{len(tokens) - 1})")
     decoder = doc.get("decoder")
     if decoder is not None and decoder.get("type") != "WordPiece":
         problems.append(f"decoder {decoder.get('type')} (WordPiece only)")
