@@ -213,6 +213,9 @@ def test_bad_input(bert, bert_path, tmp_path):
                                                                  {"Sequence": {"id": "A", "type_id": 0}}],
                         "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
                         "special_tokens": {"[CLS]": {"id": "[CLS]", "ids": [-1], "tokens": ["[CLS]"]}}}),
+    ("model", {"type": "WordPiece", "vocab": {"[UNK]": 0}, "continuing_subword_prefix": 5}),
+    ("model", {"type": "WordPiece", "vocab": {"[UNK]": 0}, "max_input_chars_per_word": 2 ** 70}),
+    ("decoder", {"type": "WordPiece", "prefix": 5}),
 ], ids=str)
 def test_malformed_json_is_a_format_error(bert_path, tmp_path, part, value):
     doc = json.loads(bert_path.read_text(encoding="utf-8"))

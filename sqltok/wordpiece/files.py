@@ -126,9 +126,16 @@ def _spec_from_json(doc: object, name: str) -> WordPieceSpec:
     if problems:
         raise UnsupportedTokenizerError("tokenizer.json uses what sqltok's WordPiece encoder does not support: "
                                         + "; ".join(problems))
+    for what, value in (("model.continuing_subword_prefix", model.get("continuing_subword_prefix", "##")),
+                        ("decoder.prefix", "##" if decoder is None else decoder.get("prefix", "##"))):
+        if not isinstance(value, str):
+            raise ModelFormatError(f"{what} {value!r} is not a string")
+    max_chars = model.get("max_input_chars_per_word", 100)
+    if type(max_chars) is not int or not 0 <= max_chars < 1 << 63:
+        raise ModelFormatError(f"model.max_input_chars_per_word {max_chars!r} is not a count of characters")
     return WordPieceSpec(
         name=name, tokens=tokens, unk_token=unk, prefix=model.get("continuing_subword_prefix", "##"),
-        max_input_chars_per_word=int(model.get("max_input_chars_per_word", 100)), normalizer=normalizer,
+        max_input_chars_per_word=max_chars, normalizer=normalizer,
         single=single, pair=pair, special_tokens=added.special,
         decoder=None if decoder is None else (decoder.get("prefix", "##"), bool(decoder.get("cleanup", True))),
         n_model=n_model, added_tokens=added.added, added_flags=added.flags)
