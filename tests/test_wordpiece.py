@@ -145,6 +145,23 @@ def test_vocab_txt(bert, bert_path, tmp_path):
     assert Tokenizer.load(vocab).encode("Hello") == hf_cased.encode("Hello").ids
 
 
+def test_vocab_txt_lines_as_hf_reads_them(bert_path, tmp_path):
+    """A vocab.txt line ends at "\n" (or "\r\n") only, as HF's reader has it: a token holding "\x85",
+    "\u2028" or "\x0c" is one token (Python's splitlines cut it in two and shifted every later id);
+    a line loses trailing White_Space, which "\x1f" is not."""
+    doc = json.loads(bert_path.read_text(encoding="utf-8"))
+    tokens = sorted(doc["model"]["vocab"], key=doc["model"]["vocab"].get)
+    tokens[2000:2000] = ["x\x85y", "x\u2028y", "x\x0cy", "x\x1f", "xy\u3000 "]
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_bytes("\r\n".join(tokens).encode())
+    hf = tokenizers.BertWordPieceTokenizer(str(vocab))
+    tok = Tokenizer.load(vocab)
+    texts = TEXTS + corpus_texts()[:30]
+    assert tok.encode_batch(texts, allowed_special="all") == [e.ids for e in hf.encode_batch(texts)]
+    assert tok.n_vocab == hf.get_vocab_size()
+    assert [tok.id_to_token(i) for i in range(1995, 2010)] == [hf.id_to_token(i) for i in range(1995, 2010)]
+
+
 def test_sql(con, bert_path):
     con.sql(f"SELECT sqltok_load('minilm', '{bert_path}')").fetchall()
     row = con.sql("""SELECT encode('minilm', 'Du côté de chez Swann'), tokens('minilm', 'Du côté'),

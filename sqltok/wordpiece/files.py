@@ -21,6 +21,11 @@ from sqltok.formats.json_file import load_json, strings_by_id
 from sqltok.normalizers import bert_normalize
 from sqltok.normalizers.bert import bert_switches
 
+#: Unicode's White_Space characters, which Rust's `trim_end` strips off each vocab.txt line as HF reads it
+#: (Python's `rstrip()` strips "\x1c".."\x1f" too).
+WHITE_SPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
+              "\u2028\u2029\u202f\u205f\u3000"
+
 #: HF `BertNormalizer` defaults: clean_text, handle_chinese_chars, strip_accents, lowercase.
 BERT_DEFAULTS = {"clean_text": True, "handle_chinese_chars": True, "strip_accents": None, "lowercase": True}
 
@@ -65,7 +70,10 @@ def read_vocab_txt(path: str | os.PathLike, name: str | None = None, **options) 
     a tokenizer_config.json beside the file (do_lower_case, strip_accents, tokenize_chinese_chars,
     the special tokens), then from bert-base-uncased's."""
     path = Path(path)
-    tokens = [line.rstrip() for line in read_utf8(path).splitlines()]
+    lines = read_utf8(path).split("\n")  # as HF reads it: lines end at "\n" only (not at "\x85", "\u2028", ...)
+    if lines[-1] == "":
+        lines.pop()
+    tokens = [line.rstrip(WHITE_SPACE) for line in lines]
     config_path = path.parent / "tokenizer_config.json"
     config = load_json(config_path) if exists(config_path) else {}
     unknown = set(options) - {"clean_text", "handle_chinese_chars", "strip_accents", "lowercase", "unk_token",
