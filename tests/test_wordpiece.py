@@ -162,6 +162,21 @@ def test_vocab_txt_lines_as_hf_reads_them(bert_path, tmp_path):
     assert [tok.id_to_token(i) for i in range(1995, 2010)] == [hf.id_to_token(i) for i in range(1995, 2010)]
 
 
+def test_vocab_txt_token_listed_twice_is_its_last_id(bert_path, tmp_path):
+    """HF's vocabulary map keeps a repeated vocab.txt token's last id (for words, word pieces and
+    [UNK]); sqltok matched its first."""
+    doc = json.loads(bert_path.read_text(encoding="utf-8"))
+    tokens = sorted(doc["model"]["vocab"], key=doc["model"]["vocab"].get)
+    tokens[2000:2000] = ["the", "##ing", "[UNK]", "hello  "]
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(tokens) + "\n", encoding="utf-8")
+    hf = tokenizers.BertWordPieceTokenizer(str(vocab))
+    tok = Tokenizer.load(vocab)
+    texts = TEXTS + corpus_texts()[:30] + ["the thing ☃ [UNK] hello", "singing the ##ing"]
+    assert tok.encode_batch(texts, allowed_special="all") == [e.ids for e in hf.encode_batch(texts)]
+    assert tok.token_to_id("[UNK]") == hf.token_to_id("[UNK]") == 2002
+
+
 def test_sql(con, bert_path):
     con.sql(f"SELECT sqltok_load('minilm', '{bert_path}')").fetchall()
     row = con.sql("""SELECT encode('minilm', 'Du côté de chez Swann'), tokens('minilm', 'Du côté'),

@@ -85,7 +85,7 @@ def read_vocab_txt(path: str | os.PathLike, name: str | None = None, **options) 
            "unk_token": config.get("unk_token", "[UNK]"), "cls_token": config.get("cls_token", "[CLS]"),
            "sep_token": config.get("sep_token", "[SEP]"), "wordpieces_prefix": "##",
            "max_input_chars_per_word": 100, **options}
-    ids = {t: i for i, t in reversed(list(enumerate(tokens)))}
+    ids = {t: i for i, t in enumerate(tokens)}  # a token listed twice is its last id, as in HF's vocabulary
     for key in ("unk_token", "cls_token", "sep_token"):
         if opt[key] not in ids:
             raise ModelFormatError(f"{path}: the {key} {opt[key]!r} is not in the vocabulary")
