@@ -26,6 +26,10 @@ def load_json(path: Path, data: bytes | None = None) -> object:
         raise ModelFormatError(f"{path}: line {line}: invalid UTF-8 ({e.reason})") from None
     except json.JSONDecodeError as e:
         raise ModelFormatError(f"{path}: line {e.lineno} column {e.colno}: invalid JSON ({e.msg})") from None
+    except RecursionError:
+        raise ModelFormatError(f"{path}: JSON nested too deeply to read") from None
+    except ValueError as e:  # an integer of more digits than Python converts
+        raise ModelFormatError(f"{path}: JSON that cannot be read ({str(e).split(':')[0]})") from None
     if re.search(rb"\\u[dD][89a-fA-F]", data):
         for m in _ESCAPE.finditer(data):
             if m.group(1):
