@@ -162,6 +162,25 @@ def test_vocab_txt_lines_as_hf_reads_them(bert_path, tmp_path):
     assert [tok.id_to_token(i) for i in range(1995, 2010)] == [hf.id_to_token(i) for i in range(1995, 2010)]
 
 
+def test_vocab_txt_config_with_added_token_objects(bert, bert_path, tmp_path):
+    """transformers writes special tokens into tokenizer_config.json as AddedToken objects too; their
+    content is the token (a TypeError before); a config of the wrong shape is a format error."""
+    doc = json.loads(bert_path.read_text(encoding="utf-8"))
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(sorted(doc["model"]["vocab"], key=doc["model"]["vocab"].get)) + "\n", encoding="utf-8")
+    config = tmp_path / "tokenizer_config.json"
+    tokens = {key: {"__type": "AddedToken", "content": token, "lstrip": False, "normalized": True}
+              for key, token in [("unk_token", "[UNK]"), ("cls_token", "[CLS]"), ("sep_token", "[SEP]")]}
+    config.write_text(json.dumps({"do_lower_case": True, **tokens}))
+    texts = TEXTS + corpus_texts()[:20]
+    assert Tokenizer.load(vocab).encode_batch(texts, allowed_special="all") == \
+        bert.encode_batch(texts, allowed_special="all")
+    for bad in ("[]", '{"unk_token": {"content": 5}}'):
+        config.write_text(bad)
+        with pytest.raises(sqltok.SqltokError, match="tokenizer_config.json: "):
+            Tokenizer.load(vocab)
+
+
 def test_vocab_txt_token_listed_twice_is_its_last_id(bert_path, tmp_path):
     """HF's vocabulary map keeps a repeated vocab.txt token's last id (for words, word pieces and
     [UNK]); sqltok matched its first."""

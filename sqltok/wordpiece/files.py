@@ -76,6 +76,14 @@ def read_vocab_txt(path: str | os.PathLike, name: str | None = None, **options) 
     tokens = [line.rstrip(WHITE_SPACE) for line in lines]
     config_path = path.parent / "tokenizer_config.json"
     config = load_json(config_path) if exists(config_path) else {}
+    if not isinstance(config, dict):
+        raise ModelFormatError(f"{config_path}: not a tokenizer_config.json (a JSON object)")
+    for key in ("unk_token", "cls_token", "sep_token"):
+        value = config.get(key)
+        if isinstance(value, dict):  # an AddedToken as transformers writes it: {"__type": "AddedToken", "content": ...}
+            value = config[key] = value.get("content")
+        if key in config and not isinstance(value, str):
+            raise ModelFormatError(f"{config_path}: {key} must be a string or an AddedToken with a content string")
     unknown = set(options) - {"clean_text", "handle_chinese_chars", "strip_accents", "lowercase", "unk_token",
                               "cls_token", "sep_token", "wordpieces_prefix", "max_input_chars_per_word"}
     if unknown:
