@@ -10,7 +10,8 @@ from sqltok.formats.files import read_bytes
 
 
 #: a string escape: an escaped backslash, a surrogate pair, or a lone surrogate (group 1)
-_ESCAPE = re.compile(rb"\\(?:\\|u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|(u[dD][89a-fA-F][0-9a-fA-F]{2}))")
+_ESCAPE = re.compile(rb"\\(?:\\|u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+                     rb"|(u[dD][89a-fA-F][0-9a-fA-F]{2}))")
 
 
 def load_json(path: Path, data: bytes | None = None) -> object:
