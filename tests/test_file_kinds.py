@@ -83,6 +83,10 @@ def test_sentencepiece_model_is_told_by_content(tmp_path):
     (b'{"model": {"type": "WordLevel", "vocab": {}}}', UnsupportedTokenizerError, "model type WordLevel"),
     (b'{"version": "1.0"}', ModelFormatError, "not a tokenizer.json"),
     (b'{"model": ', ModelFormatError, "line 1 column 11: invalid JSON"),
+    # json's RecursionError and int-size ValueError, not named as the file's problem before
+    (b'{"model": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", ModelFormatError, "nested too deeply"),
+    (b'{"model": {"type": "WordPiece", "vocab": {"[UNK]": 1' + b"0" * 5000 + b"}}}", ModelFormatError,
+     "JSON that cannot be read"),
 ])
 def test_bad_files_get_clear_errors(tmp_path, content, error, message):
     path = tmp_path / "file"

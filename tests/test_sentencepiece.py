@@ -327,6 +327,18 @@ def test_bad_files_get_errors_naming_file_and_problem(model, tmp_path, content, 
     assert str(path) in str(e.value)
 
 
+def test_a_spec_given_twice_is_merged_as_protobuf_merges_it(model):
+    """A trainer_spec or normalizer_spec appended after the model's (valid protobuf, read by
+    sentencepiece as one message with both's fields) adds its fields to the first one: it replaced
+    it, so a BPE model became a Unigram one and a normalizer lost its charsmap."""
+    data = model("botchan_bpe").read_bytes()
+    for extra in (bytes_field(2, varint_field(4, 1000)), bytes_field(3, varint_field(3, 0))):
+        content = data + extra
+        tok, sp = SentencePieceTokenizer.from_bytes(content, "twice"), spm.SentencePieceProcessor(model_proto=content)
+        texts = ["Hello ｗｏｒｌｄ, the thing", "  a  b  "] + _corpus()[:20]
+        assert tok.encode_ordinary_batch(texts) == sp.encode(texts)
+
+
 def test_sql_functions_null_and_empty_rows(con, model):
     path = model("mistral_v1")
     sp = spm.SentencePieceProcessor(model_file=str(path))

@@ -236,6 +236,44 @@ def test_empty_unigram_is_a_format_error(tmp_path):
         Tokenizer.load(path)
 
 
+@pytest.mark.parametrize("edit", [
+    lambda d: d["normalizer"].update(normalizers=5),
+    lambda d: d["decoder"].update(decoders=1.5),
+    lambda d: d["model"]["vocab"].update({"▁the": "x"}),
+    lambda d: d["model"].update(unk_token={}),
+    lambda d: d["normalizer"]["normalizers"][0].update(precompiled_charsmap="é"),
+], ids=["normalizers", "decoders", "vocab-id", "unk_token", "charsmap"])
+def test_parts_of_the_wrong_type_are_format_errors(edit, tmp_path):
+    """HF refuses each of these files; sqltok named neither the file nor the problem (TypeError, ValueError)."""
+    doc = json.loads(generic_json(MODELS / "botchan_en_bpe_1000.model"))
+    edit(doc)
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(ModelFormatError, match="not a well-formed") as e:
+        Tokenizer.load(path)
+    assert str(path) in str(e.value)
+
+
+@pytest.mark.parametrize("edit", [
+    lambda d: d["normalizer"]["normalizers"].insert(0, {"type": "Replace", "pattern": {"String": "a"},
+                                                        "content": "\ud800"}),
+    lambda d: d["added_tokens"].append({"id": 5, "content": "x\udfff", "special": True}),
+], ids=["replace-content", "added-token"])
+def test_lone_surrogate_escapes_are_format_errors(edit, tmp_path):
+    """"\\ud800" in a tokenizer.json is no character (HF refuses the file); sqltok loaded it and
+    failed on the first text with a UnicodeEncodeError, or on load without naming the file."""
+    doc = json.loads(generic_json(MODELS / "botchan_en_bpe_1000.model"))
+    edit(doc)
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(ModelFormatError, match=r"line 1 column \d+: a lone surrogate escape \(\\ud[8f]") as e:
+        Tokenizer.load(path).encode("a b")
+    assert str(path) in str(e.value)
+    doc = {"model": {"type": "Unigram", "vocab": [["<unk>", 0.0], ["\ud83d\ude00", -1.0]], "unk_id": 0}}
+    path.write_text(json.dumps(doc), encoding="utf-8")  # a pair is its character
+    assert Tokenizer.load(path).encode("\U0001f600") == [1]
+
+
 def test_unigram_ties_follow_hf():
     """HF sums Unigram scores in float64, sentencepiece in float32 (brought back to 0 beyond 1e5):
     on the texts where the two segment differently, the tokenizer.json gives HF's ids and the

@@ -145,6 +145,57 @@ def test_vocab_txt(bert, bert_path, tmp_path):
     assert Tokenizer.load(vocab).encode("Hello") == hf_cased.encode("Hello").ids
 
 
+def test_vocab_txt_lines_as_hf_reads_them(bert_path, tmp_path):
+    """A vocab.txt line ends at "\n" (or "\r\n") only, as HF's reader has it: a token holding "\x85",
+    "\u2028" or "\x0c" is one token (Python's splitlines cut it in two and shifted every later id);
+    a line loses trailing White_Space, which "\x1f" is not."""
+    doc = json.loads(bert_path.read_text(encoding="utf-8"))
+    tokens = sorted(doc["model"]["vocab"], key=doc["model"]["vocab"].get)
+    tokens[2000:2000] = ["x\x85y", "x\u2028y", "x\x0cy", "x\x1f", "xy\u3000 "]
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_bytes("\r\n".join(tokens).encode())
+    hf = tokenizers.BertWordPieceTokenizer(str(vocab))
+    tok = Tokenizer.load(vocab)
+    texts = TEXTS + corpus_texts()[:30]
+    assert tok.encode_batch(texts, allowed_special="all") == [e.ids for e in hf.encode_batch(texts)]
+    assert tok.n_vocab == hf.get_vocab_size()
+    assert [tok.id_to_token(i) for i in range(1995, 2010)] == [hf.id_to_token(i) for i in range(1995, 2010)]
+
+
+def test_vocab_txt_config_with_added_token_objects(bert, bert_path, tmp_path):
+    """transformers writes special tokens into tokenizer_config.json as AddedToken objects too; their
+    content is the token (a TypeError before); a config of the wrong shape is a format error."""
+    doc = json.loads(bert_path.read_text(encoding="utf-8"))
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(sorted(doc["model"]["vocab"], key=doc["model"]["vocab"].get)) + "\n", encoding="utf-8")
+    config = tmp_path / "tokenizer_config.json"
+    tokens = {key: {"__type": "AddedToken", "content": token, "lstrip": False, "normalized": True}
+              for key, token in [("unk_token", "[UNK]"), ("cls_token", "[CLS]"), ("sep_token", "[SEP]")]}
+    config.write_text(json.dumps({"do_lower_case": True, **tokens}))
+    texts = TEXTS + corpus_texts()[:20]
+    assert Tokenizer.load(vocab).encode_batch(texts, allowed_special="all") == \
+        bert.encode_batch(texts, allowed_special="all")
+    for bad in ("[]", '{"unk_token": {"content": 5}}'):
+        config.write_text(bad)
+        with pytest.raises(sqltok.SqltokError, match="tokenizer_config.json: "):
+            Tokenizer.load(vocab)
+
+
+def test_vocab_txt_token_listed_twice_is_its_last_id(bert_path, tmp_path):
+    """HF's vocabulary map keeps a repeated vocab.txt token's last id (for words, word pieces and
+    [UNK]); sqltok matched its first."""
+    doc = json.loads(bert_path.read_text(encoding="utf-8"))
+    tokens = sorted(doc["model"]["vocab"], key=doc["model"]["vocab"].get)
+    tokens[2000:2000] = ["the", "##ing", "[UNK]", "hello  "]
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(tokens) + "\n", encoding="utf-8")
+    hf = tokenizers.BertWordPieceTokenizer(str(vocab))
+    tok = Tokenizer.load(vocab)
+    texts = TEXTS + corpus_texts()[:30] + ["the thing ☃ [UNK] hello", "singing the ##ing"]
+    assert tok.encode_batch(texts, allowed_special="all") == [e.ids for e in hf.encode_batch(texts)]
+    assert tok.token_to_id("[UNK]") == hf.token_to_id("[UNK]") == 2002
+
+
 def test_sql(con, bert_path):
     con.sql(f"SELECT sqltok_load('minilm', '{bert_path}')").fetchall()
     row = con.sql("""SELECT encode('minilm', 'Du côté de chez Swann'), tokens('minilm', 'Du côté'),
@@ -207,6 +258,15 @@ def test_bad_input(bert, bert_path, tmp_path):
     ("decoder", ["WordPiece"]),
     ("model", {"type": "WordPiece", "vocab": {"[UNK]": 0, "a": "1"}}),
     ("model", {"type": "WordPiece", "vocab": {"[UNK]": 0}, "unk_token": ["[UNK]"]}),
+    # special token ids past the vocabulary (HF loads them): encoding read past the id table (a crash)
+    ("post_processor", {"type": "BertProcessing", "cls": ["[CLS]", 30522], "sep": ["[SEP]", 102]}),
+    ("post_processor", {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}},
+                                                                 {"Sequence": {"id": "A", "type_id": 0}}],
+                        "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
+                        "special_tokens": {"[CLS]": {"id": "[CLS]", "ids": [-1], "tokens": ["[CLS]"]}}}),
+    ("model", {"type": "WordPiece", "vocab": {"[UNK]": 0}, "continuing_subword_prefix": 5}),
+    ("model", {"type": "WordPiece", "vocab": {"[UNK]": 0}, "max_input_chars_per_word": 2 ** 70}),
+    ("decoder", {"type": "WordPiece", "prefix": 5}),
 ], ids=str)
 def test_malformed_json_is_a_format_error(bert_path, tmp_path, part, value):
     doc = json.loads(bert_path.read_text(encoding="utf-8"))

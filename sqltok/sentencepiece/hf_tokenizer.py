@@ -93,6 +93,9 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
             hf = read_hf_sentencepiece(doc)
         except ModelFormatError as e:
             raise type(e)(f"{where}: {e}") from None
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError) as e:  # a part of the wrong shape
+            raise ModelFormatError(f"{where}: not a well-formed SentencePiece-style tokenizer.json (a missing key or "
+                                   f"a value of the wrong type: {type(e).__name__})") from None
         tok = cls(hf, name)
         tok._pickle_as = (cls.from_json, (text, name, source))
         return tok

@@ -137,7 +137,7 @@ def read_model_proto(data: bytes, source: str) -> SentencePieceModel:
     pieces: list[str] = []
     scores: list[float] = []
     types: list[int] = []
-    trainer, normalizer, denormalizer = TrainerSpec(), NormalizerSpec(), None
+    specs: dict[int, bytes] = {}  # a spec message given twice is merged, as protobuf merges it: its bytes joined
     for number, wire, value, _, _ in fields(data, source):
         if number in (1, 2, 3, 5):
             expect(wire, BYTES, number, source)
@@ -146,14 +146,13 @@ def read_model_proto(data: bytes, source: str) -> SentencePieceModel:
             pieces.append(piece)
             scores.append(score)
             types.append(kind)
-        elif number == 2:
-            values, other = _spec_values(value, _TRAINER_FIELDS, f"{source}: trainer_spec")
-            trainer = TrainerSpec(**values, other=other)
-        elif number == 3:
-            normalizer = NormalizerSpec(**_spec_values(value, _NORMALIZER_FIELDS, f"{source}: normalizer_spec")[0])
-        elif number == 5:
-            denormalizer = NormalizerSpec(**_spec_values(value, _NORMALIZER_FIELDS,
-                                                         f"{source}: denormalizer_spec")[0])
+        elif number in (2, 3, 5):
+            specs[number] = specs.get(number, b"") + value
+    values, other = _spec_values(specs.get(2, b""), _TRAINER_FIELDS, f"{source}: trainer_spec")
+    trainer = TrainerSpec(**values, other=other)
+    normalizer = NormalizerSpec(**_spec_values(specs.get(3, b""), _NORMALIZER_FIELDS, f"{source}: normalizer_spec")[0])
+    denormalizer = None if 5 not in specs else NormalizerSpec(**_spec_values(specs[5], _NORMALIZER_FIELDS,
+                                                                              f"{source}: denormalizer_spec")[0])
     model = SentencePieceModel(pieces, scores, [_piece_type(t, i, source) for i, t in enumerate(types)],
                                _trainer_with_type(trainer, source), normalizer, denormalizer)
     check_model(model, source)

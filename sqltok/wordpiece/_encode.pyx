@@ -152,11 +152,13 @@ cdef class WordPieceEncoder:
         for b in range(128):
             f = cached_flags(c, b)
             self.ascii_class[b] = SPLIT if f & BERT_SPLIT else PUNCT if f & BERT_PUNCT else WORD
+        # a token listed twice (a vocab.txt may) is matched as its last id, as HF's vocabulary map has it
+        cdef dict last = {t: i for i, t in enumerate(tokens if n_model < 0 else tokens[:n_model])}
         for i, t in enumerate(tokens):
             self.starts.push_back(self.vocab.size())
             self.vocab.append(<const char*>t, len(t))
             self.ends.push_back(self.vocab.size())
-            if 0 <= n_model <= i:
+            if 0 <= n_model <= i or last[t] != i:
                 continue
             if self._reachable(<const uint8_t*>t, len(t), True, c):
                 initial_keys.push_back(i)

@@ -21,6 +21,11 @@ from sqltok.formats.json_file import load_json, strings_by_id
 from sqltok.normalizers import bert_normalize
 from sqltok.normalizers.bert import bert_switches
 
+#: Unicode's White_Space characters, which Rust's `trim_end` strips off each vocab.txt line as HF reads it
+#: (Python's `rstrip()` strips "\x1c".."\x1f" too).
+WHITE_SPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
+              "\u2028\u2029\u202f\u205f\u3000"
+
 #: HF `BertNormalizer` defaults: clean_text, handle_chinese_chars, strip_accents, lowercase.
 BERT_DEFAULTS = {"clean_text": True, "handle_chinese_chars": True, "strip_accents": None, "lowercase": True}
 
@@ -65,9 +70,20 @@ def read_vocab_txt(path: str | os.PathLike, name: str | None = None, **options) 
     a tokenizer_config.json beside the file (do_lower_case, strip_accents, tokenize_chinese_chars,
     the special tokens), then from bert-base-uncased's."""
     path = Path(path)
-    tokens = [line.rstrip() for line in read_utf8(path).splitlines()]
+    lines = read_utf8(path).split("\n")  # as HF reads it: lines end at "\n" only (not at "\x85", "\u2028", ...)
+    if lines[-1] == "":
+        lines.pop()
+    tokens = [line.rstrip(WHITE_SPACE) for line in lines]
     config_path = path.parent / "tokenizer_config.json"
     config = load_json(config_path) if exists(config_path) else {}
+    if not isinstance(config, dict):
+        raise ModelFormatError(f"{config_path}: not a tokenizer_config.json (a JSON object)")
+    for key in ("unk_token", "cls_token", "sep_token"):
+        value = config.get(key)
+        if isinstance(value, dict):  # an AddedToken as transformers writes it: {"__type": "AddedToken", "content": ...}
+            value = config[key] = value.get("content")
+        if key in config and not isinstance(value, str):
+            raise ModelFormatError(f"{config_path}: {key} must be a string or an AddedToken with a content string")
     unknown = set(options) - {"clean_text", "handle_chinese_chars", "strip_accents", "lowercase", "unk_token",
                               "cls_token", "sep_token", "wordpieces_prefix", "max_input_chars_per_word"}
     if unknown:
@@ -77,7 +93,7 @@ def read_vocab_txt(path: str | os.PathLike, name: str | None = None, **options) 
            "unk_token": config.get("unk_token", "[UNK]"), "cls_token": config.get("cls_token", "[CLS]"),
            "sep_token": config.get("sep_token", "[SEP]"), "wordpieces_prefix": "##",
            "max_input_chars_per_word": 100, **options}
-    ids = {t: i for i, t in reversed(list(enumerate(tokens)))}
+    ids = {t: i for i, t in enumerate(tokens)}  # a token listed twice is its last id, as in HF's vocabulary
     for key in ("unk_token", "cls_token", "sep_token"):
         if opt[key] not in ids:
             raise ModelFormatError(f"{path}: the {key} {opt[key]!r} is not in the vocabulary")
@@ -116,15 +132,26 @@ def _spec_from_json(doc: object, name: str) -> WordPieceSpec:
             normalized = normalizer is not None and added.flags.get(content, AddedTokenFlags()).normalized
             tokens.append(bert_normalize(content, **dict(zip(BERT_DEFAULTS, normalizer))) if normalized else content)
     single, pair = _post_processor(doc.get("post_processor"), problems)
+    for i in (*single[0], *single[1], *pair[0], *pair[1], *pair[2]):
+        if type(i) is not int or not 0 <= i < len(tokens):  # an id out of range would be read past the vocabulary
+            raise ModelFormatError(f"post_processor: the special token id {i!r} is not an id of the vocabulary "
+                                   f"(0..{len(tokens) - 1})")
     decoder = doc.get("decoder")
     if decoder is not None and decoder.get("type") != "WordPiece":
         problems.append(f"decoder {decoder.get('type')} (WordPiece only)")
     if problems:
         raise UnsupportedTokenizerError("tokenizer.json uses what sqltok's WordPiece encoder does not support: "
                                         + "; ".join(problems))
+    for what, value in (("model.continuing_subword_prefix", model.get("continuing_subword_prefix", "##")),
+                        ("decoder.prefix", "##" if decoder is None else decoder.get("prefix", "##"))):
+        if not isinstance(value, str):
+            raise ModelFormatError(f"{what} {value!r} is not a string")
+    max_chars = model.get("max_input_chars_per_word", 100)
+    if type(max_chars) is not int or not 0 <= max_chars < 1 << 63:
+        raise ModelFormatError(f"model.max_input_chars_per_word {max_chars!r} is not a count of characters")
     return WordPieceSpec(
         name=name, tokens=tokens, unk_token=unk, prefix=model.get("continuing_subword_prefix", "##"),
-        max_input_chars_per_word=int(model.get("max_input_chars_per_word", 100)), normalizer=normalizer,
+        max_input_chars_per_word=max_chars, normalizer=normalizer,
         single=single, pair=pair, special_tokens=added.special,
         decoder=None if decoder is None else (decoder.get("prefix", "##"), bool(decoder.get("cleanup", True))),
         n_model=n_model, added_tokens=added.added, added_flags=added.flags)
