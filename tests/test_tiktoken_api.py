@@ -10,6 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import sqltok
+
 from conftest import tiktoken_pair
 
 pytest.importorskip("tiktoken")
@@ -68,6 +70,25 @@ def test_single_tokens_equal_tiktoken(pair):
             tok.decode_batch([[1], [unused]])
         with pytest.raises(KeyError):
             tok.decode([unused])
+
+
+def test_ids_that_are_not_integers_are_refused_as_tiktoken_refuses_them(pair, bundled):
+    """A float, a numpy float or bool is no token id (tiktoken: TypeError), in every family; Cython's
+    int32_t would truncate 2.5 to 2 and give that token's bytes. numpy integers are ids."""
+    tok, ref = pair
+    others = [sqltok.Tokenizer.load(bundled(f))
+              for f in ("bert-base-uncased_tokenizer.json", "botchan_en_bpe_1000.model")]
+    for bad in (2.5, 2.0, np.float64(3.0), np.bool_(True)):
+        with pytest.raises(TypeError):
+            ref.decode_single_token_bytes(bad)
+        for enc in (tok, *others):
+            with pytest.raises(TypeError):
+                enc.decode_single_token_bytes(bad)
+            with pytest.raises(TypeError):
+                enc.decode_tokens_bytes([1, bad])
+            with pytest.raises(TypeError):
+                enc.decode_with_offsets([bad])
+    assert tok.decode_single_token_bytes(np.int64(3)) == ref.decode_single_token_bytes(np.int64(3))
 
 
 def test_batches_and_numpy_equal_tiktoken(pair):

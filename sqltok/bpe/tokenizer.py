@@ -6,6 +6,7 @@ from a Python str for single texts and short lists (the direct path).
 from __future__ import annotations
 
 import hashlib
+import operator
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
@@ -249,7 +250,7 @@ class BPETokenizer(Tokenizer):
 
     def decode_single_token_bytes(self, token: int) -> bytes:
         """The bytes of one token id; UnknownTokenError (a KeyError) for an id without a token."""
-        return self._encoder.token_bytes(token)
+        return self._encoder.token_bytes(operator.index(token))  # (Cython's int32_t would take 2.5 as 2)
 
     # -- tiktoken's and HF's API beyond encode and decode ------------------------------------------
     def decode_bytes_arrow(self, ids: pa.Array) -> pa.Array:
