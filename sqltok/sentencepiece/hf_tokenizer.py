@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sqltok.added_rows import AddedRows
-from sqltok.errors import SqltokError
+from sqltok.errors import SqltokError, UnknownTokenError
 from sqltok.formats.errors import ModelFormatError
 from sqltok.formats.files import read_bytes
 from sqltok.formats.json_file import load_json
@@ -171,7 +171,7 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
         flat = pc.list_flatten(ids)
         if len(flat) and (pc.min(flat).as_py() < 0 or pc.max(flat).as_py() >= self.n_vocab):
             bad = flat.filter(pc.or_(pc.less(flat, 0), pc.greater_equal(flat, self.n_vocab)))[0].as_py()
-            raise ValueError(f"token id {bad} is not in this vocabulary (ids 0..{self.n_vocab - 1})")
+            raise UnknownTokenError(f"token id {bad} is not in this vocabulary (ids 0..{self.n_vocab - 1})")
         if self._skips(skip_special_tokens):
             ids = self._without_special_ids(ids)
             flat = pc.list_flatten(ids)
