@@ -147,15 +147,15 @@ class Tokenizer(ABC):
         return set(self._special_tokens)
 
     def _allowed_ids(self, allowed_special: AllowedSpecial) -> set[int] | str | None:
-        """"all", the ids of the allowed special tokens, or None when none is allowed."""
+        """"all", the ids of the allowed special tokens, or None when none is allowed. A name that is
+        no special token of this tokenizer allows nothing, as in tiktoken (one set can serve several
+        encodings); a str other than "all" is a TypeError, as tiktoken's (not a set of its characters)."""
         if not allowed_special:
             return None
         if allowed_special == "all":
             return "all"
-        unknown = set(allowed_special) - self.special_tokens_set
-        if unknown:
-            raise SqltokError(f"not special tokens of {self.name!r}: {sorted(unknown)}")
-        return {self._special_tokens[s] for s in allowed_special} or None
+        _require_set(allowed_special)
+        return {self._special_tokens[s] for s in allowed_special if s in self._special_tokens} or None
 
     def _special_pattern(self, allowed) -> regex.Pattern | None:
         """The allowed special tokens' texts as one pattern, longest first (built once per set);
@@ -230,6 +230,7 @@ class Tokenizer(ABC):
         if disallowed_special == "all":
             if allowed_special == "all":
                 return ()
+            _require_set(allowed_special)
             return tuple(s for s in self._special_tokens if s not in allowed_special)
         return tuple(set(disallowed_special))
 
@@ -563,6 +564,13 @@ def _utf8_text(text: str, fix_surrogates: bool) -> str:
         if not fix_surrogates:
             raise _not_unicode(e) from None
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _require_set(allowed_special) -> None:
+    """TypeError for a str other than "all" as `allowed_special`, as tiktoken's (not a set of its
+    characters, nor a substring test)."""
+    if isinstance(allowed_special, str):
+        raise TypeError(f'allowed_special must be "all" or a set of special tokens, not {allowed_special!r}')
 
 
 def _disallowed_error(special: str) -> ValueError:

@@ -111,6 +111,36 @@ def test_batches_and_numpy_equal_tiktoken(pair):
         tok.encode_to_numpy("<|endoftext|>")
 
 
+@pytest.mark.parametrize("allowed, disallowed", [({"<|nope|>"}, "all"), ({"<|nope|>"}, ()),
+                                                 (frozenset({"<|nope|>", "<|endoftext|>"}), "all"),
+                                                 ({"<|nope|>", "<|endoftext|>"}, ())])
+def test_allowed_special_names_the_encoding_lacks_allow_nothing(pair, allowed, disallowed):
+    """One allowed_special set serves several encodings in tiktoken: a name that is no special token
+    of this one is ignored (sqltok refused the call); a str other than "all" is a TypeError in both
+    (not a set of its characters)."""
+    tok, ref = pair
+    texts = ["hello", "hello <|endoftext|>", "<|nope|> x", "<|endoftext|><|endoftext|>"] * 20  # (64+: Arrow)
+    for text in texts[:4]:
+        policy = {"allowed_special": allowed, "disallowed_special": disallowed}
+        for call in (lambda e: e.encode(text, **policy), lambda e: e.encode_to_numpy(text, **policy).tolist()):
+            try:
+                want = call(ref)
+            except ValueError:
+                with pytest.raises(ValueError, match="disallowed special token"):
+                    call(tok)
+            else:
+                assert call(tok) == want
+    if disallowed == ():
+        for batch in (texts[:4], texts):
+            assert tok.encode_batch(batch, allowed_special=allowed, disallowed_special=()) == \
+                ref.encode_batch(batch, allowed_special=allowed, disallowed_special=())
+    for text in ("hello", "<|endoftext|>", "<|endoftext|><|fim_prefix|>"):
+        with pytest.raises(TypeError):
+            ref.encode(text, allowed_special="<|endoftext|>", disallowed_special=disallowed)
+        with pytest.raises(TypeError):
+            tok.encode(text, allowed_special="<|endoftext|>", disallowed_special=disallowed)
+
+
 def test_decode_skip_special_tokens(pair):
     """tiktoken never skips special tokens (sqltok's default); skip_special_tokens=True drops their ids."""
     tok, enc = pair
