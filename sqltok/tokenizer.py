@@ -475,12 +475,19 @@ class Tokenizer(ABC):
         return self._lookups
 
     def token_to_id(self, token: str) -> int | None:
-        """The id of a token string (added tokens first, as HF), or None."""
+        """The id of a token string (added tokens first, as HF), or None; TypeError for anything but
+        a str, as HF's."""
+        if not isinstance(token, str):
+            raise TypeError(f"token must be a str, not {type(token).__name__}")
         model, added, _, _ = self._lookup_tables()
         return added.get(token, model.get(token))
 
     def id_to_token(self, id: int) -> str | None:
-        """The token string of an id (added tokens first, as HF), or None."""
+        """The token string of an id (added tokens first, as HF), or None; as HF's, TypeError for
+        anything but an integer (5.0 is no id) and OverflowError for one no u32 holds."""
+        id = operator.index(id)
+        if not 0 <= id < 2**32:
+            raise OverflowError(f"token id {id} is out of range (ids are unsigned 32-bit integers)")
         _, _, model, added = self._lookup_tables()
         return added.get(id, model.get(id))
 
