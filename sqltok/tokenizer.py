@@ -524,7 +524,8 @@ def id_lists_array(batch: Sequence[Sequence[int]]) -> pa.Array:
         lists = pa.array(rows)
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
         lists = None
-    if lists is None or not (pa.types.is_list(lists.type) and pa.types.is_integer(lists.type.value_type)):
+    if lists is None or not (pa.types.is_list(lists.type) and pa.types.is_integer(lists.type.value_type)) \
+            or lists.null_count or pc.list_flatten(lists).null_count:  # (None is no row, nor an id)
         lists = pa.array([[operator.index(i) for i in row] for row in rows], pa.large_list(pa.int64()))
     try:
         return lists.cast(pa.large_list(pa.int32()))

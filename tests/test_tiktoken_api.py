@@ -111,6 +111,18 @@ def test_batches_and_numpy_equal_tiktoken(pair):
         tok.encode_to_numpy("<|endoftext|>")
 
 
+def test_batches_refuse_none_rows_and_ids_as_tiktoken(pair):
+    """None is no id list and no id: TypeError in tiktoken's decode_batch and decode_bytes_batch
+    (sqltok decoded a None row after the first as None, and a None id was a ValueError)."""
+    tok, ref = pair
+    for batch in ([[1], None], [None], [[1, None]], [[2, 3]] * 70 + [[1] * 70 + [None]]):
+        for enc in (ref, tok):
+            with pytest.raises(TypeError):
+                enc.decode_batch(batch)
+            with pytest.raises(TypeError):
+                enc.decode_bytes_batch(batch)
+
+
 @pytest.mark.parametrize("allowed, disallowed", [({"<|nope|>"}, "all"), ({"<|nope|>"}, ()),
                                                  (frozenset({"<|nope|>", "<|endoftext|>"}), "all"),
                                                  ({"<|nope|>", "<|endoftext|>"}, ())])
