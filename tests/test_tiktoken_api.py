@@ -111,6 +111,25 @@ def test_batches_and_numpy_equal_tiktoken(pair):
         tok.encode_to_numpy("<|endoftext|>")
 
 
+def test_decode_batch_under_every_errors_policy_equals_tiktoken(pair):
+    """Rows that are not UTF-8 decode as tiktoken's decode_batch decodes them: "strict" raises its
+    UnicodeDecodeError (sqltok: a ValueError of its own), "surrogateescape" gives lone surrogates
+    (sqltok: UnicodeEncodeError on the way through Arrow)."""
+    tok, ref = pair
+    part = ref.encode_single_token(b"\xe2")
+    batch = [ref.encode_ordinary("hello"), [part], [part, *ref.encode_ordinary(" x")], []]
+    for errors in ("strict", "replace", "ignore", "backslashreplace", "surrogateescape", "surrogatepass"):
+        try:
+            want = ref.decode_batch(batch, errors=errors)
+        except UnicodeDecodeError as e:
+            with pytest.raises(UnicodeDecodeError) as got:
+                tok.decode_batch(batch, errors=errors)
+            assert str(got.value) == str(e)
+        else:
+            assert tok.decode_batch(batch, errors=errors) == want
+        assert tok.decode_batch(batch[:1], errors=errors) == ref.decode_batch(batch[:1], errors=errors)
+
+
 def test_batches_refuse_none_rows_and_ids_as_tiktoken(pair):
     """None is no id list and no id: TypeError in tiktoken's decode_batch and decode_bytes_batch
     (sqltok decoded a None row after the first as None, and a None id was a ValueError)."""

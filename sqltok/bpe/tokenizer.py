@@ -36,7 +36,7 @@ from sqltok.pretokenizer._pretokenize import PATTERN_IDS, pattern_id, pretokeniz
 from sqltok.store import load_model
 from sqltok.threads import default_threads
 from sqltok.token_offsets import EncodedText, byte_span_offsets, require_unicode
-from sqltok.tokenizer import AllowedSpecial, Tokenizer, require_str
+from sqltok.tokenizer import AllowedSpecial, Tokenizer, id_lists_array, require_str
 
 #: Pattern id meaning "each piece is already one pretoken" (used after a Python `regex` split).
 PAT_NONE = -1
@@ -217,6 +217,17 @@ class BPETokenizer(Tokenizer):
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         """`Tokenizer.decode_bytes` in one call to the encoder."""
         return self._encoder.decode_ids(ids)
+
+    def decode_batch(self, batch: Sequence[Sequence[int]], *, errors: str = "replace", num_threads: int | None = None,
+                     skip_special_tokens: bool | None = None) -> list[str]:
+        """`Tokenizer.decode_batch`, a batch that is not all UTF-8 decoded row by row as `decode` does
+        (as tiktoken: "strict" raises UnicodeDecodeError, "surrogateescape" gives lone surrogates, which
+        no Arrow string holds)."""
+        data = self._encoder.decode_arrow(id_lists_array(batch), self._skips(skip_special_tokens))
+        try:
+            return data.cast(pa.large_string()).to_pylist()
+        except pa.ArrowInvalid:
+            return [b.decode("utf-8", errors) for b in data.to_pylist()]
 
     def _encode_fallback(self, texts: pa.Array, allowed, threads: int, counts_only: bool) -> pa.Array:
         """Unknown pattern: pretokens from Python `regex`, merged in Cython (slow but exact)."""
