@@ -330,8 +330,7 @@ class Tokenizer(ABC):
                disallowed_special: AllowedSpecial = "all") -> list[int]:
         """Token ids of `text`; special tokens as tiktoken: matched only when allowed, an error when a
         disallowed one appears."""
-        if not isinstance(text, str):
-            raise TypeError(f"text must be str, not {type(text).__name__}")
+        text = exact_str(text)
         if disallowed_special:
             for s in self._disallowed_texts(allowed_special, disallowed_special):
                 if s in text:
@@ -340,8 +339,7 @@ class Tokenizer(ABC):
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Token ids of `text`, special-token text encoded as ordinary text."""
-        if not isinstance(text, str):
-            raise TypeError(f"text must be str, not {type(text).__name__}")
+        text = exact_str(text)
         return self._encode_text(text, ())
 
     def encode_batch(self, texts: Sequence[str], *, num_threads: int | None = None,
@@ -364,8 +362,7 @@ class Tokenizer(ABC):
 
     def token_count(self, text: str) -> int:
         """How many tokens `encode_ordinary(text)` gives."""
-        if not isinstance(text, str):
-            raise TypeError(f"text must be str, not {type(text).__name__}")
+        text = exact_str(text)
         return self._encode_text(text, (), True)
 
     def tokens(self, text: str) -> list[str | None]:
@@ -534,15 +531,28 @@ def id_lists_array(batch: Sequence[Sequence[int]]) -> pa.Array:
 
 
 def require_str(texts: Sequence[str]) -> list[str]:
-    """`texts` as a list, TypeError naming the first that is not a str (tiktoken takes str only)."""
+    """`texts` as a list of str (subclasses' copied, see `exact_str`), TypeError naming the first that
+    is not a str (tiktoken takes str only)."""
     if isinstance(texts, (str, bytes)):
         raise TypeError(f"expected a list of str, not {type(texts).__name__}")
     texts = list(texts)
     for i, t in enumerate(texts):
-        if not isinstance(t, str):
-            raise TypeError(f"text {i} is {type(t).__name__}, not str" if len(texts) > 1 else
-                            f"text must be str, not {type(t).__name__}")
+        if type(t) is not str:
+            if not isinstance(t, str):
+                raise TypeError(f"text {i} is {type(t).__name__}, not str" if len(texts) > 1 else
+                                f"text must be str, not {type(t).__name__}")
+            texts[i] = str.__str__(t)
     return texts
+
+
+def exact_str(text: str) -> str:
+    """`text` as an exact str: a subclass's (numpy.str_) copied, since the encoders take
+    exactly str; TypeError for anything that is not a str (tiktoken takes str only)."""
+    if type(text) is str:
+        return text
+    if not isinstance(text, str):
+        raise TypeError(f"text must be str, not {type(text).__name__}")
+    return str.__str__(text)
 
 
 def text_array(texts: Sequence[str], fix_surrogates: bool = False) -> pa.Array:
