@@ -63,7 +63,11 @@ class BPETokenizer(Tokenizer):
         self.pattern = pattern
         self.normalizer = normalizer
         # An unknown pattern: split in Python, merge in Cython.
-        self._fallback = regex.compile(pattern) if pattern_id(pattern) is None else None
+        try:
+            self._fallback = regex.compile(pattern) if pattern_id(pattern) is None else None
+        except regex.error as e:  # (not in the message: a file's content)
+            raise SqltokError(f"{name!r}: its pre-tokenization pattern is not a regular expression ({e.msg} at "
+                              f"position {e.pos})") from None
         #: A str goes to the encoder as it is (no Python split, no normalizer): see `encode_ordinary`.
         self._plain = self._fallback is None and normalizer is None
 
