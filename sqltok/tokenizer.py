@@ -206,7 +206,10 @@ class Tokenizer(ABC):
                            for x in ([special] if special is not None else got)), *after]
 
     def _check_disallowed(self, texts: list[str], allowed_special, disallowed_special) -> None:
-        """tiktoken's check: ValueError when a disallowed special token's text appears."""
+        """tiktoken's check: ValueError when a disallowed special token's text appears (none when
+        `disallowed_special` is empty, None included, as tiktoken's `if disallowed_special:`)."""
+        if not disallowed_special:
+            return
         disallowed = self._disallowed_texts(allowed_special, disallowed_special)
         for text in texts:
             for s in disallowed:

@@ -172,6 +172,19 @@ def test_allowed_special_names_the_encoding_lacks_allow_nothing(pair, allowed, d
             tok.encode(text, allowed_special="<|endoftext|>", disallowed_special=disallowed)
 
 
+def test_no_disallowed_special_check_when_it_is_empty(pair):
+    """tiktoken checks for disallowed special-token text only `if disallowed_special:`, so None (or
+    False) turns the check off in encode, encode_to_numpy and encode_with_unstable alike (sqltok's
+    last two raised TypeError: 'NoneType' object is not iterable)."""
+    tok, ref = pair
+    for empty in (None, False, (), frozenset()):
+        text = "hi <|endoftext|>"
+        assert tok.encode(text, disallowed_special=empty) == ref.encode(text, disallowed_special=empty)
+        assert np.array_equal(tok.encode_to_numpy(text, disallowed_special=empty),
+                              ref.encode_to_numpy(text, disallowed_special=empty))
+        assert _unstable(tok, text, disallowed_special=empty) == _unstable(ref, text, disallowed_special=empty)
+
+
 def test_decode_skip_special_tokens(pair):
     """tiktoken never skips special tokens (sqltok's default); skip_special_tokens=True drops their ids."""
     tok, enc = pair
