@@ -14,7 +14,7 @@ import sqltok
 
 from conftest import tiktoken_pair
 
-pytest.importorskip("tiktoken")
+tiktoken = pytest.importorskip("tiktoken")
 
 FILES = ["r50k_base.tiktoken", "cl100k_base.tiktoken", "o200k_base.tiktoken"]
 CORPUS = Path(__file__).parent / "data" / "corpora_sample.jsonl"
@@ -237,6 +237,37 @@ def test_generated_text_equals_tiktoken(pair, text):
     assert np.array_equal(tok.encode_to_numpy(text), ref.encode_to_numpy(text))
     if not text.endswith((" ", "\n", "\t")):  # ending in whitespace: tens of thousands of completions
         assert _unstable(tok, text) == _unstable(ref, text)
+
+
+def test_a_custom_tiktoken_file_takes_the_special_tokens_its_error_asks_for(bundled, tmp_path):
+    """A .tiktoken file that is not a standard one needs pattern= "and special_tokens= if it has any",
+    as its error says: Tokenizer.load takes both (it refused special_tokens=), encodes as tiktoken's
+    Encoding of the same ranks and specials, and pickles with them."""
+    import pickle
+
+    import tiktoken.load
+
+    from sqltok.bpe.tiktoken_file import read_tiktoken
+
+    path = tmp_path / "custom.tiktoken"
+    path.write_bytes(b"".join(bundled("r50k_base.tiktoken").read_bytes().splitlines(keepends=True)[:3000]))
+    with pytest.raises(sqltok.SqltokError, match="special_tokens= if it has any"):
+        sqltok.Tokenizer.load(path)
+    pattern, specials = read_tiktoken(bundled("r50k_base.tiktoken")).pattern, {"<|eot|>": 3000, "<|pad|>": 3001}
+    tok = sqltok.Tokenizer.load(path, pattern=pattern, special_tokens=specials)
+    ref = tiktoken.Encoding("custom", pat_str=pattern, mergeable_ranks=tiktoken.load.load_tiktoken_bpe(str(path)),
+                            special_tokens=specials)
+    text = "Hello world<|eot|> again <|pad|>"
+    assert tok.encode(text, allowed_special="all") == ref.encode(text, allowed_special="all")
+    assert (tok.special_tokens_set, tok.n_vocab) == (ref.special_tokens_set, ref.n_vocab)
+    with pytest.raises(ValueError, match="disallowed special token"):
+        tok.encode(text)
+    assert pickle.loads(pickle.dumps(tok)).encode(text, allowed_special="all") == \
+        ref.encode(text, allowed_special="all")
+    for name in ("vocab.json", "merges.txt"):
+        (tmp_path / name).write_bytes(bundled(f"gpt2_{name}").read_bytes())
+    with pytest.raises(sqltok.SqltokError, match="special_tokens= is for .tiktoken files"):
+        sqltok.Tokenizer.load(tmp_path / "vocab.json", special_tokens={})
 
 
 def test_wordpiece_has_the_same_api(bundled):

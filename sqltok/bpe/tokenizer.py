@@ -73,11 +73,15 @@ class BPETokenizer(Tokenizer):
 
     # -- construction ------------------------------------------------------------------------------
     @classmethod
-    def from_file(cls, file: TokenizerFile, name: str | None = None, pattern: str | None = None) -> "BPETokenizer":
-        """From a `.tiktoken` file (standard ones are recognized by their sha256; give `pattern`
-        otherwise), an HF `tokenizer.json`, GPT-2's vocab.json + merges.txt or a reference `.model`."""
+    def from_file(cls, file: TokenizerFile, name: str | None = None, pattern: str | None = None,
+                  special_tokens: dict[str, int] | None = None) -> "BPETokenizer":
+        """From a `.tiktoken` file (standard ones are recognized by their sha256; give `pattern`, and
+        `special_tokens` if it has any, otherwise), an HF `tokenizer.json`, GPT-2's vocab.json +
+        merges.txt or a reference `.model`."""
         if pattern is not None and file.kind != "tiktoken":
             raise SqltokError(f"pattern= is for .tiktoken files; {file.path} is {file.describe()}")
+        if special_tokens is not None and file.kind != "tiktoken":
+            raise SqltokError(f"special_tokens= is for .tiktoken files; {file.path} is {file.describe()}")
         name = name or file.path.stem
         if file.kind == "reference":
             tok = cls.from_model(read_reference(file.path), name)
@@ -91,9 +95,11 @@ class BPETokenizer(Tokenizer):
             vocab, merges = (file.path, file.companion) if file.kind == "gpt2-vocab" else (file.companion, file.path)
             tok = cls.from_spec(read_hf_vocab_merges(vocab, merges, name=name), name)
         else:
-            tok = cls.from_spec(read_tiktoken(file.path, pattern=pattern, name=name), name)
+            tok = cls.from_spec(read_tiktoken(file.path, pattern=pattern, special_tokens=special_tokens, name=name),
+                                name)
         if file.content is None:  # a model kept in a database pickles as its spec (from_spec, from_model)
-            tok._pickle_as = (_from_pickled_file, (cls, str(file.path.absolute()), name, pattern, _digest(file)))
+            tok._pickle_as = (_from_pickled_file, (cls, str(file.path.absolute()), name, pattern, _digest(file),
+                                                   special_tokens))
         return tok
 
     @classmethod
@@ -336,12 +342,12 @@ def _digest(file: TokenizerFile) -> str:
 
 
 def _from_pickled_file(cls: type[BPETokenizer], path: str, name: str, pattern: str | None,
-                       digest: str) -> BPETokenizer:
+                       digest: str, special_tokens: dict[str, int] | None = None) -> BPETokenizer:
     """A pickled tokenizer's file read again, refused when its content changed since."""
     file = sniff(Path(path))
     if _digest(file) != digest:
         raise SqltokError(f"{path} changed since the tokenizer {name!r} was pickled; load it again")
-    return cls.from_file(file, name, pattern=pattern)
+    return cls.from_file(file, name, pattern=pattern, special_tokens=special_tokens)
 
 
 def _to_text(data: pa.Array, errors: str) -> pa.Array:
