@@ -30,6 +30,7 @@ from sqltok.formats.errors import UnsupportedTokenizerError
 from sqltok.formats.json_file import load_json
 from sqltok.formats.kind import KINDS, TokenizerFile, sniff
 from sqltok.native._id_lists import id_lists
+from sqltok.native.list_views import as_large_list
 from sqltok.token_offsets import EncodedText
 
 AllowedSpecial = Literal["all"] | Collection[str]
@@ -317,7 +318,7 @@ class Tokenizer(ABC):
         """A list<integer> array with the special tokens' ids taken out of each row (NULL stays NULL)."""
         if isinstance(ids, pa.ChunkedArray):
             ids = ids.combine_chunks()
-        ids = ids.cast(pa.large_list(pa.int64()))
+        ids = as_large_list(ids, pa.int64())
         values = ids.values[ids.offsets[0].as_py():ids.offsets[-1].as_py()]
         kept = pc.invert(pc.is_in(values, value_set=pa.array(sorted(self._special_by_id), pa.int64())))
         upto = pa.concat_arrays([pa.array([0], pa.int64()), pc.cumulative_sum(kept.cast(pa.int64()))])
