@@ -30,6 +30,7 @@ from sqltok.formats.errors import UnsupportedTokenizerError
 from sqltok.formats.json_file import load_json
 from sqltok.formats.kind import KINDS, TokenizerFile, sniff
 from sqltok.native._id_lists import id_lists
+from sqltok.native.list_views import as_large_list
 from sqltok.token_offsets import EncodedText
 
 AllowedSpecial = Literal["all"] | Collection[str]
@@ -147,15 +148,15 @@ class Tokenizer(ABC):
         return set(self._special_tokens)
 
     def _allowed_ids(self, allowed_special: AllowedSpecial) -> set[int] | str | None:
-        """"all", the ids of the allowed special tokens, or None when none is allowed."""
+        """"all", the ids of the allowed special tokens, or None when none is allowed. A name that is
+        no special token of this tokenizer allows nothing, as in tiktoken (one set can serve several
+        encodings); a str other than "all" is a TypeError, as tiktoken's (not a set of its characters)."""
         if not allowed_special:
             return None
         if allowed_special == "all":
             return "all"
-        unknown = set(allowed_special) - self.special_tokens_set
-        if unknown:
-            raise SqltokError(f"not special tokens of {self.name!r}: {sorted(unknown)}")
-        return {self._special_tokens[s] for s in allowed_special} or None
+        _require_set(allowed_special)
+        return {self._special_tokens[s] for s in allowed_special if s in self._special_tokens} or None
 
     def _special_pattern(self, allowed) -> regex.Pattern | None:
         """The allowed special tokens' texts as one pattern, longest first (built once per set);
@@ -206,7 +207,10 @@ class Tokenizer(ABC):
                            for x in ([special] if special is not None else got)), *after]
 
     def _check_disallowed(self, texts: list[str], allowed_special, disallowed_special) -> None:
-        """tiktoken's check: ValueError when a disallowed special token's text appears."""
+        """tiktoken's check: ValueError when a disallowed special token's text appears (none when
+        `disallowed_special` is empty, None included, as tiktoken's `if disallowed_special:`)."""
+        if not disallowed_special:
+            return
         disallowed = self._disallowed_texts(allowed_special, disallowed_special)
         for text in texts:
             for s in disallowed:
@@ -230,6 +234,7 @@ class Tokenizer(ABC):
         if disallowed_special == "all":
             if allowed_special == "all":
                 return ()
+            _require_set(allowed_special)
             return tuple(s for s in self._special_tokens if s not in allowed_special)
         return tuple(set(disallowed_special))
 
@@ -313,7 +318,7 @@ class Tokenizer(ABC):
         """A list<integer> array with the special tokens' ids taken out of each row (NULL stays NULL)."""
         if isinstance(ids, pa.ChunkedArray):
             ids = ids.combine_chunks()
-        ids = ids.cast(pa.large_list(pa.int64()))
+        ids = as_large_list(ids, pa.int64())
         values = ids.values[ids.offsets[0].as_py():ids.offsets[-1].as_py()]
         kept = pc.invert(pc.is_in(values, value_set=pa.array(sorted(self._special_by_id), pa.int64())))
         upto = pa.concat_arrays([pa.array([0], pa.int64()), pc.cumulative_sum(kept.cast(pa.int64()))])
@@ -329,8 +334,7 @@ class Tokenizer(ABC):
                disallowed_special: AllowedSpecial = "all") -> list[int]:
         """Token ids of `text`; special tokens as tiktoken: matched only when allowed, an error when a
         disallowed one appears."""
-        if not isinstance(text, str):
-            raise TypeError(f"text must be str, not {type(text).__name__}")
+        text = exact_str(text)
         if disallowed_special:
             for s in self._disallowed_texts(allowed_special, disallowed_special):
                 if s in text:
@@ -339,8 +343,7 @@ class Tokenizer(ABC):
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Token ids of `text`, special-token text encoded as ordinary text."""
-        if not isinstance(text, str):
-            raise TypeError(f"text must be str, not {type(text).__name__}")
+        text = exact_str(text)
         return self._encode_text(text, ())
 
     def encode_batch(self, texts: Sequence[str], *, num_threads: int | None = None,
@@ -363,8 +366,7 @@ class Tokenizer(ABC):
 
     def token_count(self, text: str) -> int:
         """How many tokens `encode_ordinary(text)` gives."""
-        if not isinstance(text, str):
-            raise TypeError(f"text must be str, not {type(text).__name__}")
+        text = exact_str(text)
         return self._encode_text(text, (), True)
 
     def tokens(self, text: str) -> list[str | None]:
@@ -474,12 +476,19 @@ class Tokenizer(ABC):
         return self._lookups
 
     def token_to_id(self, token: str) -> int | None:
-        """The id of a token string (added tokens first, as HF), or None."""
+        """The id of a token string (added tokens first, as HF), or None; TypeError for anything but
+        a str, as HF's."""
+        if not isinstance(token, str):
+            raise TypeError(f"token must be a str, not {type(token).__name__}")
         model, added, _, _ = self._lookup_tables()
         return added.get(token, model.get(token))
 
     def id_to_token(self, id: int) -> str | None:
-        """The token string of an id (added tokens first, as HF), or None."""
+        """The token string of an id (added tokens first, as HF), or None; as HF's, TypeError for
+        anything but an integer (5.0 is no id) and OverflowError for one no u32 holds."""
+        id = operator.index(id)
+        if not 0 <= id < 2**32:
+            raise OverflowError(f"token id {id} is out of range (ids are unsigned 32-bit integers)")
         _, _, model, added = self._lookup_tables()
         return added.get(id, model.get(id))
 
@@ -516,7 +525,8 @@ def id_lists_array(batch: Sequence[Sequence[int]]) -> pa.Array:
         lists = pa.array(rows)
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
         lists = None
-    if lists is None or not (pa.types.is_list(lists.type) and pa.types.is_integer(lists.type.value_type)):
+    if lists is None or not (pa.types.is_list(lists.type) and pa.types.is_integer(lists.type.value_type)) \
+            or lists.null_count or pc.list_flatten(lists).null_count:  # (None is no row, nor an id)
         lists = pa.array([[operator.index(i) for i in row] for row in rows], pa.large_list(pa.int64()))
     try:
         return lists.cast(pa.large_list(pa.int32()))
@@ -525,15 +535,28 @@ def id_lists_array(batch: Sequence[Sequence[int]]) -> pa.Array:
 
 
 def require_str(texts: Sequence[str]) -> list[str]:
-    """`texts` as a list, TypeError naming the first that is not a str (tiktoken takes str only)."""
+    """`texts` as a list of str (subclasses' copied, see `exact_str`), TypeError naming the first that
+    is not a str (tiktoken takes str only)."""
     if isinstance(texts, (str, bytes)):
         raise TypeError(f"expected a list of str, not {type(texts).__name__}")
     texts = list(texts)
     for i, t in enumerate(texts):
-        if not isinstance(t, str):
-            raise TypeError(f"text {i} is {type(t).__name__}, not str" if len(texts) > 1 else
-                            f"text must be str, not {type(t).__name__}")
+        if type(t) is not str:
+            if not isinstance(t, str):
+                raise TypeError(f"text {i} is {type(t).__name__}, not str" if len(texts) > 1 else
+                                f"text must be str, not {type(t).__name__}")
+            texts[i] = str.__str__(t)
     return texts
+
+
+def exact_str(text: str) -> str:
+    """`text` as an exact str: a subclass's (numpy.str_) copied, since the encoders take
+    exactly str; TypeError for anything that is not a str (tiktoken takes str only)."""
+    if type(text) is str:
+        return text
+    if not isinstance(text, str):
+        raise TypeError(f"text must be str, not {type(text).__name__}")
+    return str.__str__(text)
 
 
 def text_array(texts: Sequence[str], fix_surrogates: bool = False) -> pa.Array:
@@ -563,6 +586,13 @@ def _utf8_text(text: str, fix_surrogates: bool) -> str:
         if not fix_surrogates:
             raise _not_unicode(e) from None
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _require_set(allowed_special) -> None:
+    """TypeError for a str other than "all" as `allowed_special`, as tiktoken's (not a set of its
+    characters, nor a substring test)."""
+    if isinstance(allowed_special, str):
+        raise TypeError(f'allowed_special must be "all" or a set of special tokens, not {allowed_special!r}')
 
 
 def _disallowed_error(special: str) -> ValueError:

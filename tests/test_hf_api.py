@@ -68,6 +68,25 @@ def test_lookups_equal_hf(pair):
     assert [tok.id_to_token(i) for i in ids] == [hf.id_to_token(i) for i in ids]
 
 
+def test_lookups_refuse_wrong_types_as_hf(pair):
+    """HF's lookups take a str and a u32: a float or a str id is a TypeError, a negative id an
+    OverflowError (sqltok answered None, or for 5.0 the token of 5, as a dict lookup does)."""
+    import numpy as np
+
+    tok, hf = pair
+    for bad in (5.0, np.float64(5.0), "5", None, -1, 2**32, 2**64):
+        with pytest.raises((TypeError, OverflowError)) as want:
+            hf.id_to_token(bad)
+        with pytest.raises(want.type):
+            tok.id_to_token(bad)
+    for bad in (None, 5, b"the"):
+        with pytest.raises(TypeError):
+            hf.token_to_id(bad)
+        with pytest.raises(TypeError):
+            tok.token_to_id(bad)
+    assert tok.id_to_token(np.int64(5)) == hf.id_to_token(np.int64(5)) == tok.id_to_token(5)
+
+
 def _hf_encoding(tok, hf, text):
     """HF's encoding of `text` as sqltok's `encode_with_offsets` defines it (WordPiece: with the
     template, as `encode`; byte-level BPE: none, as `encode_ordinary`)."""

@@ -89,6 +89,20 @@ def test_single_text_calls_equal_sentencepiece(pair):
             tok.decode(bad)
 
 
+def test_unknown_and_non_integer_ids_are_refused_as_tiktoken_refuses_them(pair):
+    """An id without a piece is a KeyError (`UnknownTokenError`), as tiktoken and the other families
+    raise; an id that is no integer a TypeError (the direct path took 2.5 as token 2)."""
+    tok, _ = pair
+    for decode in (tok.decode, tok.decode_bytes, lambda ids: tok.decode_batch([ids]), tok.decode_tokens_bytes):
+        for bad in ([tok.n_vocab], [0, -1]):
+            with pytest.raises(KeyError, match="not in this vocabulary"):
+                decode(bad)
+        with pytest.raises(TypeError):
+            decode([2.5, 3])
+    with pytest.raises(KeyError):
+        tok.decode_single_token_bytes(tok.n_vocab)
+
+
 def test_single_text_calls_from_threads_and_with_surrogates(pairs):
     """Calls at once from Python threads each take their own workspace; a lone surrogate takes the
     Arrow path, which refuses it as batches do."""

@@ -161,6 +161,17 @@ def test_decode_any_ids(ids):
     assert tok.decode(ids) == hf.decode(ids)
 
 
+def test_unknown_ids_are_key_errors():
+    """An id without a piece is `UnknownTokenError`, a KeyError as tiktoken and the other families
+    raise (HF: an id past the vocabulary decodes to nothing, a negative one is an OverflowError)."""
+    tok, _ = _loaded("mistral-v1-llama-legacy")
+    for bad in ([tok.n_vocab], [0, -1]):
+        with pytest.raises(KeyError, match="not in this vocabulary"):
+            tok.decode(bad)
+        with pytest.raises(KeyError, match="not in this vocabulary"):
+            tok.decode_batch([[1], bad])
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.lists(st.integers(0, 999) | st.sampled_from([0, 1, 2]), max_size=10), min_size=1, max_size=4))
 def test_decode_skip_special_tokens(batch):

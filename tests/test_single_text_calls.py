@@ -185,3 +185,27 @@ def test_bpe_single_calls_refuse_what_is_not_a_str(o200k):
         for bad in (b"bytes", None, 5, ["a"]):
             with pytest.raises(TypeError, match="text must be str"):
                 call(bad)
+
+
+@pytest.mark.parametrize("file", ["o200k_base.tiktoken", "bert-base-uncased_tokenizer.json",
+                                  "botchan_en_bpe_1000.model"])
+def test_str_subclasses_are_text(bundled, file):
+    """A str subclass is a str (tiktoken takes numpy.str_, what iterating a numpy array of texts
+    gives): the encoders, which take exactly str, get a copy (they raised TypeError, but only for
+    single texts and batches of fewer than 64; one overriding __str__ is read as its characters)."""
+    import numpy as np
+
+    class Text(str):
+        def __str__(self):
+            return "not the text"
+
+    tok = Tokenizer.load(bundled(file))
+    text = "Hello wörld <|endoftext|> [SEP]"
+    calls = [tok.encode_ordinary, tok.token_count, tok.tokens, tok.encode_with_offsets,
+             lambda t: tok.encode(t, disallowed_special=()), lambda t: tok.encode(t, allowed_special="all"),
+             lambda t: tok.encode_batch([t, t], disallowed_special=()), lambda t: tok.encode_ordinary_batch([t] * 70),
+             lambda t: tok.encode_to_numpy(t, disallowed_special=()).tolist()]
+    for call in calls:
+        want = call(text)
+        assert call(np.str_(text)) == want
+        assert call(Text(text)) == want

@@ -80,6 +80,29 @@ def test_pattern_argument_for_nonstandard_tiktoken(con, tmp_path, bundled):
     assert con.execute("SELECT tokens('c', 'abcdefgh abc')").fetchall() == [(["abcdefgh", " ", "abc"],)]
 
 
+def test_a_pattern_that_is_no_regex_is_a_clear_error(con, tmp_path, bundled):
+    """An invalid pre-tokenization pattern, given as pattern= or in a tokenizer.json's Split, is a
+    SqltokError naming the tokenizer (it was regex's own error, no ValueError, naming nothing), and
+    the pattern itself is not echoed (a file's content)."""
+    import json
+
+    from conftest import SHARED_TOKENIZERS
+
+    path = tmp_path / "custom.tiktoken"
+    path.write_bytes(bundled("r50k_base.tiktoken").read_bytes() + b"YWJjZGVmZ2g= 50257\n")
+    with pytest.raises(sqltok.SqltokError, match="'c': its pre-tokenization pattern is not a regular expression"):
+        sqltok.Tokenizer.load(path, name="c", pattern="(abc123")
+    message = _load_error(con, "c", str(path), "(abc123")
+    assert "pattern is not a regular expression" in message and "abc123" not in message
+    if not SHARED_TOKENIZERS.is_dir():
+        pytest.skip("../shared/fixtures not present")
+    doc = json.loads((SHARED_TOKENIZERS / "llama3" / "tokenizer.json").read_text(encoding="utf-8"))
+    doc["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = "(abc123"
+    (tmp_path / "tokenizer.json").write_text(json.dumps(doc), encoding="utf-8")
+    message = _load_error(con, "j", str(tmp_path / "tokenizer.json"))
+    assert "pattern is not a regular expression" in message and "abc123" not in message
+
+
 def test_load_null_gives_null_and_names_are_checked(con, bundled):
     assert con.execute("SELECT sqltok_load(NULL, ?)", [str(bundled("r50k_base.tiktoken"))]).fetchall() == [(None,)]
     assert "without NUL bytes" in _load_error(con, "a\0b", str(bundled("r50k_base.tiktoken")))

@@ -58,6 +58,19 @@ def test_encode_checked_mixed(mixed):
     assert batch == alone
 
 
+def test_encode_checked_names_no_wrong_row(mixed):
+    """The error says which special token it met, and no row number: a UDF sees one vector (up to
+    2,048 rows) of one model at a time, so the index it knows is not the query's row (it said
+    "row 1" for the fourth row here, "row 952" for row 3000)."""
+    queries = ["SELECT encode_checked(m, t) FROM (VALUES ('o200k', 'a'), ('r50k', 'b'), ('r50k', 'c'), "
+               "('o200k', 'x <|endoftext|>')) v(m, t)",
+               "SELECT encode_checked('o200k', CASE WHEN i = 3000 THEN '<|endoftext|>' ELSE 'a' END) "
+               "FROM range(5000) r(i)"]
+    for query in queries:
+        with pytest.raises(duckdb.Error, match="encode_checked: a text holds the special token '<\\|endoftext\\|>'"):
+            mixed.execute(query).fetchall()
+
+
 def test_encode_pair_mixed(mixed):
     mixed.execute("CREATE OR REPLACE TEMP TABLE bert_or_null AS SELECT i, CASE WHEN i % 3 = 0 THEN NULL "
                   "ELSE 'bert' END AS m FROM docs")

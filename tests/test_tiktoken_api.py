@@ -10,9 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import sqltok
+
 from conftest import tiktoken_pair
 
-pytest.importorskip("tiktoken")
+tiktoken = pytest.importorskip("tiktoken")
 
 FILES = ["r50k_base.tiktoken", "cl100k_base.tiktoken", "o200k_base.tiktoken"]
 CORPUS = Path(__file__).parent / "data" / "corpora_sample.jsonl"
@@ -70,6 +72,25 @@ def test_single_tokens_equal_tiktoken(pair):
             tok.decode([unused])
 
 
+def test_ids_that_are_not_integers_are_refused_as_tiktoken_refuses_them(pair, bundled):
+    """A float, a numpy float or bool is no token id (tiktoken: TypeError), in every family; Cython's
+    int32_t would truncate 2.5 to 2 and give that token's bytes. numpy integers are ids."""
+    tok, ref = pair
+    others = [sqltok.Tokenizer.load(bundled(f))
+              for f in ("bert-base-uncased_tokenizer.json", "botchan_en_bpe_1000.model")]
+    for bad in (2.5, 2.0, np.float64(3.0), np.bool_(True)):
+        with pytest.raises(TypeError):
+            ref.decode_single_token_bytes(bad)
+        for enc in (tok, *others):
+            with pytest.raises(TypeError):
+                enc.decode_single_token_bytes(bad)
+            with pytest.raises(TypeError):
+                enc.decode_tokens_bytes([1, bad])
+            with pytest.raises(TypeError):
+                enc.decode_with_offsets([bad])
+    assert tok.decode_single_token_bytes(np.int64(3)) == ref.decode_single_token_bytes(np.int64(3))
+
+
 def test_batches_and_numpy_equal_tiktoken(pair):
     tok, ref = pair
     batch = [ref.encode_ordinary(t) for t in texts()]
@@ -88,6 +109,80 @@ def test_batches_and_numpy_equal_tiktoken(pair):
                           ref.encode_to_numpy("<|endoftext|>", allowed_special="all"))
     with pytest.raises(ValueError, match="disallowed special token"):
         tok.encode_to_numpy("<|endoftext|>")
+
+
+def test_decode_batch_under_every_errors_policy_equals_tiktoken(pair):
+    """Rows that are not UTF-8 decode as tiktoken's decode_batch decodes them: "strict" raises its
+    UnicodeDecodeError (sqltok: a ValueError of its own), "surrogateescape" gives lone surrogates
+    (sqltok: UnicodeEncodeError on the way through Arrow)."""
+    tok, ref = pair
+    part = ref.encode_single_token(b"\xe2")
+    batch = [ref.encode_ordinary("hello"), [part], [part, *ref.encode_ordinary(" x")], []]
+    for errors in ("strict", "replace", "ignore", "backslashreplace", "surrogateescape", "surrogatepass"):
+        try:
+            want = ref.decode_batch(batch, errors=errors)
+        except UnicodeDecodeError as e:
+            with pytest.raises(UnicodeDecodeError) as got:
+                tok.decode_batch(batch, errors=errors)
+            assert str(got.value) == str(e)
+        else:
+            assert tok.decode_batch(batch, errors=errors) == want
+        assert tok.decode_batch(batch[:1], errors=errors) == ref.decode_batch(batch[:1], errors=errors)
+
+
+def test_batches_refuse_none_rows_and_ids_as_tiktoken(pair):
+    """None is no id list and no id: TypeError in tiktoken's decode_batch and decode_bytes_batch
+    (sqltok decoded a None row after the first as None, and a None id was a ValueError)."""
+    tok, ref = pair
+    for batch in ([[1], None], [None], [[1, None]], [[2, 3]] * 70 + [[1] * 70 + [None]]):
+        for enc in (ref, tok):
+            with pytest.raises(TypeError):
+                enc.decode_batch(batch)
+            with pytest.raises(TypeError):
+                enc.decode_bytes_batch(batch)
+
+
+@pytest.mark.parametrize("allowed, disallowed", [({"<|nope|>"}, "all"), ({"<|nope|>"}, ()),
+                                                 (frozenset({"<|nope|>", "<|endoftext|>"}), "all"),
+                                                 ({"<|nope|>", "<|endoftext|>"}, ())])
+def test_allowed_special_names_the_encoding_lacks_allow_nothing(pair, allowed, disallowed):
+    """One allowed_special set serves several encodings in tiktoken: a name that is no special token
+    of this one is ignored (sqltok refused the call); a str other than "all" is a TypeError in both
+    (not a set of its characters)."""
+    tok, ref = pair
+    texts = ["hello", "hello <|endoftext|>", "<|nope|> x", "<|endoftext|><|endoftext|>"] * 20  # (64+: Arrow)
+    for text in texts[:4]:
+        policy = {"allowed_special": allowed, "disallowed_special": disallowed}
+        for call in (lambda e: e.encode(text, **policy), lambda e: e.encode_to_numpy(text, **policy).tolist()):
+            try:
+                want = call(ref)
+            except ValueError:
+                with pytest.raises(ValueError, match="disallowed special token"):
+                    call(tok)
+            else:
+                assert call(tok) == want
+    if disallowed == ():
+        for batch in (texts[:4], texts):
+            assert tok.encode_batch(batch, allowed_special=allowed, disallowed_special=()) == \
+                ref.encode_batch(batch, allowed_special=allowed, disallowed_special=())
+    for text in ("hello", "<|endoftext|>", "<|endoftext|><|fim_prefix|>"):
+        with pytest.raises(TypeError):
+            ref.encode(text, allowed_special="<|endoftext|>", disallowed_special=disallowed)
+        with pytest.raises(TypeError):
+            tok.encode(text, allowed_special="<|endoftext|>", disallowed_special=disallowed)
+
+
+def test_no_disallowed_special_check_when_it_is_empty(pair):
+    """tiktoken checks for disallowed special-token text only `if disallowed_special:`, so None (or
+    False) turns the check off in encode, encode_to_numpy and encode_with_unstable alike (sqltok's
+    last two raised TypeError: 'NoneType' object is not iterable)."""
+    tok, ref = pair
+    for empty in (None, False, (), frozenset()):
+        text = "hi <|endoftext|>"
+        assert tok.encode(text, disallowed_special=empty) == ref.encode(text, disallowed_special=empty)
+        assert np.array_equal(tok.encode_to_numpy(text, disallowed_special=empty),
+                              ref.encode_to_numpy(text, disallowed_special=empty))
+        assert _unstable(tok, text, disallowed_special=empty) == _unstable(ref, text, disallowed_special=empty)
 
 
 def test_decode_skip_special_tokens(pair):
@@ -142,6 +237,37 @@ def test_generated_text_equals_tiktoken(pair, text):
     assert np.array_equal(tok.encode_to_numpy(text), ref.encode_to_numpy(text))
     if not text.endswith((" ", "\n", "\t")):  # ending in whitespace: tens of thousands of completions
         assert _unstable(tok, text) == _unstable(ref, text)
+
+
+def test_a_custom_tiktoken_file_takes_the_special_tokens_its_error_asks_for(bundled, tmp_path):
+    """A .tiktoken file that is not a standard one needs pattern= "and special_tokens= if it has any",
+    as its error says: Tokenizer.load takes both (it refused special_tokens=), encodes as tiktoken's
+    Encoding of the same ranks and specials, and pickles with them."""
+    import pickle
+
+    import tiktoken.load
+
+    from sqltok.bpe.tiktoken_file import read_tiktoken
+
+    path = tmp_path / "custom.tiktoken"
+    path.write_bytes(b"".join(bundled("r50k_base.tiktoken").read_bytes().splitlines(keepends=True)[:3000]))
+    with pytest.raises(sqltok.SqltokError, match="special_tokens= if it has any"):
+        sqltok.Tokenizer.load(path)
+    pattern, specials = read_tiktoken(bundled("r50k_base.tiktoken")).pattern, {"<|eot|>": 3000, "<|pad|>": 3001}
+    tok = sqltok.Tokenizer.load(path, pattern=pattern, special_tokens=specials)
+    ref = tiktoken.Encoding("custom", pat_str=pattern, mergeable_ranks=tiktoken.load.load_tiktoken_bpe(str(path)),
+                            special_tokens=specials)
+    text = "Hello world<|eot|> again <|pad|>"
+    assert tok.encode(text, allowed_special="all") == ref.encode(text, allowed_special="all")
+    assert (tok.special_tokens_set, tok.n_vocab) == (ref.special_tokens_set, ref.n_vocab)
+    with pytest.raises(ValueError, match="disallowed special token"):
+        tok.encode(text)
+    assert pickle.loads(pickle.dumps(tok)).encode(text, allowed_special="all") == \
+        ref.encode(text, allowed_special="all")
+    for name in ("vocab.json", "merges.txt"):
+        (tmp_path / name).write_bytes(bundled(f"gpt2_{name}").read_bytes())
+    with pytest.raises(sqltok.SqltokError, match="special_tokens= is for .tiktoken files"):
+        sqltok.Tokenizer.load(tmp_path / "vocab.json", special_tokens={})
 
 
 def test_wordpiece_has_the_same_api(bundled):

@@ -6,6 +6,7 @@ from a Python str for single texts and short lists (the direct path).
 from __future__ import annotations
 
 import hashlib
+import operator
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
@@ -35,7 +36,7 @@ from sqltok.pretokenizer._pretokenize import PATTERN_IDS, pattern_id, pretokeniz
 from sqltok.store import load_model
 from sqltok.threads import default_threads
 from sqltok.token_offsets import EncodedText, byte_span_offsets, require_unicode
-from sqltok.tokenizer import AllowedSpecial, Tokenizer, require_str
+from sqltok.tokenizer import AllowedSpecial, Tokenizer, id_lists_array, require_str
 
 #: Pattern id meaning "each piece is already one pretoken" (used after a Python `regex` split).
 PAT_NONE = -1
@@ -62,17 +63,25 @@ class BPETokenizer(Tokenizer):
         self.pattern = pattern
         self.normalizer = normalizer
         # An unknown pattern: split in Python, merge in Cython.
-        self._fallback = regex.compile(pattern) if pattern_id(pattern) is None else None
+        try:
+            self._fallback = regex.compile(pattern) if pattern_id(pattern) is None else None
+        except regex.error as e:  # (not in the message: a file's content)
+            raise SqltokError(f"{name!r}: its pre-tokenization pattern is not a regular expression ({e.msg} at "
+                              f"position {e.pos})") from None
         #: A str goes to the encoder as it is (no Python split, no normalizer): see `encode_ordinary`.
         self._plain = self._fallback is None and normalizer is None
 
     # -- construction ------------------------------------------------------------------------------
     @classmethod
-    def from_file(cls, file: TokenizerFile, name: str | None = None, pattern: str | None = None) -> "BPETokenizer":
-        """From a `.tiktoken` file (standard ones are recognized by their sha256; give `pattern`
-        otherwise), an HF `tokenizer.json`, GPT-2's vocab.json + merges.txt or a reference `.model`."""
+    def from_file(cls, file: TokenizerFile, name: str | None = None, pattern: str | None = None,
+                  special_tokens: dict[str, int] | None = None) -> "BPETokenizer":
+        """From a `.tiktoken` file (standard ones are recognized by their sha256; give `pattern`, and
+        `special_tokens` if it has any, otherwise), an HF `tokenizer.json`, GPT-2's vocab.json +
+        merges.txt or a reference `.model`."""
         if pattern is not None and file.kind != "tiktoken":
             raise SqltokError(f"pattern= is for .tiktoken files; {file.path} is {file.describe()}")
+        if special_tokens is not None and file.kind != "tiktoken":
+            raise SqltokError(f"special_tokens= is for .tiktoken files; {file.path} is {file.describe()}")
         name = name or file.path.stem
         if file.kind == "reference":
             tok = cls.from_model(read_reference(file.path), name)
@@ -86,9 +95,11 @@ class BPETokenizer(Tokenizer):
             vocab, merges = (file.path, file.companion) if file.kind == "gpt2-vocab" else (file.companion, file.path)
             tok = cls.from_spec(read_hf_vocab_merges(vocab, merges, name=name), name)
         else:
-            tok = cls.from_spec(read_tiktoken(file.path, pattern=pattern, name=name), name)
+            tok = cls.from_spec(read_tiktoken(file.path, pattern=pattern, special_tokens=special_tokens, name=name),
+                                name)
         if file.content is None:  # a model kept in a database pickles as its spec (from_spec, from_model)
-            tok._pickle_as = (_from_pickled_file, (cls, str(file.path.absolute()), name, pattern, _digest(file)))
+            tok._pickle_as = (_from_pickled_file, (cls, str(file.path.absolute()), name, pattern, _digest(file),
+                                                   special_tokens))
         return tok
 
     @classmethod
@@ -217,6 +228,17 @@ class BPETokenizer(Tokenizer):
         """`Tokenizer.decode_bytes` in one call to the encoder."""
         return self._encoder.decode_ids(ids)
 
+    def decode_batch(self, batch: Sequence[Sequence[int]], *, errors: str = "replace", num_threads: int | None = None,
+                     skip_special_tokens: bool | None = None) -> list[str]:
+        """`Tokenizer.decode_batch`, a batch that is not all UTF-8 decoded row by row as `decode` does
+        (as tiktoken: "strict" raises UnicodeDecodeError, "surrogateescape" gives lone surrogates, which
+        no Arrow string holds)."""
+        data = self._encoder.decode_arrow(id_lists_array(batch), self._skips(skip_special_tokens))
+        try:
+            return data.cast(pa.large_string()).to_pylist()
+        except pa.ArrowInvalid:
+            return [b.decode("utf-8", errors) for b in data.to_pylist()]
+
     def _encode_fallback(self, texts: pa.Array, allowed, threads: int, counts_only: bool) -> pa.Array:
         """Unknown pattern: pretokens from Python `regex`, merged in Cython (slow but exact)."""
         rows = texts.to_pylist()
@@ -249,7 +271,7 @@ class BPETokenizer(Tokenizer):
 
     def decode_single_token_bytes(self, token: int) -> bytes:
         """The bytes of one token id; UnknownTokenError (a KeyError) for an id without a token."""
-        return self._encoder.token_bytes(token)
+        return self._encoder.token_bytes(operator.index(token))  # (Cython's int32_t would take 2.5 as 2)
 
     # -- tiktoken's and HF's API beyond encode and decode ------------------------------------------
     def decode_bytes_arrow(self, ids: pa.Array) -> pa.Array:
@@ -320,12 +342,12 @@ def _digest(file: TokenizerFile) -> str:
 
 
 def _from_pickled_file(cls: type[BPETokenizer], path: str, name: str, pattern: str | None,
-                       digest: str) -> BPETokenizer:
+                       digest: str, special_tokens: dict[str, int] | None = None) -> BPETokenizer:
     """A pickled tokenizer's file read again, refused when its content changed since."""
     file = sniff(Path(path))
     if _digest(file) != digest:
         raise SqltokError(f"{path} changed since the tokenizer {name!r} was pickled; load it again")
-    return cls.from_file(file, name, pattern=pattern)
+    return cls.from_file(file, name, pattern=pattern, special_tokens=special_tokens)
 
 
 def _to_text(data: pa.Array, errors: str) -> pa.Array:

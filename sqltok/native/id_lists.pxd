@@ -44,7 +44,8 @@ cdef inline IdListView id_list_view(object ids, list keep_alive) except *:
     if isinstance(ids, pa.ChunkedArray):
         ids = ids.combine_chunks()
     if not pa.types.is_large_list(ids.type):
-        ids = ids.cast(pa.large_list(pa.int32()))
+        from sqltok.native.list_views import as_large_list
+        ids = as_large_list(ids, pa.int32())
     flat = ids.values.cast(pa.int32())
     if flat.null_count:
         raise ValueError("token ids must not be NULL")

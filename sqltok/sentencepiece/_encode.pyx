@@ -34,6 +34,8 @@ from libcpp.vector cimport vector
 
 import pyarrow as pa
 
+from sqltok.errors import UnknownTokenError
+
 from sqltok.native.arrow_buffers cimport BinaryView, view_end, view_start, view_valid
 from sqltok.bpe.merge_table cimport MergeTable, merge_table_add, merge_table_init, merge_table_rank
 from sqltok.native.bytes_table cimport BytesTable, bytes_hash, bytes_table_build, bytes_table_get
@@ -50,6 +52,7 @@ from sqltok.sentencepiece.word_cache cimport WordCache, word_cache_get, word_cac
 from sqltok.wordpiece.byte_trie cimport ByteTrie, byte_trie_build, byte_trie_child
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.number cimport PyNumber_Index
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 
 
@@ -1116,7 +1119,8 @@ cdef class SentencePieceEncoder:
 
     def decode_arrow(self, ids):
         """Text (large_string) of each row of a list<integer> array as sentencepiece decodes it;
-        NULL stays NULL, an id out of range raises ValueError."""
+        NULL stays NULL, an id out of range raises UnknownTokenError (a KeyError, as tiktoken's, and a
+        ValueError)."""
         cdef list keep = []
         cdef IdListView view = id_list_view(ids, keep)
         ids = keep[0]
@@ -1134,7 +1138,7 @@ cdef class SentencePieceEncoder:
                     self._decode_row(view.ids + view.offsets[r], view.offsets[r + 1] - view.offsets[r], out, pending)
                     offsets.push_back(<int64_t>out.size())
         if bad >= 0:
-            raise ValueError(f"token id {view.ids[bad]} is not in this vocabulary (ids 0..{n_ids - 1})")
+            raise UnknownTokenError(f"token id {view.ids[bad]} is not in this vocabulary (ids 0..{n_ids - 1})")
         off = PyBytes_FromStringAndSize(<const char*>offsets.data(), offsets.size() * sizeof(int64_t))
         data = pa.Array.from_buffers(pa.large_string(), view.length, [None, pa.py_buffer(off), pa.py_buffer(out)])
         if ids.null_count:
@@ -1143,14 +1147,14 @@ cdef class SentencePieceEncoder:
 
     def decode_ids(self, ids) -> bytes:
         """The text (UTF-8 bytes) of one sequence of ints, as `decode_arrow` gives a row; an id out
-        of range raises ValueError."""
+        of range raises UnknownTokenError, an item that is no integer TypeError."""
         cdef vector[int32_t] row
         cdef int64_t n_ids = <int64_t>self.starts.size(), t
         cdef string out, pending
         for x in ids:
-            t = x
+            t = PyNumber_Index(x)  # (not `t = x`, which would take 2.5 as 2)
             if t < 0 or t >= n_ids:
-                raise ValueError(f"token id {t} is not in this vocabulary (ids 0..{n_ids - 1})")
+                raise UnknownTokenError(f"token id {t} is not in this vocabulary (ids 0..{n_ids - 1})")
             row.push_back(<int32_t>t)
         self._decode_row(row.data(), <int64_t>row.size(), out, pending)
         return PyBytes_FromStringAndSize(out.data(), out.size())
@@ -1158,7 +1162,7 @@ cdef class SentencePieceEncoder:
     def piece_bytes(self, int32_t token_id) -> bytes:
         """The piece of one id as the model spells it ("▁the", "<0x41>")."""
         if token_id < 0 or token_id >= <int32_t>self.starts.size():
-            raise ValueError(f"token id {token_id} is not in this vocabulary")
+            raise UnknownTokenError(f"token id {token_id} is not in this vocabulary")
         return self.vocab.substr(self.starts[token_id], self.ends[token_id] - self.starts[token_id])
 
 

@@ -23,11 +23,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sqltok.added_rows import AddedRows
-from sqltok.errors import SqltokError
+from sqltok.errors import SqltokError, UnknownTokenError
 from sqltok.formats.errors import ModelFormatError
 from sqltok.formats.files import read_bytes
 from sqltok.formats.json_file import load_json
 from sqltok.formats.kind import TokenizerFile
+from sqltok.native.list_views import as_large_list
 from sqltok.sentencepiece.hf_graphemes import grapheme_ends, multi_char_graphemes
 from sqltok.sentencepiece.hf_offsets import hf_offsets
 from sqltok.sentencepiece.hf_read import SPACE, HfSentencePiece, read_hf_sentencepiece
@@ -170,11 +171,11 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
         gives them (the special tokens' ids taken out first, as HF does); NULL stays NULL."""
         if isinstance(ids, pa.ChunkedArray):
             ids = ids.combine_chunks()
-        ids = ids.cast(pa.large_list(pa.int64()))
+        ids = as_large_list(ids, pa.int64())
         flat = pc.list_flatten(ids)
         if len(flat) and (pc.min(flat).as_py() < 0 or pc.max(flat).as_py() >= self.n_vocab):
             bad = flat.filter(pc.or_(pc.less(flat, 0), pc.greater_equal(flat, self.n_vocab)))[0].as_py()
-            raise ValueError(f"token id {bad} is not in this vocabulary (ids 0..{self.n_vocab - 1})")
+            raise UnknownTokenError(f"token id {bad} is not in this vocabulary (ids 0..{self.n_vocab - 1})")
         if self._skips(skip_special_tokens):
             ids = self._without_special_ids(ids)
             flat = pc.list_flatten(ids)

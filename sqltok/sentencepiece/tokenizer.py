@@ -9,6 +9,8 @@ mistral-common's tokenizers do it).
 """
 from __future__ import annotations
 
+import operator
+
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -147,7 +149,7 @@ class SentencePieceTokenizer(Tokenizer):
 
     def decode_single_token_bytes(self, token: int) -> bytes:
         """The piece of one id as the model spells it ("▁the", "<0x0A>")."""
-        return self._encoder.piece_bytes(token)
+        return self._encoder.piece_bytes(operator.index(token))  # (Cython's int32_t would take 2.5 as 2)
 
 
 def sentencepiece_encoder(model: SentencePieceModel, charsmap: bytes,

@@ -40,11 +40,10 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
             specials = sorted(tok.special_tokens_set)
             if specials:  # one regex pass over the batch for all special tokens
                 hit = pc.match_substring_regex(t, "|".join(re.escape(x) for x in specials)).fill_null(False)
-                if pc.any(hit).as_py():
-                    row = pc.index(hit, True).as_py()
-                    found = next(x for x in specials if x in t[row].as_py())
-                    raise ValueError(f"row {row} holds the special token {found!r}; use encode_special to "
-                                     "match special tokens or encode to treat them as text")
+                if pc.any(hit).as_py():  # (which row of the query, a UDF that sees one vector cannot tell)
+                    found = next(x for x in specials if x in t[pc.index(hit, True).as_py()].as_py())
+                    raise ValueError(f"encode_checked: a text holds the special token {found!r}; use "
+                                     "encode_special to match special tokens or encode to treat them as text")
             return tok.encode_arrow(t)
         return by_model(names, texts, run, IDS)
 

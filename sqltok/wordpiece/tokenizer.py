@@ -9,6 +9,7 @@ skipped unless `skip_special_tokens=False`).
 """
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 
 import pyarrow as pa
@@ -205,7 +206,7 @@ class WordPieceTokenizer(Tokenizer, WordPieceDirect):
 
     def decode_single_token_bytes(self, token: int) -> bytes:
         """The UTF-8 bytes of one token as the vocabulary spells it ("##ing")."""
-        return self._encoder.token_bytes(token)
+        return self._encoder.token_bytes(operator.index(token))  # (Cython's int32_t would take 2.5 as 2)
 
     # -- tiktoken's and HF's API beyond encode and decode ------------------------------------------
     def vocabularies(self) -> tuple[dict[str, int], dict[str, int]]:
