@@ -334,7 +334,7 @@ class Tokenizer(ABC):
                disallowed_special: AllowedSpecial = "all") -> list[int]:
         """Token ids of `text`; special tokens as tiktoken: matched only when allowed, an error when a
         disallowed one appears."""
-        text = exact_str(text)
+        text = text if type(text) is str else exact_str(text)
         if disallowed_special:
             for s in self._disallowed_texts(allowed_special, disallowed_special):
                 if s in text:
@@ -343,7 +343,7 @@ class Tokenizer(ABC):
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Token ids of `text`, special-token text encoded as ordinary text."""
-        text = exact_str(text)
+        text = text if type(text) is str else exact_str(text)
         return self._encode_text(text, ())
 
     def encode_batch(self, texts: Sequence[str], *, num_threads: int | None = None,
@@ -366,7 +366,7 @@ class Tokenizer(ABC):
 
     def token_count(self, text: str) -> int:
         """How many tokens `encode_ordinary(text)` gives."""
-        text = exact_str(text)
+        text = text if type(text) is str else exact_str(text)
         return self._encode_text(text, (), True)
 
     def tokens(self, text: str) -> list[str | None]:
