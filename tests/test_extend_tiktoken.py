@@ -113,6 +113,18 @@ def test_the_command_extends_and_exports_with_special_ids_kept(bundled, sample, 
             "<|endoftext|><|endofprompt|>"
 
 
+def test_special_ids_kept_below_the_new_tokens_stay_in_the_hf_export(bundled, sample, con, tmp_path):
+    # HF numbers an added token missing from the vocabulary after the vocabulary's size: o200k's
+    # specials, kept at 199999 and 200018 with the new tokens after them, must be in the vocabulary
+    extend_model(con, str(bundled("o200k_base.tiktoken")), sample[0], 5, "kept", specials="keep")
+    export_model(con, "kept", tmp_path / "tokenizer.json", format="hf")
+    hf = HFTokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    text = "<|endoftext|>" + sample[1][0][:300] + "<|endofprompt|>"
+    got = con.execute("SELECT encode_special('kept', ?)", [text]).fetchone()[0]
+    assert got[0] == 199999 and got[-1] == 200018
+    assert hf.encode(text, add_special_tokens=False).ids == got
+
+
 OTHER_PATTERNS = {"cl100k_base.tiktoken": patterns.CL100K, "r50k_base.tiktoken": patterns.R50K}
 
 
