@@ -11,10 +11,12 @@ from __future__ import annotations
 import duckdb
 import pyarrow as pa
 import pytest
+import tiktoken
 from hypothesis import given, settings, strategies as st
 from tokenizers import Tokenizer as HFTokenizer
 
 from sqltok.bpe.reference_file import write_reference
+from sqltok.bpe.tiktoken_file import parse_tiktoken
 from sqltok.bpe.train import train_bpe
 from sqltok.cli import main
 from sqltok.corpus.sources import Source
@@ -23,6 +25,7 @@ from sqltok.extend import extend as extend_module
 from sqltok.extend.extend import extend_model
 from sqltok.extend.regression import changed_rows
 from sqltok.model_files import export_model
+from sqltok.pretokenizer import patterns
 from sqltok.store import load_model, model_names
 from sqltok.wordpiece.train import train_wordpiece
 
@@ -220,6 +223,31 @@ def test_a_tokenizer_json_extends_into_one_hf_reads_alike(con, tmp_path, EN, MUL
     assert got != [e.ids for e in base.encode_batch(texts, add_special_tokens=False)]
     assert report.regression.old_ids_changed == 0 and report.regression.old_ids == 400
 
+
+def test_an_extended_file_extends_again_by_its_name(con, bundled, tmp_path, EN, MULTI):
+    # a tokenizer.json: as its export extends
+    train_bpe(con, EN, 400, "en", simple=True)
+    export_model(con, "en", tmp_path / "base.json", format="hf")
+    extend_model(con, str(tmp_path / "base.json"), EN, 30, "once")
+    twice = extend_model(con, "once", MULTI, 30, "twice")
+    assert twice.regression.old_ids_changed == 0 and twice.new_tokens == 30
+    export_model(con, "once", tmp_path / "once.json", format="hf")
+    extend_model(con, str(tmp_path / "once.json"), MULTI, 30, "from_file")
+    export_model(con, "twice", tmp_path / "a.json", format="hf")
+    export_model(con, "from_file", tmp_path / "b.json", format="hf")
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+    # a .tiktoken: every rank kept, tiktoken reads the export alike
+    extend_model(con, str(bundled("r50k_base.tiktoken")), EN, 30, "t_once")
+    t_twice = extend_model(con, "t_once", MULTI, 30, "t_twice")
+    assert t_twice.regression.old_ids_changed == 0 and t_twice.special_tokens == {"<|endoftext|>": (50286, 50316)}
+    export_model(con, "t_once", tmp_path / "once.tiktoken", format="tiktoken")
+    export_model(con, "t_twice", tmp_path / "twice.tiktoken", format="tiktoken")
+    once, ranks = (parse_tiktoken((tmp_path / f).read_bytes()) for f in ("once.tiktoken", "twice.tiktoken"))
+    assert {t: ranks[t] for t in once} == once and sorted(ranks.values()) == list(range(50316))
+    ref = tiktoken.Encoding("t", pat_str=patterns.R50K, mergeable_ranks=ranks, special_tokens={"<|endoftext|>": 50316})
+    texts = [r[0] for r in con.execute(f"SELECT text FROM ({MULTI.query()}) LIMIT 50").fetchall()]
+    got = [r[0] for r in con.execute("SELECT encode('t_twice', t) FROM (SELECT unnest(?) AS t)", [texts]).fetchall()]
+    assert got == ref.encode_ordinary_batch(texts)
 
 O200K_JSON = SHARED_TOKENIZERS / "o200k_base" / "tokenizer.json"
 

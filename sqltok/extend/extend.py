@@ -17,6 +17,7 @@ concatenation, so the extension is kept and encoded as a tiktoken encoding, not 
 """
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field, replace as with_fields
 
@@ -26,7 +27,7 @@ from sqltok.bpe.hf_read import spec_from_hf_json
 from sqltok.bpe.model import Merge, Model
 from sqltok.bpe.reference_file import read_reference
 from sqltok.bpe.encoder_spec import EncoderSpec
-from sqltok.bpe.tiktoken_file import encoding_document, read_tiktoken
+from sqltok.bpe.tiktoken_file import encoding_document, read_encoding_document, read_tiktoken
 from sqltok.bpe.tokenizer import BPETokenizer
 from sqltok.corpus.sources import Source
 from sqltok.duck import column
@@ -39,8 +40,8 @@ from sqltok.formats.kind import sniff
 from sqltok.interrupts import interruptible
 from sqltok.progress import Progress
 from sqltok.register import register
-from sqltok.store import (ModelFile, check_new_name, delete_rows, ensure_schema, load_model, model_exists,
-                          save_model, save_model_file, save_pretoken_counts, transaction)
+from sqltok.store import (ModelFile, check_new_name, delete_rows, ensure_schema, load_model, load_model_file,
+                          model_exists, save_model, save_model_file, save_pretoken_counts, transaction)
 from sqltok.threads import default_threads
 from sqltok.training.counting import count_corpus
 from sqltok.training.stopwatch import Stopwatch
@@ -82,24 +83,22 @@ class Base:
 
 
 def load_base(con: duckdb.DuckDBPyConnection, base: str) -> Base:
-    """The base named `base`: a model stored in the database, a reference `.model` file, an HF
-    byte-level BPE tokenizer.json or a standard `.tiktoken` file (its pattern known; see `count_pattern`)."""
+    """The base named `base`: a model stored in the database (an extended tokenizer.json or tiktoken
+    encoding too), a reference `.model` file, an HF byte-level BPE tokenizer.json or a standard
+    `.tiktoken` file (its pattern known; see `count_pattern`)."""
     if model_exists(con, base):
+        kept = load_model_file(con, base)   # an extended tokenizer.json or .tiktoken extends further
+        if kept is not None and kept.kind == "hf-bpe":
+            return _hf_base(base, json.loads(kept.content))
+        if kept is not None and kept.kind == "tiktoken-encoding":
+            return _tiktoken_base(base, read_encoding_document(kept.content, base))
         model = load_model(con, base)
     elif os.path.exists(base):
         file = sniff(base)
         if file.kind == "hf-bpe":
-            spec = spec_from_hf_json(file.document, base)
-            pattern = count_pattern(spec, base)
-            added = {*spec.special_tokens.values(), *spec.added_tokens.values()}   # never merged into
-            tokens = [None if i in added else t for i, t in enumerate(spec.tokens)]
-            return Base(base, tokens, False, spec.special_tokens, BPETokenizer.from_spec(spec, base),
-                        document=file.document, pattern=pattern)
+            return _hf_base(base, file.document)
         if file.kind == "tiktoken":
-            spec = read_tiktoken(base)
-            pattern = count_pattern(spec, base)
-            return Base(base, spec.tokens, False, spec.special_tokens, BPETokenizer.from_spec(spec, base), ranks=spec,
-                        pattern=pattern)
+            return _tiktoken_base(base, read_tiktoken(base))
         if file.kind != "reference":
             raise SqltokError(f"{base} is {file.describe()}: sqltok extends byte-level BPE models it trained "
                               "(by name, or as a reference .model file), HF tokenizer.json and .tiktoken files")
@@ -111,6 +110,23 @@ def load_base(con: duckdb.DuckDBPyConnection, base: str) -> Base:
                           "(method word) can be extended")
     return Base(base, model.tokens, model.script_aware, model.special_tokens, BPETokenizer.from_model(model, base),
                 model=model)
+
+
+def _hf_base(base: str, document: dict) -> Base:
+    """The base of an HF byte-level BPE tokenizer.json `document`."""
+    spec = spec_from_hf_json(document, base)
+    pattern = count_pattern(spec, base)
+    added = {*spec.special_tokens.values(), *spec.added_tokens.values()}   # never merged into
+    tokens = [None if i in added else t for i, t in enumerate(spec.tokens)]
+    return Base(base, tokens, False, spec.special_tokens, BPETokenizer.from_spec(spec, base),
+                document=document, pattern=pattern)
+
+
+def _tiktoken_base(base: str, spec: EncoderSpec) -> Base:
+    """The base of a tiktoken encoding `spec`."""
+    pattern = count_pattern(spec, base)
+    return Base(base, spec.tokens, False, spec.special_tokens, BPETokenizer.from_spec(spec, base), ranks=spec,
+                pattern=pattern)
 
 
 def extended_model(model: Model, out: dict, specials: str) -> Model:
