@@ -230,3 +230,14 @@ def test_lines_that_normalize_to_nothing_reorder_as_in_sentencepiece(con, tmp_pa
     path = tmp_path / "es.txt"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     _assert_same(_ours(con, path, 1200, **flags), _oracle(path, 1200, **flags))
+
+
+@pytest.mark.parametrize("flags", [{}, {"normalization_rule_name": "identity"}], ids=lambda f: ",".join(f) or "defaults")
+def test_a_crlf_file_is_read_as_spm_train_reads_it(con, tmp_path, flags):
+    """spm_train keeps each line's "\\r": a blank CRLF line is a sentence that normalizes to nothing
+    (and is dropped with the reordering), and identity keeps the "\\r" in the text."""
+    lines = _lines(CORPORA / "en.jsonl", 1200)
+    path = tmp_path / "crlf.txt"
+    path.write_bytes(("\r\n".join(lines) + "\r\n").encode())
+    assert "" in lines
+    _assert_same(_ours(con, path, 800, **flags), _oracle(path, 800, **flags))

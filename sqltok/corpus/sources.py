@@ -39,7 +39,8 @@ class Source:
     """Where documents come from. Exactly one of `path`, `table` and `sql` is set.
 
     `text_key` names the text field (JSONL key, Parquet or table column); `text_mode` is required for
-    plain text files: "file" (one document per file) or "line" (one document per line).
+    plain text files: "file" (one document per file) or "line" (one document per line, a CRLF line
+    end taken off whole unless `strip_cr` is false: spm_train keeps the "\r").
     """
 
     path: str | None = None
@@ -49,6 +50,7 @@ class Source:
     text_mode: str | None = None
     max_documents: int | None = None
     json_object_size: int = LONG_LINES  # JSONL: DuckDB's maximum_object_size (see LONG_LINES)
+    strip_cr: bool = True
 
     def __post_init__(self) -> None:
         if sum(x is not None for x in (self.path, self.table, self.sql)) != 1:
@@ -154,6 +156,8 @@ class Source:
             pieces = f"SELECT unnest(p) AS piece FROM (SELECT sqltok_pieces(content, 'lines') AS p FROM read_text({lit}))"
             split = f"SELECT string_split(regexp_replace(piece, '\\n$', ''), chr(10)) AS l FROM ({pieces})"
             lines = f"SELECT unnest(l) AS line FROM ({split})"
+            if not self.strip_cr:
+                return f"SELECT line AS text FROM ({lines})"
             return f"SELECT regexp_replace(line, '\\r$', '') AS text FROM ({lines})"
         if stem.endswith(".txt"):
             raise CorpusError(f"{path} is plain text: say whether a document is the whole file "

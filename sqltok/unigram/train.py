@@ -5,7 +5,7 @@ result kept in the store as the `.model` file sentencepiece reads (a `ModelFile`
 database as it was: the work tables are dropped and the model is written in one transaction."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sqltok.corpus.sources import Source
 from sqltok.errors import SqltokError
@@ -13,7 +13,7 @@ from sqltok.interrupts import interruptible
 from sqltok.register import register
 from sqltok.freed_memory import release_freed_memory, returning_freed_memory
 from sqltok.store import ModelFile, check_new_name, delete_rows, ensure_schema, save_model_file, transaction
-from sqltok.training.corpus import prepare_corpus
+from sqltok.training.corpus import as_source, prepare_corpus
 from sqltok.training.stopwatch import Stopwatch
 from sqltok.training.work_tables import WorkTables
 from sqltok.unigram.em import PieceSet, finalize, run_em
@@ -43,6 +43,9 @@ class UnigramReport:
 def train_model_proto(con, source: Source | str, spec: UnigramSpec, watch: Stopwatch) -> tuple[bytes, UnigramReport]:
     """The serialized ModelProto SentencePiece would train on `source` (one `text` per row, read as
     lines), and the run's figures (the report's model name left empty)."""
+    source = as_source(source)
+    if source.text_mode == "line":  # spm_train reads a CRLF file's lines with their "\r"
+        source = replace(source, strip_cr=False)
     with WorkTables(con) as work, returning_freed_memory(con):
         with watch("read"):
             corpus = prepare_corpus(con, source)
