@@ -53,3 +53,25 @@ def test_equal_paths_go_as_in_sentencepiece():
         for piece in oracle.encode(w.replace("▁", " ").strip(), out_type=str):
             expected[normal.to_pylist().index(piece)] += 1
         assert counts.tolist() == expected, w
+
+
+def test_whitespace_as_suffix_exports_to_hf_with_the_oracle_ids(tmp_path):
+    """The dummy "▁" goes at the end of the text (Replace(\\z -> ▁), no Metaspace); sqltok reads the
+    export back with HF's ids and offsets."""
+    import sqltok
+
+    lines = _lines(CORPORA / "fr.jsonl", 1000)
+    corpus, held = tmp_path / "fr.txt", lines[700:] + ["  Ça  va ?  ", " ", "x", "🙂 ﬁ①"]
+    corpus.write_text("\n".join(lines[:700]) + "\n", encoding="utf-8")
+    db = str(tmp_path / "t.duckdb")
+    assert main(["train", str(corpus), "--lines", "--method", "unigram", "--vocab-size", "700", "--model", "fr",
+                 "--treat-whitespace-as-suffix", "--db", db]) == 0
+    assert main(["export", "fr", "--format", "sentencepiece", "-o", str(tmp_path / "fr.model"), "--db", db]) == 0
+    assert main(["export", "fr", "--format", "hf", "-o", str(tmp_path / "fr.json"), "--db", db]) == 0
+    oracle = spm.SentencePieceProcessor(model_file=str(tmp_path / "fr.model"))
+    hf = Tokenizer.from_file(str(tmp_path / "fr.json"))
+    assert [hf.encode(t).ids for t in held] == [oracle.encode(t) for t in held]
+    ours = sqltok.Tokenizer.load(str(tmp_path / "fr.json"))
+    for t in held:
+        e = hf.encode(t)
+        assert tuple(ours.encode_with_offsets(t, allowed_special="all")) == (e.ids, [tuple(o) for o in e.offsets])

@@ -114,7 +114,10 @@ def _replace(dest: list[Change], old_count: int, new: str) -> None:
 
 
 def _matches(pattern: dict, text: str) -> list[tuple[int, int]]:
-    """The character ranges a Replace's or Split's pattern ({"String": s} or {"Regex": r}) matches."""
+    """The character ranges a Replace's or Split's pattern ({"String": s} or {"Regex": r}) matches
+    (none in an empty text, as HF's `find_matches`: Replace(\\z -> "▁") adds nothing to it)."""
+    if not text:
+        return []
     (kind, value), = pattern.items()
     source = regex.escape(value) if kind == "String" else value.replace(r"\z", r"\Z")
     return [m.span() for m in _compiled(source).finditer(text)]

@@ -8,7 +8,8 @@ Two kinds of pipeline are read:
   Replace(` {2,}` -> " ") (`remove_extra_whitespaces`, but for a trailing "▁" of the text, which
   HF keeps: the encoder's `hf_json`), Replace(" " -> "▁") (`escape_whitespaces`;
   Gemma's, with a Split(" ", MergedWithPrevious) that then finds no space), Replace(`\\A▁` -> "▁▁")
-  before Metaspace "always", Prepend("▁") (Llama 2's legacy dummy prefix), Metaspace "first";
+  before Metaspace "always", Prepend("▁") (Llama 2's legacy dummy prefix), Metaspace "first",
+  Replace(`\\z` -> "▁") after Replace(" " -> "▁") (treat_whitespace_as_suffix's dummy "▁");
 - the model converters' (T5, XLM-R, ALBERT, XLNet, older T5 files): Replace of a string, NFKD,
   StripAccents, Lowercase before Precompiled (`hf_text_steps`), then Strip(right), Replace(` {2,}`),
   WhitespaceSplit and Metaspace "always" or "never", run as HF's own steps (`hf_whitespace.pxd`);
@@ -42,6 +43,7 @@ SPACE = "\u2581"
 _TRIM = r"\A +| +\z"
 _COLLAPSE = " {2,}"
 _DOUBLE = r"\A" + SPACE
+_SUFFIX = r"\z"
 
 
 @dataclass(frozen=True)
@@ -116,6 +118,7 @@ class _Options:
     remove_extra_whitespaces: bool = False
     escape_whitespaces: bool = False
     doubled: bool = False             # Replace(\A▁ -> ▁▁): Metaspace "always" then prefixes every text
+    suffix: bool = False              # Replace(\z -> ▁): the dummy "▁" of treat_whitespace_as_suffix
     prepend: bool = False             # Prepend("▁")
     strip_right: bool = False         # Strip(right) (HF whitespace mode, see hf_whitespace.pxd)
     collapse: bool = False            # Replace( {2,} -> " " or "▁") without the \A +| +\z trim (HF mode)
@@ -160,6 +163,9 @@ def _normalizer(norm: object, o: _Options, problems: list[str]) -> None:
         elif rep == ("Regex", _DOUBLE, SPACE + SPACE) and seen[-1:] == ["escape"]:
             seen.append("double")
             o.doubled = True
+        elif rep == ("Regex", _SUFFIX, SPACE) and seen[-1:] == ["escape"]:
+            seen.append("suffix")
+            o.suffix = True
         elif kind == "Prepend" and step.get("prepend") == SPACE and not seen:
             seen.append("prepend")
             o.prepend = True
@@ -386,6 +392,8 @@ def read_hf_sentencepiece(doc: dict) -> HfSentencePiece:
     if o.scheme == "first" and (o.charsmap or o.remove_extra_whitespaces or o.text_steps or o.split_words):
         problems.append("pre_tokenizer Metaspace prepend_scheme 'first' after a Precompiled or whitespace-removing "
                         "normalizer, normalizer steps or WhitespaceSplit")
+    if o.suffix and o.scheme is not None:
+        problems.append("normalizer Replace(\\z -> ▁) together with a Metaspace pre_tokenizer")
     if o.prepend and o.scheme is not None:
         problems.append("normalizer Prepend('▁') together with a Metaspace pre_tokenizer")
     ignore_merges = bpe and bool(model.get("ignore_merges", False))
@@ -398,11 +406,12 @@ def read_hf_sentencepiece(doc: dict) -> HfSentencePiece:
     if problems:
         raise UnsupportedTokenizerError("tokenizer.json uses what sqltok's SentencePiece encoder does not "
                                         "support: " + "; ".join(problems))
-    add_dummy_prefix = (o.prepend or o.scheme == "always") and not o.hf_whitespace
+    add_dummy_prefix = (o.prepend or o.suffix or o.scheme == "always") and not o.hf_whitespace
     sp = SentencePieceModel(
         pieces, scores, _piece_types(pieces, unk, special, o.user_defined, byte_fallback),
         TrainerSpec(model_type=ModelType.BPE if bpe else ModelType.UNIGRAM, vocab_size=len(pieces),
-                    byte_fallback=byte_fallback, unk_id=-1 if unk is None else unk),
+                    byte_fallback=byte_fallback, unk_id=-1 if unk is None else unk,
+                    treat_whitespace_as_suffix=o.suffix),
         NormalizerSpec(name="hf", precompiled_charsmap=o.charsmap, add_dummy_prefix=add_dummy_prefix,
                        remove_extra_whitespaces=o.remove_extra_whitespaces,
                        escape_whitespaces=o.escape_whitespaces and not o.hf_whitespace))

@@ -1,7 +1,8 @@
 """A trained Unigram model as a Hugging Face `tokenizers` tokenizer.json, written from its pieces the
 way `transformers`' SentencePiece converter builds one (`build_tokenizer_from_spm_proto`, legacy):
 the Unigram model (pieces and scores by id), the precompiled charsmap and SentencePiece's whitespace
-rules as normalizers, Metaspace for the dummy prefix, user-defined pieces split off whole after
+rules as normalizers, Metaspace for the dummy prefix (Replace(\\z -> ▁) for
+treat_whitespace_as_suffix's dummy suffix, which no Metaspace adds), user-defined pieces split off whole after
 normalization (as SentencePiece finds them, so they are not added tokens, which HF would cut out of
 the text before normalizing it), control pieces as special added tokens, and the matching decoders."""
 from __future__ import annotations
@@ -25,11 +26,14 @@ def tokenizer_json(pieces: list[tuple[str, float, int]], spec: UnigramSpec, char
     if spec.remove_extra_whitespaces:
         normalizers += [_replace(r"\A +| +\z", "", True), _replace(" {2,}", " ", True)]
     normalizers.append(_replace(" ", "▁", False))
-    if spec.add_dummy_prefix:
+    suffix = spec.add_dummy_prefix and spec.treat_whitespace_as_suffix   # the dummy "▁" goes at the end
+    if suffix:
+        normalizers.append(_replace(r"\z", "▁", True))
+    elif spec.add_dummy_prefix:
         normalizers.append(_replace(r"\A▁", "▁▁", True))
     user_defined = [p for p, _, kind in pieces if kind == USER_DEFINED]
     pre = []
-    if spec.add_dummy_prefix:
+    if spec.add_dummy_prefix and not suffix:
         pre.append({"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": False})
     if user_defined:
         pattern = "|".join(re.escape(p) for p in sorted(user_defined, key=len, reverse=True))
