@@ -94,6 +94,9 @@ def _train(con, args, cluster=None) -> None:
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     if not progress:  # nor DuckDB's own bar, which it prints on stdout for queries over 2 s
         con.execute("SET enable_progress_bar = false")
+    given = [name for name in UNIGRAM_FLAGS if getattr(args, name) is not None]
+    if given and args.method != "unigram":
+        raise SqltokError(f"--{given[0].replace('_', '-')} is a flag of --method unigram, not of --method {args.method}")
     if args.method == "wordpiece":
         return _train_wordpiece(con, args, src, held, progress)
     if args.method == "unigram":
@@ -182,6 +185,12 @@ def _print_compression(con, model: str, held: Source, fraction: float) -> None:
 
 def _train_unigram(con, src: Source, held: Source | None, args) -> None:
     """`--method unigram`: SentencePiece's trainer with its flags; documents are read as lines."""
+    _check_bpe_args(args)
+    if args.simple:
+        raise SqltokError("--simple is for the byte-level BPE methods; Unigram splits words as SentencePiece does")
+    if args.special_tokens is not None:
+        raise SqltokError("--special-tokens is not a flag of --method unigram: give SentencePiece's "
+                          "--control-symbols or --user-defined-symbols")
     flags = {name: getattr(args, name) for name in UNIGRAM_FLAGS if getattr(args, name) is not None}
     for name in ("user_defined_symbols", "control_symbols"):
         if name in flags:

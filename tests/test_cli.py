@@ -64,6 +64,17 @@ def test_script_aware_hf_export_is_refused_clearly(tmp_path, corpus, capsys):
     (["train", "--sql", "SELECT 'a' AS text", "--vocab-size", "100", "--model", "m"], "at least 243"),
     (["export", "ghost", "-o", "x.model"], "no model named 'ghost'"),
     (["train", "--vocab-size", "300", "--model", "m"], "give one source"),
+    # a flag of another method is refused, not ignored
+    (["train", "--sql", "SELECT 'a b' AS text", "--method", "unigram", "--vocab-size", "10", "--model", "m",
+      "--special-tokens", "<a>"], "--control-symbols"),
+    (["train", "--sql", "SELECT 'a b' AS text", "--method", "unigram", "--vocab-size", "10", "--model", "m",
+      "--simple"], "--simple is for the byte-level BPE methods"),
+    (["train", "--sql", "SELECT 'a b' AS text", "--method", "unigram", "--vocab-size", "10", "--model", "m",
+      "--supermerges", "5"], "--supermerges needs"),
+    (["train", "--sql", "SELECT 'a b' AS text", "--method", "wordpiece", "--vocab-size", "10", "--model", "m",
+      "--user-defined-symbols", "x"], "a flag of --method unigram, not of --method wordpiece"),
+    (["train", "--sql", "SELECT 'a b' AS text", "--vocab-size", "300", "--model", "m", "--byte-fallback"],
+     "a flag of --method unigram, not of --method bpe"),
 ])
 def test_errors_are_clear_and_exit_2(tmp_path, monkeypatch, capsys, argv, message):
     monkeypatch.chdir(tmp_path)
