@@ -8,6 +8,8 @@ regression report's figures.
 """
 from __future__ import annotations
 
+import json
+
 import duckdb
 import pyarrow as pa
 import pytest
@@ -248,6 +250,27 @@ def test_an_extended_file_extends_again_by_its_name(con, bundled, tmp_path, EN, 
     texts = [r[0] for r in con.execute(f"SELECT text FROM ({MULTI.query()}) LIMIT 50").fetchall()]
     got = [r[0] for r in con.execute("SELECT encode('t_twice', t) FROM (SELECT unnest(?) AS t)", [texts]).fetchall()]
     assert got == ref.encode_ordinary_batch(texts)
+
+def test_an_added_token_inside_the_vocabulary_cuts_the_pretokens_it_is_in(con, tmp_path, EN, MULTI):
+    # HF splits a non-special added token out of the text first and merges the pieces apart: the base
+    # encodes "er" in "her", "very", ... as the added token, which the merges must go around
+    train_bpe(con, EN, 500, "en", simple=True)
+    export_model(con, "en", tmp_path / "base.json", format="hf")
+    doc = json.loads((tmp_path / "base.json").read_text())
+    er = doc["model"]["vocab"]["er"]
+    doc["added_tokens"].insert(0, {"id": er, "content": "er", "single_word": False, "lstrip": False,
+                                   "rstrip": False, "normalized": False, "special": False})
+    (tmp_path / "base.json").write_text(json.dumps(doc))
+    report = extend_model(con, str(tmp_path / "base.json"), EN, 100, "ext")
+    assert report.new_tokens == 100 and report.regression.old_ids_changed == 0
+    export_model(con, "ext", tmp_path / "ext.json", format="hf")
+    hf = HFTokenizer.from_file(str(tmp_path / "ext.json"))
+    assert hf.get_vocab()["er"] == er
+    texts = [r[0] for r in con.execute(f"SELECT text FROM ({EN.query()}) LIMIT 150").fetchall()]
+    got = [r[0] for r in con.execute("SELECT encode('ext', t) FROM (SELECT unnest(?) AS t)", [texts]).fetchall()]
+    assert got == [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)]
+    assert sum(ids.count(er) for ids in got) > 100
+
 
 O200K_JSON = SHARED_TOKENIZERS / "o200k_base" / "tokenizer.json"
 

@@ -20,7 +20,8 @@ def extend_merges(sequences, counts, list tokens, int64_t add, progress=None, in
     base token ids) weighted by `counts` (int64); `tokens` are the base's token bytes by id.
 
     Returns pyarrow arrays: merges (`left`, `right`, `new_id`, `count`, `flag`) in order, `tokens`
-    (the bytes of the new ids, len(tokens) on; a base id whose entry is None has no token), `token_counts` (the weighted frequency of every id
+    (the bytes of the new ids, len(tokens) on; a base id whose entry is None has no token and cuts the
+    sequences that hold it), `token_counts` (the weighted frequency of every id
     in the merged sequences). `progress(merges_done, tokens)` every `progress_every` merges."""
     cdef MergeState st = MergeState()
     cdef int32_t n_base = len(tokens)
@@ -41,17 +42,33 @@ def extend_merges(sequences, counts, list tokens, int64_t add, progress=None, in
     cdef const int32_t* ids = (<const int32_t*>buffer_address(values.buffers()[1])) + <int64_t>values.offset
     cdef const int64_t* cnt = int64_values(counts, keep)
     cdef int64_t n = len(sequences), w, j, bad = -1
+    cdef int32_t length
+    cdef bint cut
     with nogil:
         for w in range(n):
-            st.add_sequence(cnt[w])
+            cut = False
             for j in range(offsets[w], offsets[w + 1]):
-                if ids[j] < 0 or ids[j] >= n_base or st.token_bytes[ids[j]].size() == 0:
+                if ids[j] < 0 or ids[j] >= n_base:
                     bad = w
                     break
-                st.units.push_back(ids[j])
-            st.close_sequence(<int32_t>(offsets[w + 1] - offsets[w]))
+                cut = cut or st.token_bytes[ids[j]].size() == 0
             if bad >= 0:
                 break
+            # an id without a token (an HF added token the base matched in the pretoken) cuts the
+            # sequence: HF splits added tokens out of the text first and merges the pieces apart
+            length = 0
+            for j in range(offsets[w], offsets[w + 1]):
+                if st.token_bytes[ids[j]].size() == 0:
+                    if length:
+                        st.close_sequence(length)
+                    length = 0
+                    continue
+                if length == 0:
+                    st.add_sequence(cnt[w], cut)
+                st.units.push_back(ids[j])
+                length += 1
+            if length:
+                st.close_sequence(length)
     if bad >= 0:
         raise ValueError(f"sequence {bad} holds an id that is not a base token")
     cdef MergeLog log
