@@ -96,7 +96,8 @@ def _train(con, args, cluster=None) -> None:
         con.execute("SET enable_progress_bar = false")
     given = [name for name in UNIGRAM_FLAGS if getattr(args, name) is not None]
     if given and args.method != "unigram":
-        raise SqltokError(f"--{given[0].replace('_', '-')} is a flag of --method unigram, not of --method {args.method}")
+        raise SqltokError(f"--{given[0].replace('_', '-')} is a flag of --method unigram, "
+                          f"not of --method {args.method}")
     if args.method == "wordpiece":
         return _train_wordpiece(con, args, src, held, progress)
     if args.method == "unigram":
