@@ -155,3 +155,23 @@ def test_decode_skip_special_tokens_equals_hf(pair, batch, data):
         assert tok.decode_batch(batch, skip_special_tokens=skip) == hf.decode_batch(batch, skip_special_tokens=skip)
     # the families' defaults: WordPiece as HF's (skip), byte-level BPE as tiktoken's (keep)
     assert tok.decode(batch[0]) == hf.decode(batch[0], skip_special_tokens=tok.skips_special_tokens)
+
+
+@pytest.mark.parametrize("regex", [r"\S+", r"[a-z]+", r"(\w)+"])
+def test_split_isolated_keeps_the_text_between_matches(bundled, tmp_path, regex):
+    """A byte-level BPE tokenizer.json whose Split(Isolated) regex sqltok's matcher does not know and
+    that leaves text unmatched: HF makes each run between two matches a pretoken too (sqltok dropped
+    it, "hello world" lost its space), and takes whole matches; ids and offsets equal HF's."""
+    doc = json.loads(ByteLevelBPETokenizer.from_file(str(bundled("gpt2_vocab.json")),
+                                                     str(bundled("gpt2_merges.txt")))._tokenizer.to_str())
+    doc["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": regex}, "behavior": "Isolated", "invert": False},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    tok, hf = sqltok.Tokenizer.load(path), tokenizers.Tokenizer.from_file(str(path))
+    for text in ["hello world  x", "Hello, World! 123", "", " ", "naïve café\n\t日本 🙂"]:
+        want = hf.encode(text, add_special_tokens=False)
+        assert tok.encode_ordinary(text) == want.ids, text
+        assert tok.encode_with_offsets(text) == (want.ids, want.offsets), text
+    assert tok.encode_ordinary_batch(["hello world  x"] * 70) == [hf.encode("hello world  x").ids] * 70

@@ -51,9 +51,11 @@ class BPETokenizer(Tokenizer):
 
     def __init__(self, name: str, encoder: Encoder, special_tokens: dict[str, int],
                  pattern: str, normalizer: str | None = None, added_tokens: Mapping[str, int] | None = None,
-                 in_vocabulary: Collection[int] = ()) -> None:
+                 in_vocabulary: Collection[int] = (), keep_unmatched: bool = False) -> None:
         """`added_tokens`: HF's non-special added tokens; `in_vocabulary`: the ids of special and
-        added tokens that are also tokens of the model's vocabulary (HF files list some there)."""
+        added tokens that are also tokens of the model's vocabulary (HF files list some there);
+        `keep_unmatched`: the text between two matches of `pattern` is a pretoken too (HF's Split
+        `Isolated`), not dropped (tiktoken's rule; see `EncoderSpec`)."""
         super().__init__(name, special_tokens)
         self._encoder = encoder
         self._added_tokens = dict(added_tokens or {})
@@ -62,6 +64,7 @@ class BPETokenizer(Tokenizer):
         self.has_supermerges = False  # a two-phase model (BoundlessBPE, SuperBPE); see from_model
         self.pattern = pattern
         self.normalizer = normalizer
+        self._keep_unmatched = keep_unmatched
         # An unknown pattern: split in Python, merge in Cython.
         try:
             self._fallback = regex.compile(pattern) if pattern_id(pattern) is None else None
@@ -113,7 +116,8 @@ class BPETokenizer(Tokenizer):
         added = getattr(spec, "added_tokens", None) or {}
         shared = [i for i in (*spec.special_tokens.values(), *added.values())
                   if i < len(spec.tokens) and spec.tokens[i] is not None]
-        tok = cls(name or spec.name, enc, spec.special_tokens, spec.pattern, spec.normalizer, added, shared)
+        tok = cls(name or spec.name, enc, spec.special_tokens, spec.pattern, spec.normalizer, added, shared,
+                  spec.keep_unmatched)
         tok._stripping = sorted(t for t, f in getattr(spec, "added_flags", {}).items() if f.lstrip or f.rstrip)
         tok._pickle_as = (cls.from_spec, (spec, name))
         return tok
@@ -251,7 +255,7 @@ class BPETokenizer(Tokenizer):
                     pieces.append(None)
                     owners.append((r, special))
                 else:
-                    for piece in self._fallback.findall(segment):
+                    for piece in self._fallback_pretokens(segment):
                         pieces.append(piece)
                         owners.append((r, None))
         encoded = self._encoder.encode_arrow(pa.array([p or "" for p in pieces], pa.large_string()), None, threads)
@@ -328,8 +332,25 @@ class BPETokenizer(Tokenizer):
     def _pretokens(self, text: str) -> list[str]:
         """The pretokens of `text` under the tokenizer's pattern."""
         if self._fallback is not None:
-            return self._fallback.findall(text)
+            return self._fallback_pretokens(text)
         return pretokenize(text, pattern=self._encoder.pattern)
+
+    def _fallback_pretokens(self, text: str) -> list[str]:
+        """The pretokens of `text` under a pattern the Cython matcher does not know: its matches, whole
+        (tiktoken's `find_iter`, whatever groups the pattern captures), and with `keep_unmatched` each
+        run of text between them too (HF's Split `Isolated`)."""
+        if not self._keep_unmatched:
+            return [m.group() for m in self._fallback.finditer(text)]
+        out, at = [], 0
+        for m in self._fallback.finditer(text):
+            if m.start() > at:
+                out.append(text[at:m.start()])
+            if m.end() > m.start():
+                out.append(m.group())
+            at = m.end()
+        if at < len(text):
+            out.append(text[at:])
+        return out
 
 
 def _digest(file: TokenizerFile) -> str:
