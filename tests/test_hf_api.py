@@ -175,3 +175,25 @@ def test_split_isolated_keeps_the_text_between_matches(bundled, tmp_path, regex)
         assert tok.encode_ordinary(text) == want.ids, text
         assert tok.encode_with_offsets(text) == (want.ids, want.offsets), text
     assert tok.encode_ordinary_batch(["hello world  x"] * 70) == [hf.encode("hello world  x").ids] * 70
+
+
+@pytest.mark.parametrize("regex", [r"\S+", r"[a-z]+|日"])
+def test_offsets_where_the_split_removes_text(bundled, tmp_path, regex):
+    """Split(Removed, invert) keeps only the matches: the tokens leave the rest of the text out, and
+    their offsets are HF's (`encode_with_offsets` raised "the tokens do not cover the text's bytes"),
+    also for a .tiktoken file whose pattern= leaves text out (tiktoken drops what no match covers)."""
+    doc = json.loads(ByteLevelBPETokenizer.from_file(str(bundled("gpt2_vocab.json")),
+                                                     str(bundled("gpt2_merges.txt")))._tokenizer.to_str())
+    doc["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": regex}, "behavior": "Removed", "invert": True},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    tok, hf = sqltok.Tokenizer.load(path), tokenizers.Tokenizer.from_file(str(path))
+    custom = tmp_path / "custom.tiktoken"
+    custom.write_bytes(bundled("r50k_base.tiktoken").read_bytes() + b"YWJjZGVmZ2g= 50257\n")
+    plain = sqltok.Tokenizer.load(custom, pattern=regex)
+    for text in ["hello world  x", "Hello, World! 123", "", "   ", "  naïve café\n\t日本 🙂 "]:
+        want = hf.encode(text, add_special_tokens=False)
+        assert tok.encode_with_offsets(text) == (want.ids, want.offsets), text
+        assert plain.encode_with_offsets(text) == (want.ids, want.offsets), text

@@ -303,7 +303,28 @@ class BPETokenizer(Tokenizer):
         normalized = normalize(text, self.normalizer) if self.normalizer else text
         origin = nfc_origin(text) if self.normalizer else None
         lengths = pc.binary_length(self.token_bytes_array().take(pa.array(ids, pa.int32()))).to_numpy()
-        return EncodedText(ids, byte_span_offsets(normalized, np.asarray(lengths, np.int64), origin))
+        return EncodedText(ids, byte_span_offsets(normalized, np.asarray(lengths, np.int64), origin,
+                                                  self._covered_bytes(normalized)))
+
+    def _covered_bytes(self, text: str) -> np.ndarray | None:
+        """Which bytes of `text` (as the encoder takes it) `encode_ordinary`'s tokens stand for, when a
+        pattern the matcher does not know may leave text out (tiktoken's rule, HF's Split `Removed`
+        with `invert`): the added tokens and the pattern's matches; None when the tokens cover it all."""
+        if self._fallback is None or self._keep_unmatched:
+            return None
+        covered = np.zeros(len(text.encode()), bool)
+        at = 0  # the byte where the segment starts
+        for segment, token in self._split_specials(text, None):
+            if token is not None:
+                size = len(self.decode_single_token_bytes(token))
+                covered[at:at + size] = True
+                at += size
+                continue
+            byte_at = np.concatenate([[0], np.cumsum([len(c.encode()) for c in segment], dtype=np.int64)])
+            for m in self._fallback.finditer(segment):
+                covered[at + byte_at[m.start()]:at + byte_at[m.end()]] = True
+            at += int(byte_at[-1])
+        return covered
 
     def encode_with_unstable(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
                              disallowed_special: AllowedSpecial = "all") -> tuple[list[int], list[list[int]]]:
