@@ -197,3 +197,23 @@ def test_offsets_where_the_split_removes_text(bundled, tmp_path, regex):
         want = hf.encode(text, add_special_tokens=False)
         assert tok.encode_with_offsets(text) == (want.ids, want.offsets), text
         assert plain.encode_with_offsets(text) == (want.ids, want.offsets), text
+
+
+def test_offsets_with_added_tokens_that_take_in_white_space(bundled, tmp_path):
+    """Added tokens with lstrip/rstrip (RoBERTa's and BART's <mask>): an added token's offsets are its
+    match, the white space it takes in included, as HF gives them; a special one is text here
+    (`encode_ordinary`). sqltok refused offsets for every text of such a tokenizer."""
+    from tokenizers import AddedToken
+
+    hf = ByteLevelBPETokenizer.from_file(str(bundled("gpt2_vocab.json")), str(bundled("gpt2_merges.txt")))._tokenizer
+    hf.add_special_tokens([AddedToken("<mask>", lstrip=True), "<s>"])
+    hf.add_tokens([AddedToken("<ent>", rstrip=True), AddedToken("[L]", lstrip=True, rstrip=True)])
+    path = tmp_path / "tokenizer.json"
+    path.write_text(hf.to_str(), encoding="utf-8")
+    tok = sqltok.Tokenizer.load(path)
+    for text in ["hello world", "a <ent>  b", "a   <ent>b", "<ent> x", "<ent>", "  <ent>  ", "ü<ent>日 \t[L]\n x",
+                 "[L][L] [L]", "", "x <ent>\u3000y"]:
+        want = hf.encode(text, add_special_tokens=False)
+        assert tok.encode_with_offsets(text) == (want.ids, want.offsets), text
+    ids, offsets = tok.encode_with_offsets("x <mask> y")
+    assert ids == tok.encode_ordinary("x <mask> y") and offsets[-1] == (8, 10)

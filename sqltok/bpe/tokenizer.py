@@ -25,7 +25,6 @@ from sqltok.bpe.tekken_file import read_tekken
 from sqltok.bpe.tiktoken_file import read_encoding_document, read_tiktoken
 from sqltok.bpe.unstable import unstable_completions
 from sqltok.errors import SqltokError
-from sqltok.formats.errors import UnsupportedTokenizerError
 from sqltok.formats.files import read_bytes
 from sqltok.formats.kind import TokenizerFile, sniff
 from sqltok.normalizers import normalize
@@ -35,7 +34,7 @@ from sqltok.pretokenizer import patterns
 from sqltok.pretokenizer._pretokenize import PATTERN_IDS, pattern_id, pretokenize
 from sqltok.store import load_model
 from sqltok.threads import default_threads
-from sqltok.token_offsets import EncodedText, byte_span_offsets, require_unicode
+from sqltok.token_offsets import EncodedText, byte_range_offsets, byte_span_offsets, require_unicode
 from sqltok.tokenizer import AllowedSpecial, Tokenizer, id_lists_array, require_str
 
 #: Pattern id meaning "each piece is already one pretoken" (used after a Python `regex` split).
@@ -296,35 +295,50 @@ class BPETokenizer(Tokenizer):
         original text when the tokenizer normalizes it)."""
         text = require_str([text])[0]
         require_unicode(text)
-        if self._stripping:
-            raise UnsupportedTokenizerError(f"offsets of {self.name!r}: its added tokens {self._stripping} take in "
-                                            "white space (lstrip/rstrip), which sqltok's offsets do not follow yet")
         ids = self.encode_ordinary(text)
         normalized = normalize(text, self.normalizer) if self.normalizer else text
         origin = nfc_origin(text) if self.normalizer else None
-        lengths = pc.binary_length(self.token_bytes_array().take(pa.array(ids, pa.int32()))).to_numpy()
-        return EncodedText(ids, byte_span_offsets(normalized, np.asarray(lengths, np.int64), origin,
-                                                  self._covered_bytes(normalized)))
+        lengths = np.asarray(pc.binary_length(self.token_bytes_array().take(pa.array(ids, pa.int32()))).to_numpy(),
+                             np.int64)
+        if not self._stripping and (self._fallback is None or self._keep_unmatched):
+            return EncodedText(ids, byte_span_offsets(normalized, lengths, origin))
+        return EncodedText(ids, byte_range_offsets(normalized, *self._byte_ranges(normalized, lengths), origin))
 
-    def _covered_bytes(self, text: str) -> np.ndarray | None:
-        """Which bytes of `text` (as the encoder takes it) `encode_ordinary`'s tokens stand for, when a
-        pattern the matcher does not know may leave text out (tiktoken's rule, HF's Split `Removed`
-        with `invert`): the added tokens and the pattern's matches; None when the tokens cover it all."""
-        if self._fallback is None or self._keep_unmatched:
-            return None
-        covered = np.zeros(len(text.encode()), bool)
-        at = 0  # the byte where the segment starts
-        for segment, token in self._split_specials(text, None):
-            if token is not None:
-                size = len(self.decode_single_token_bytes(token))
-                covered[at:at + size] = True
-                at += size
+    def _byte_ranges(self, text: str, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The UTF-8 byte range in `text` (as the encoder takes it) of each token of
+        `encode_ordinary(text)` (`lengths` bytes each), where they do not lie back to back over it:
+        an added token's is its match, with the white space its lstrip/rstrip takes in (as HF gives
+        it); the other tokens lie over the bytes of their segment that a pattern the matcher does not
+        know matches (tiktoken's rule, HF's Split `Removed` with `invert`: the rest is left out), or
+        over all of them."""
+        data = text.encode()
+        starts, ends = np.zeros(len(lengths), np.int64), np.zeros(len(lengths), np.int64)
+        k = 0
+        for start, end, token in self._encoder.split_added(text, None, True):
+            if token >= 0:
+                if k >= len(lengths):
+                    raise ValueError("the tokens do not cover the text's bytes")
+                starts[k], ends[k] = start, end
+                k += 1
                 continue
-            byte_at = np.concatenate([[0], np.cumsum([len(c.encode()) for c in segment], dtype=np.int64)])
-            for m in self._fallback.finditer(segment):
-                covered[at + byte_at[m.start()]:at + byte_at[m.end()]] = True
-            at += int(byte_at[-1])
-        return covered
+            if self._fallback is None or self._keep_unmatched:
+                at = np.arange(start, end)
+            else:
+                segment = data[start:end].decode()
+                byte_at = start + np.concatenate([[0], np.cumsum([len(c.encode()) for c in segment], dtype=np.int64)])
+                at = np.concatenate([np.zeros(0, np.int64)] + [np.arange(byte_at[m.start()], byte_at[m.end()])
+                                                               for m in self._fallback.finditer(segment)])
+            used = 0
+            while used < len(at) and k < len(lengths):
+                starts[k] = at[used]
+                used += int(lengths[k])
+                ends[k] = at[min(used, len(at)) - 1] + 1
+                k += 1
+            if used != len(at):
+                raise ValueError("the tokens do not cover the text's bytes")
+        if k != len(lengths):
+            raise ValueError("the tokens do not cover the text's bytes")
+        return starts, ends
 
     def encode_with_unstable(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
                              disallowed_special: AllowedSpecial = "all") -> tuple[list[int], list[list[int]]]:
