@@ -178,6 +178,22 @@ def test_normalized_tokens_match_in_nfc_like_hf(nfc, text):
         assert tok.encode_with_offsets(text) == (want.ids, want.offsets)
 
 
+def test_offsets_of_a_normalized_token_whose_text_nfc_changes(tmp_path):
+    """A `normalized` added token under NFC matches its content in NFC ("éx" for "e\u0301x"): its
+    offsets are that match, as HF's (encode_with_offsets raised "the tokens do not cover the text's
+    bytes": it laid the token's own bytes, one more, over the text)."""
+    vocab, merges = tiny_vocab()
+    entries = [added("e\u0301x", len(vocab), False, normalized=True), added("<s>", len(vocab) + 1, True)]
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(hf_json(vocab, merges, normalizer={"type": "NFC"}, added_tokens=entries),
+                               ensure_ascii=False), encoding="utf-8")
+    tok, hf = sqltok.Tokenizer.load(path), tokenizers.Tokenizer.from_file(str(path))
+    for text in ["a e\u0301x b", "\u00e9x", "e\u0301xe\u0301x \u00e9", "xx", ""]:
+        want = hf.encode(text, add_special_tokens=False)
+        assert tok.encode_with_offsets(text) == (want.ids, want.offsets), repr(text)
+    assert tok.encode_with_offsets("a \u00e9x").offsets == [(0, 1), (1, 2), (2, 4)]
+
+
 @pytest.mark.parametrize("converter", ["RobertaTokenizerFast", "BartTokenizerFast"])
 def test_roberta_and_bart_files_encode_like_hf(bundled, gpt2_files, tmp_path, converter):
     """RoBERTa's and BART's <mask> (lstrip true) in the files transformers writes, on GPT-2's files."""

@@ -300,19 +300,20 @@ class BPETokenizer(Tokenizer):
         origin = nfc_origin(text) if self.normalizer else None
         lengths = np.asarray(pc.binary_length(self.token_bytes_array().take(pa.array(ids, pa.int32()))).to_numpy(),
                              np.int64)
-        if not self._stripping and (self._fallback is None or self._keep_unmatched):
+        if not self._added_tokens and not self._stripping and (self._fallback is None or self._keep_unmatched):
             return EncodedText(ids, byte_span_offsets(normalized, lengths, origin))
         return EncodedText(ids, byte_range_offsets(normalized, *self._byte_ranges(normalized, lengths), origin))
 
     def _byte_ranges(self, text: str, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The UTF-8 byte range in `text` (as the encoder takes it) of each token of
-        `encode_ordinary(text)` (`lengths` bytes each), where they do not lie back to back over it:
-        an added token's is its match, with the white space its lstrip/rstrip takes in (as HF gives
-        it); the other tokens lie over the bytes of their segment that a pattern the matcher does not
-        know matches (tiktoken's rule, HF's Split `Removed` with `invert`: the rest is left out), or
-        over all of them."""
+        `encode_ordinary(text)` (`lengths` bytes each), where they need not lie back to back over it:
+        an added token's is its match (with the white space its lstrip/rstrip takes in; a `normalized`
+        one's content in NFC), as HF gives it; the other tokens lie over the bytes of their segment
+        that a pattern the matcher does not know matches (tiktoken's rule, HF's Split `Removed` with
+        `invert`: the rest is left out), or over all of them."""
         data = text.encode()
         starts, ends = np.zeros(len(lengths), np.int64), np.zeros(len(lengths), np.int64)
+        done = np.concatenate([[0], np.cumsum(lengths)])  # bytes of the tokens before each token
         k = 0
         for start, end, token in self._encoder.split_added(text, None, True):
             if token >= 0:
@@ -328,14 +329,14 @@ class BPETokenizer(Tokenizer):
                 byte_at = start + np.concatenate([[0], np.cumsum([len(c.encode()) for c in segment], dtype=np.int64)])
                 at = np.concatenate([np.zeros(0, np.int64)] + [np.arange(byte_at[m.start()], byte_at[m.end()])
                                                                for m in self._fallback.finditer(segment)])
-            used = 0
-            while used < len(at) and k < len(lengths):
-                starts[k] = at[used]
-                used += int(lengths[k])
-                ends[k] = at[min(used, len(at)) - 1] + 1
-                k += 1
-            if used != len(at):
+            if not len(at):
+                continue
+            last = int(np.searchsorted(done, done[k] + len(at)))  # the tokens k..last-1 lie over `at`
+            if last >= len(done) or done[last] != done[k] + len(at):
                 raise ValueError("the tokens do not cover the text's bytes")
+            starts[k:last] = at[done[k:last] - done[k]]
+            ends[k:last] = at[done[k + 1:last + 1] - done[k] - 1] + 1
+            k = last
         if k != len(lengths):
             raise ValueError("the tokens do not cover the text's bytes")
         return starts, ends
