@@ -35,13 +35,19 @@ def byte_span_offsets(text: str, lengths: np.ndarray, origin: np.ndarray | None 
     """Character offsets of tokens that cover the UTF-8 of `text` back to back, `lengths` bytes each.
     `origin`: for each character of `text`, the index of the original character it stands for (when
     `text` is a normalized form of the original), or None when `text` is the original."""
-    data = np.frombuffer(text.encode("utf-8"), np.uint8)
-    if int(lengths.sum()) != len(data):
+    if int(lengths.sum()) != len(text.encode("utf-8")):
         raise ValueError("the tokens do not cover the text's bytes")
-    char_of_byte = np.cumsum((data & 0xC0) != 0x80) - 1
     ends = np.cumsum(lengths)
-    starts = char_of_byte[ends - lengths]
-    lasts = char_of_byte[ends - 1]
+    return byte_range_offsets(text, ends - lengths, ends, origin)
+
+
+def byte_range_offsets(text: str, starts: np.ndarray, ends: np.ndarray,
+                       origin: np.ndarray | None = None) -> list[tuple[int, int]]:
+    """Character offsets of tokens over the UTF-8 byte ranges [starts, ends) of `text` (not empty; a
+    range that starts or ends inside a character covers it); `origin` as for `byte_span_offsets`."""
+    data = np.frombuffer(text.encode("utf-8"), np.uint8)
+    char_of_byte = np.cumsum((data & 0xC0) != 0x80) - 1
+    starts, lasts = char_of_byte[starts], char_of_byte[ends - 1]
     if origin is not None:
         starts, lasts = origin[starts], origin[lasts]
     return list(zip(starts.tolist(), (lasts + 1).tolist()))

@@ -155,3 +155,65 @@ def test_decode_skip_special_tokens_equals_hf(pair, batch, data):
         assert tok.decode_batch(batch, skip_special_tokens=skip) == hf.decode_batch(batch, skip_special_tokens=skip)
     # the families' defaults: WordPiece as HF's (skip), byte-level BPE as tiktoken's (keep)
     assert tok.decode(batch[0]) == hf.decode(batch[0], skip_special_tokens=tok.skips_special_tokens)
+
+
+@pytest.mark.parametrize("regex", [r"\S+", r"[a-z]+", r"(\w)+"])
+def test_split_isolated_keeps_the_text_between_matches(bundled, tmp_path, regex):
+    """A byte-level BPE tokenizer.json whose Split(Isolated) regex sqltok's matcher does not know and
+    that leaves text unmatched: HF makes each run between two matches a pretoken too (sqltok dropped
+    it, "hello world" lost its space), and takes whole matches; ids and offsets equal HF's."""
+    doc = json.loads(ByteLevelBPETokenizer.from_file(str(bundled("gpt2_vocab.json")),
+                                                     str(bundled("gpt2_merges.txt")))._tokenizer.to_str())
+    doc["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": regex}, "behavior": "Isolated", "invert": False},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    tok, hf = sqltok.Tokenizer.load(path), tokenizers.Tokenizer.from_file(str(path))
+    for text in ["hello world  x", "Hello, World! 123", "", " ", "naïve café\n\t日本 🙂"]:
+        want = hf.encode(text, add_special_tokens=False)
+        assert tok.encode_ordinary(text) == want.ids, text
+        assert tok.encode_with_offsets(text) == (want.ids, want.offsets), text
+    assert tok.encode_ordinary_batch(["hello world  x"] * 70) == [hf.encode("hello world  x").ids] * 70
+
+
+@pytest.mark.parametrize("regex", [r"\S+", r"[a-z]+|日"])
+def test_offsets_where_the_split_removes_text(bundled, tmp_path, regex):
+    """Split(Removed, invert) keeps only the matches: the tokens leave the rest of the text out, and
+    their offsets are HF's (`encode_with_offsets` raised "the tokens do not cover the text's bytes"),
+    also for a .tiktoken file whose pattern= leaves text out (tiktoken drops what no match covers)."""
+    doc = json.loads(ByteLevelBPETokenizer.from_file(str(bundled("gpt2_vocab.json")),
+                                                     str(bundled("gpt2_merges.txt")))._tokenizer.to_str())
+    doc["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": regex}, "behavior": "Removed", "invert": True},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    tok, hf = sqltok.Tokenizer.load(path), tokenizers.Tokenizer.from_file(str(path))
+    custom = tmp_path / "custom.tiktoken"
+    custom.write_bytes(bundled("r50k_base.tiktoken").read_bytes() + b"YWJjZGVmZ2g= 50257\n")
+    plain = sqltok.Tokenizer.load(custom, pattern=regex)
+    for text in ["hello world  x", "Hello, World! 123", "", "   ", "  naïve café\n\t日本 🙂 "]:
+        want = hf.encode(text, add_special_tokens=False)
+        assert tok.encode_with_offsets(text) == (want.ids, want.offsets), text
+        assert plain.encode_with_offsets(text) == (want.ids, want.offsets), text
+
+
+def test_offsets_with_added_tokens_that_take_in_white_space(bundled, tmp_path):
+    """Added tokens with lstrip/rstrip (RoBERTa's and BART's <mask>): an added token's offsets are its
+    match, the white space it takes in included, as HF gives them; a special one is text here
+    (`encode_ordinary`). sqltok refused offsets for every text of such a tokenizer."""
+    from tokenizers import AddedToken
+
+    hf = ByteLevelBPETokenizer.from_file(str(bundled("gpt2_vocab.json")), str(bundled("gpt2_merges.txt")))._tokenizer
+    hf.add_special_tokens([AddedToken("<mask>", lstrip=True), "<s>"])
+    hf.add_tokens([AddedToken("<ent>", rstrip=True), AddedToken("[L]", lstrip=True, rstrip=True)])
+    path = tmp_path / "tokenizer.json"
+    path.write_text(hf.to_str(), encoding="utf-8")
+    tok = sqltok.Tokenizer.load(path)
+    for text in ["hello world", "a <ent>  b", "a   <ent>b", "<ent> x", "<ent>", "  <ent>  ", "ü<ent>日 \t[L]\n x",
+                 "[L][L] [L]", "", "x <ent>\u3000y"]:
+        want = hf.encode(text, add_special_tokens=False)
+        assert tok.encode_with_offsets(text) == (want.ids, want.offsets), text
+    ids, offsets = tok.encode_with_offsets("x <mask> y")
+    assert ids == tok.encode_ordinary("x <mask> y") and offsets[-1] == (8, 10)

@@ -140,3 +140,36 @@ def test_unalignable_refused():
     tok.hf = dataclasses.replace(tok.hf, hf_normalizer=({"type": "BertNormalizer"},))
     with pytest.raises(SqltokError, match="cannot be aligned as HF aligns them .*BertNormalizer"):
         tok.encode_with_offsets("Hello")
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_decode_with_offsets_follow_hf_decode(pair, data):
+    """`decode_with_offsets` gives HF's `decode` text (it gave the pieces as spelled, "▁Hello▁world"),
+    and each token starts where the text of the tokens before it ends (HF's decode of them), special
+    tokens (left out) where the next part starts; byte tokens: see test_decode_with_offsets_of_byte_runs."""
+    tok, hf = pair
+    ids = tok.encode(data.draw(TEXT), allowed_special="all", disallowed_special=())
+    extra = sorted(tok.special_tokens.values()) + [tok.token_to_id(p) for p in ("▁", "a", "▁the") if tok.token_to_id(p)]
+    for _ in range(data.draw(st.integers(0, 3))):
+        ids.insert(data.draw(st.integers(0, len(ids))), data.draw(st.sampled_from(extra)))
+    text, offsets = tok.decode_with_offsets(ids)
+    assert text == hf.decode(ids) and len(offsets) == len(ids)
+    byte = [tok.id_to_token(i).startswith("<0x") and hf.decode([i]) != tok.id_to_token(i) for i in ids]
+    for k, t in enumerate(ids):
+        if t in tok._special_by_id:
+            later = [offsets[j] for j in range(k + 1, len(ids)) if ids[j] not in tok._special_by_id]
+            assert offsets[k] == (later[0] if later else len(text))
+        elif not byte[k]:
+            assert offsets[k] == len(hf.decode(ids[:k])), (ids, k)
+
+
+def test_decode_with_offsets_of_byte_runs():
+    """The byte tokens of one character start at it; in a run that is no UTF-8 (HF: one U+FFFD per
+    byte, the ASCII ones too) each byte at its own U+FFFD."""
+    tok = HfSentencePieceTokenizer.from_json(GENERIC_CASES["mistral-v1-llama-legacy"](), "legacy")
+    ids = tok.encode("a é\U0010ffff")
+    assert [tok.id_to_token(i) for i in ids][-4:] == ["<0xF4>", "<0x8F>", "<0xBF>", "<0xBF>"]
+    assert tok.decode_with_offsets([1, *ids, 2]) == ("a é\U0010ffff", [0, 0, 1, 3, 3, 3, 3, 4])
+    ids = [tok.token_to_id(p) for p in ("▁x", "<0x44>", "<0xB4>", "</s>", "<0xD2>", "▁y")]
+    assert tok.decode_with_offsets(ids) == ("x\ufffd\ufffd\ufffd y", [0, 1, 2, 3, 3, 4])

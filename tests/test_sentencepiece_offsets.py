@@ -76,3 +76,32 @@ def test_byte_fallback_and_whitespace_spans(bundled):
     assert tok.encode_with_offsets("  a  b  ").offsets == [(2, 3), (3, 6)]
     with pytest.raises(SqltokError, match="surrogate"):
         tok.encode_with_offsets("a\ud800b")
+
+
+def _sentencepiece_decoded(sp, ids: list[int]) -> tuple[str, list[int]]:
+    """sentencepiece's decoded text and where each piece starts in it (its pieces' byte `begin` as
+    character indices)."""
+    proto = sp.decode(ids, return_type="proto")
+    data = proto.text.encode()
+    return proto.text, [len(data[:p.begin].decode()) for p in proto.pieces]
+
+
+@settings(max_examples=40, deadline=None)
+@given(text=TEXT, data=st.data())
+def test_decode_with_offsets_equal_sentencepiece(pair, text, data):
+    """`decode_with_offsets` gives `decode`'s text and sentencepiece's start of each piece in it (it
+    gave the pieces as spelled, "▁Hello▁world", with offsets into that), control and unknown pieces
+    and byte pieces that are no character (U+FFFD) mixed in."""
+    tok, sp = pair
+    ids = sp.encode(text)
+    extra = sorted(tok.special_tokens.values()) + [i for i in range(sp.get_piece_size()) if sp.is_byte(i)][::7]
+    for _ in range(data.draw(st.integers(0, 4))):
+        ids.insert(data.draw(st.integers(0, len(ids))), data.draw(st.sampled_from(extra)))
+    assert tok.decode_with_offsets(ids) == _sentencepiece_decoded(sp, ids)
+    assert tok.decode_with_offsets(ids)[0] == tok.decode(ids)
+
+
+def test_decode_with_offsets_known(bundled):
+    tok = Tokenizer.load(bundled("mistral_tokenizer.model.v1"))
+    ids = tok.encode("Hello world \U0010ffff")
+    assert tok.decode_with_offsets([1, *ids, 2]) == ("Hello world \U0010ffff", [0, 0, 5, 11, 12, 12, 12, 12, 13])

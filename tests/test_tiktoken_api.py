@@ -270,6 +270,30 @@ def test_a_custom_tiktoken_file_takes_the_special_tokens_its_error_asks_for(bund
         sqltok.Tokenizer.load(tmp_path / "vocab.json", special_tokens={})
 
 
+def test_a_custom_pattern_pretokens_are_its_whole_matches(bundled, tmp_path):
+    """A pattern sqltok's matcher does not know splits as tiktoken's `find_iter`: each whole match is a
+    pretoken (sqltok took `regex.findall`'s groups when the pattern captured one: "hello" as "o"),
+    text no match covers is left out; single texts, batches and SQL alike."""
+    import duckdb
+    import tiktoken.load
+
+    path = tmp_path / "custom.tiktoken"
+    path.write_bytes(bundled("r50k_base.tiktoken").read_bytes() + b"YWJjZGVmZ2g= 50257\n")
+    pattern = r"(\w)+|[^\w\s]+"  # no match for white space
+    tok = sqltok.Tokenizer.load(path, pattern=pattern)
+    ref = tiktoken.Encoding("custom", pat_str=pattern, mergeable_ranks=tiktoken.load.load_tiktoken_bpe(str(path)),
+                            special_tokens={})
+    texts = ["hello world, abcdefgh!", "", "  ", "déjà vu 123"]
+    want = [ref.encode_ordinary(t) for t in texts]
+    assert [tok.encode_ordinary(t) for t in texts] == want and want[0] == [31373, 6894, 11, 50257, 0]
+    assert tok.encode_ordinary_batch(texts * 20) == want * 20
+    con = duckdb.connect()
+    sqltok.register(con)
+    con.execute("SELECT sqltok_load('c', ?, pattern := ?)", [str(path), pattern]).fetchall()
+    assert [r[0] for r in con.execute("SELECT encode('c', t) FROM unnest(?) WITH ORDINALITY u(t, i) ORDER BY i",
+                                      [texts]).fetchall()] == want
+
+
 def test_wordpiece_has_the_same_api(bundled):
     """The same calls on a WordPiece tokenizer: decoding is HF's decoder, and `decode_with_offsets`
     says where each token's part of that text starts."""

@@ -642,14 +642,18 @@ cdef class Encoder:
             IdVector().swap(ws.out)
         return ids
 
-    def split_added(self, str text not None, allowed_special=None):
+    def split_added(self, str text not None, allowed_special=None, bint spans=False):
         """`text` as (segment, None) and ("", token id) pieces: its added tokens (the allowed special
-        ones too) matched as `encode_text` matches them."""
+        ones too) matched as `encode_text` matches them. With `spans`: (start, end, id) of each piece
+        instead, its UTF-8 byte range (a token's holds the white space it takes in) and its token
+        (-1 for a segment)."""
         cdef vector[uint8_t] mask
         cdef const uint8_t* allowed = self._allowed_mask(allowed_special, mask)
         cdef bytes b = text.encode("utf-8")
         cdef vector[AddedSplit] splits, scratch
         added_splits(self.added, <const uint8_t*>b, len(b), allowed, splits, scratch)
+        if spans:
+            return [(s.start, s.end, s.id if s.id >= 0 else -1) for s in splits]
         return [("", s.id) if s.id >= 0 else (b[s.start:s.end].decode("utf-8"), None) for s in splits]
 
     def encode_str(self, str text not None, allowed_special=None, bint counts_only=False):

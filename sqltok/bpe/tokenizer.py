@@ -25,7 +25,6 @@ from sqltok.bpe.tekken_file import read_tekken
 from sqltok.bpe.tiktoken_file import read_encoding_document, read_tiktoken
 from sqltok.bpe.unstable import unstable_completions
 from sqltok.errors import SqltokError
-from sqltok.formats.errors import UnsupportedTokenizerError
 from sqltok.formats.files import read_bytes
 from sqltok.formats.kind import TokenizerFile, sniff
 from sqltok.normalizers import normalize
@@ -35,7 +34,7 @@ from sqltok.pretokenizer import patterns
 from sqltok.pretokenizer._pretokenize import PATTERN_IDS, pattern_id, pretokenize
 from sqltok.store import load_model
 from sqltok.threads import default_threads
-from sqltok.token_offsets import EncodedText, byte_span_offsets, require_unicode
+from sqltok.token_offsets import EncodedText, byte_range_offsets, byte_span_offsets, require_unicode
 from sqltok.tokenizer import AllowedSpecial, Tokenizer, id_lists_array, require_str
 
 #: Pattern id meaning "each piece is already one pretoken" (used after a Python `regex` split).
@@ -51,9 +50,11 @@ class BPETokenizer(Tokenizer):
 
     def __init__(self, name: str, encoder: Encoder, special_tokens: dict[str, int],
                  pattern: str, normalizer: str | None = None, added_tokens: Mapping[str, int] | None = None,
-                 in_vocabulary: Collection[int] = ()) -> None:
+                 in_vocabulary: Collection[int] = (), keep_unmatched: bool = False) -> None:
         """`added_tokens`: HF's non-special added tokens; `in_vocabulary`: the ids of special and
-        added tokens that are also tokens of the model's vocabulary (HF files list some there)."""
+        added tokens that are also tokens of the model's vocabulary (HF files list some there);
+        `keep_unmatched`: the text between two matches of `pattern` is a pretoken too (HF's Split
+        `Isolated`), not dropped (tiktoken's rule; see `EncoderSpec`)."""
         super().__init__(name, special_tokens)
         self._encoder = encoder
         self._added_tokens = dict(added_tokens or {})
@@ -62,6 +63,7 @@ class BPETokenizer(Tokenizer):
         self.has_supermerges = False  # a two-phase model (BoundlessBPE, SuperBPE); see from_model
         self.pattern = pattern
         self.normalizer = normalizer
+        self._keep_unmatched = keep_unmatched
         # An unknown pattern: split in Python, merge in Cython.
         try:
             self._fallback = regex.compile(pattern) if pattern_id(pattern) is None else None
@@ -113,7 +115,8 @@ class BPETokenizer(Tokenizer):
         added = getattr(spec, "added_tokens", None) or {}
         shared = [i for i in (*spec.special_tokens.values(), *added.values())
                   if i < len(spec.tokens) and spec.tokens[i] is not None]
-        tok = cls(name or spec.name, enc, spec.special_tokens, spec.pattern, spec.normalizer, added, shared)
+        tok = cls(name or spec.name, enc, spec.special_tokens, spec.pattern, spec.normalizer, added, shared,
+                  spec.keep_unmatched)
         tok._stripping = sorted(t for t, f in getattr(spec, "added_flags", {}).items() if f.lstrip or f.rstrip)
         tok._pickle_as = (cls.from_spec, (spec, name))
         return tok
@@ -251,7 +254,7 @@ class BPETokenizer(Tokenizer):
                     pieces.append(None)
                     owners.append((r, special))
                 else:
-                    for piece in self._fallback.findall(segment):
+                    for piece in self._fallback_pretokens(segment):
                         pieces.append(piece)
                         owners.append((r, None))
         encoded = self._encoder.encode_arrow(pa.array([p or "" for p in pieces], pa.large_string()), None, threads)
@@ -292,14 +295,51 @@ class BPETokenizer(Tokenizer):
         original text when the tokenizer normalizes it)."""
         text = require_str([text])[0]
         require_unicode(text)
-        if self._stripping:
-            raise UnsupportedTokenizerError(f"offsets of {self.name!r}: its added tokens {self._stripping} take in "
-                                            "white space (lstrip/rstrip), which sqltok's offsets do not follow yet")
         ids = self.encode_ordinary(text)
         normalized = normalize(text, self.normalizer) if self.normalizer else text
         origin = nfc_origin(text) if self.normalizer else None
-        lengths = pc.binary_length(self.token_bytes_array().take(pa.array(ids, pa.int32()))).to_numpy()
-        return EncodedText(ids, byte_span_offsets(normalized, np.asarray(lengths, np.int64), origin))
+        lengths = np.asarray(pc.binary_length(self.token_bytes_array().take(pa.array(ids, pa.int32()))).to_numpy(),
+                             np.int64)
+        if not self._added_tokens and not self._stripping and (self._fallback is None or self._keep_unmatched):
+            return EncodedText(ids, byte_span_offsets(normalized, lengths, origin))
+        return EncodedText(ids, byte_range_offsets(normalized, *self._byte_ranges(normalized, lengths), origin))
+
+    def _byte_ranges(self, text: str, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The UTF-8 byte range in `text` (as the encoder takes it) of each token of
+        `encode_ordinary(text)` (`lengths` bytes each), where they need not lie back to back over it:
+        an added token's is its match (with the white space its lstrip/rstrip takes in; a `normalized`
+        one's content in NFC), as HF gives it; the other tokens lie over the bytes of their segment
+        that a pattern the matcher does not know matches (tiktoken's rule, HF's Split `Removed` with
+        `invert`: the rest is left out), or over all of them."""
+        data = text.encode()
+        starts, ends = np.zeros(len(lengths), np.int64), np.zeros(len(lengths), np.int64)
+        done = np.concatenate([[0], np.cumsum(lengths)])  # bytes of the tokens before each token
+        k = 0
+        for start, end, token in self._encoder.split_added(text, None, True):
+            if token >= 0:
+                if k >= len(lengths):
+                    raise ValueError("the tokens do not cover the text's bytes")
+                starts[k], ends[k] = start, end
+                k += 1
+                continue
+            if self._fallback is None or self._keep_unmatched:
+                at = np.arange(start, end)
+            else:
+                segment = data[start:end].decode()
+                byte_at = start + np.concatenate([[0], np.cumsum([len(c.encode()) for c in segment], dtype=np.int64)])
+                at = np.concatenate([np.zeros(0, np.int64)] + [np.arange(byte_at[m.start()], byte_at[m.end()])
+                                                               for m in self._fallback.finditer(segment)])
+            if not len(at):
+                continue
+            last = int(np.searchsorted(done, done[k] + len(at)))  # the tokens k..last-1 lie over `at`
+            if last >= len(done) or done[last] != done[k] + len(at):
+                raise ValueError("the tokens do not cover the text's bytes")
+            starts[k:last] = at[done[k:last] - done[k]]
+            ends[k:last] = at[done[k + 1:last + 1] - done[k] - 1] + 1
+            k = last
+        if k != len(lengths):
+            raise ValueError("the tokens do not cover the text's bytes")
+        return starts, ends
 
     def encode_with_unstable(self, text: str, *, allowed_special: AllowedSpecial = frozenset(),
                              disallowed_special: AllowedSpecial = "all") -> tuple[list[int], list[list[int]]]:
@@ -328,8 +368,25 @@ class BPETokenizer(Tokenizer):
     def _pretokens(self, text: str) -> list[str]:
         """The pretokens of `text` under the tokenizer's pattern."""
         if self._fallback is not None:
-            return self._fallback.findall(text)
+            return self._fallback_pretokens(text)
         return pretokenize(text, pattern=self._encoder.pattern)
+
+    def _fallback_pretokens(self, text: str) -> list[str]:
+        """The pretokens of `text` under a pattern the Cython matcher does not know: its matches, whole
+        (tiktoken's `find_iter`, whatever groups the pattern captures), and with `keep_unmatched` each
+        run of text between them too (HF's Split `Isolated`)."""
+        if not self._keep_unmatched:
+            return [m.group() for m in self._fallback.finditer(text)]
+        out, at = [], 0
+        for m in self._fallback.finditer(text):
+            if m.start() > at:
+                out.append(text[at:m.start()])
+            if m.end() > m.start():
+                out.append(m.group())
+            at = m.end()
+        if at < len(text):
+            out.append(text[at:])
+        return out
 
 
 def _digest(file: TokenizerFile) -> str:

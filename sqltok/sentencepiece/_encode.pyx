@@ -1066,12 +1066,17 @@ cdef class SentencePieceEncoder:
         return (out.decode(), list(units)) if with_units else out.decode()
 
     # -- ids -> text -------------------------------------------------------------------------------
-    cdef void _flush_bytes(self, string& pending, string& out) noexcept nogil:
-        """Byte pieces as text: each valid UTF-8 character as it is, each other byte U+FFFD."""
-        cdef size_t at = 0
+    cdef void _flush_bytes(self, string& pending, string& out, int64_t* starts) noexcept nogil:
+        """Byte pieces as text: each valid UTF-8 character as it is, each other byte U+FFFD. With
+        `starts` (one slot per pending byte), where each byte's text starts in `out`: the start of
+        the character it is part of."""
+        cdef size_t at = 0, i
         cdef int64_t k
         while at < pending.size():
             k = valid_utf8_len(<const uint8_t*>pending.data() + at, pending.size() - at)
+            if starts != NULL:
+                for i in range(at, at + (k if k > 0 else 1)):
+                    starts[i] = <int64_t>out.size()
             if k == 0:
                 out.append(REPLACEMENT, 3)
                 at += 1
@@ -1080,7 +1085,10 @@ cdef class SentencePieceEncoder:
                 at += k
         pending.clear()
 
-    cdef void _decode_row(self, const int32_t* ids, int64_t n, string& out, string& pending) noexcept nogil:
+    cdef void _decode_row(self, const int32_t* ids, int64_t n, string& out, string& pending,
+                          int64_t* starts) noexcept nogil:
+        """The text of `n` ids appended to `out`; with `starts` (n slots), the byte of `out` where
+        each id's text starts (a byte piece's: the start of the character it is part of)."""
         cdef int64_t j, start, row_start = out.size(), k, size
         cdef int32_t t
         cdef int8_t kind
@@ -1092,7 +1100,9 @@ cdef class SentencePieceEncoder:
             if kind == BYTE:
                 pending.push_back(<char>_hex_byte(self.vocab.data() + self.starts[t] + 3))
                 continue
-            self._flush_bytes(pending, out)
+            self._flush_bytes(pending, out, <int64_t*>NULL if starts == NULL else starts + j - <int64_t>pending.size())
+            if starts != NULL:
+                starts[j] = <int64_t>out.size()
             if seen or out.size() > <size_t>row_start:
                 bos_ws = False
             seen = False
@@ -1115,7 +1125,7 @@ cdef class SentencePieceEncoder:
                 else:
                     out.push_back(p[k])
                     k += 1
-        self._flush_bytes(pending, out)
+        self._flush_bytes(pending, out, <int64_t*>NULL if starts == NULL else starts + n - <int64_t>pending.size())
 
     def decode_arrow(self, ids):
         """Text (large_string) of each row of a list<integer> array as sentencepiece decodes it;
@@ -1135,7 +1145,8 @@ cdef class SentencePieceEncoder:
                     break
             if bad < 0:
                 for r in range(view.length):
-                    self._decode_row(view.ids + view.offsets[r], view.offsets[r + 1] - view.offsets[r], out, pending)
+                    self._decode_row(view.ids + view.offsets[r], view.offsets[r + 1] - view.offsets[r], out, pending,
+                                     NULL)
                     offsets.push_back(<int64_t>out.size())
         if bad >= 0:
             raise UnknownTokenError(f"token id {view.ids[bad]} is not in this vocabulary (ids 0..{n_ids - 1})")
@@ -1145,10 +1156,12 @@ cdef class SentencePieceEncoder:
             return pa.compute.if_else(ids.is_null(), pa.scalar(None, pa.large_string()), data)
         return data
 
-    def decode_ids(self, ids) -> bytes:
+    def decode_ids(self, ids, bint with_starts=False):
         """The text (UTF-8 bytes) of one sequence of ints, as `decode_arrow` gives a row; an id out
-        of range raises UnknownTokenError, an item that is no integer TypeError."""
+        of range raises UnknownTokenError, an item that is no integer TypeError. `with_starts`:
+        (text, the byte where each id's text starts in it; byte pieces of one character at its start)."""
         cdef vector[int32_t] row
+        cdef vector[int64_t] starts
         cdef int64_t n_ids = <int64_t>self.starts.size(), t
         cdef string out, pending
         for x in ids:
@@ -1156,8 +1169,10 @@ cdef class SentencePieceEncoder:
             if t < 0 or t >= n_ids:
                 raise UnknownTokenError(f"token id {t} is not in this vocabulary (ids 0..{n_ids - 1})")
             row.push_back(<int32_t>t)
-        self._decode_row(row.data(), <int64_t>row.size(), out, pending)
-        return PyBytes_FromStringAndSize(out.data(), out.size())
+        starts.resize(row.size() if with_starts else 0)
+        self._decode_row(row.data(), <int64_t>row.size(), out, pending, starts.data() if with_starts else <int64_t*>NULL)
+        text = PyBytes_FromStringAndSize(out.data(), out.size())
+        return (text, [starts[k] for k in range(<Py_ssize_t>starts.size())]) if with_starts else text
 
     def piece_bytes(self, int32_t token_id) -> bytes:
         """The piece of one id as the model spells it ("▁the", "<0x41>")."""

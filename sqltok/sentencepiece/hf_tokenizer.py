@@ -17,6 +17,7 @@ holding a byte run that is no UTF-8 gets HF's one U+FFFD per byte of that run.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -189,6 +190,48 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
         if self.hf.decoder.strip_first:
             out = pc.replace_substring_regex(out, pattern="^ ", replacement="", max_replacements=1)
         return pc.if_else(ids.is_null(), pa.scalar(None, pa.large_string()), out) if ids.null_count else out
+
+    def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
+        """`decode(tokens)` (HF's decoders, special tokens left out) and the character index where
+        each token's part starts in it: the byte tokens of one character at that character, a
+        special token, which decodes to nothing, where it stands."""
+        text = self.decode(tokens)
+        dec = self.hf.decoder
+        starts: list[int | None] = []
+        at, run, run_tokens, first = 0, bytearray(), [], True  # characters so far; the byte run: bytes, tokens
+        for t in list(tokens) + [None]:
+            if t is not None and t in self._special_by_id:
+                starts.append(None)  # (where the next part starts)
+                continue
+            if t is not None and dec.byte_fallback and self.model.types[t] == PieceType.BYTE:
+                run_tokens.append(len(starts))
+                starts.append(None)
+                run += self._decoded[t].as_py()
+                first = False
+                continue
+            if run:  # HF's ByteFallback: the run's characters, or one U+FFFD per byte when it is no UTF-8
+                try:
+                    chars = np.cumsum((np.frombuffer(bytes(run), np.uint8) & 0xC0) != 0x80) - 1
+                    at_byte, n_chars = chars.tolist(), len(run.decode("utf-8"))
+                except UnicodeDecodeError:
+                    at_byte, n_chars = list(range(len(run))), len(run)
+                for k, c in zip(run_tokens, at_byte):
+                    starts[k] = at + c
+                at += n_chars
+                run.clear()
+                run_tokens.clear()
+            if t is None:
+                break
+            part = (self._decoded_first if first and dec.drop_first_spaces else self._decoded)[t].as_py()
+            starts.append(at)
+            at += len(part.decode("utf-8"))
+            first = False
+        following = at  # a special token stands where the next part starts, or at the end
+        for k in range(len(starts) - 1, -1, -1):
+            following = starts[k] = following if starts[k] is None else starts[k]
+        if dec.strip_first and at > len(text):  # the leading space Strip took away
+            starts = [max(0, x - 1) for x in starts]
+        return text, starts
 
     @staticmethod
     def _first_tokens(ids: pa.LargeListArray) -> pa.Array:

@@ -10,7 +10,9 @@ mistral-common's tokenizers do it).
 from __future__ import annotations
 
 import operator
+from collections.abc import Sequence
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -146,6 +148,14 @@ class SentencePieceTokenizer(Tokenizer):
         require_unicode(text)
         ids, begins, ends = self._encoder.encode_with_byte_offsets(text)
         return EncodedText(ids, byte_offsets_to_chars(text, begins, ends))
+
+    def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
+        """`decode(tokens)` and the character index where each token's text starts in it, as
+        sentencepiece's `decode(ids, out_type="proto")` pieces' `begin` (the byte pieces of one
+        character all at that character; a control piece, which decodes to nothing, where it stands)."""
+        data, starts = self._encoder.decode_ids(tokens, True)
+        chars_before = np.concatenate([[0], np.cumsum((np.frombuffer(data, np.uint8) & 0xC0) != 0x80)])
+        return data.decode(), chars_before[np.asarray(starts, np.int64)].tolist()
 
     def decode_single_token_bytes(self, token: int) -> bytes:
         """The piece of one id as the model spells it ("▁the", "<0x0A>")."""
