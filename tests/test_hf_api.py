@@ -157,18 +157,24 @@ def test_decode_skip_special_tokens_equals_hf(pair, batch, data):
     assert tok.decode(batch[0]) == hf.decode(batch[0], skip_special_tokens=tok.skips_special_tokens)
 
 
+def _gpt2_split(bundled, tmp_path, regex: str, behavior: str, invert: bool):
+    """GPT-2's byte-level BPE as a tokenizer.json whose pre-tokenizer is Split(regex) then ByteLevel."""
+    doc = json.loads(ByteLevelBPETokenizer.from_file(str(bundled("gpt2_vocab.json")),
+                                                     str(bundled("gpt2_merges.txt")))._tokenizer.to_str())
+    doc["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": regex}, "behavior": behavior, "invert": invert},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
 @pytest.mark.parametrize("regex", [r"\S+", r"[a-z]+", r"(\w)+"])
 def test_split_isolated_keeps_the_text_between_matches(bundled, tmp_path, regex):
     """A byte-level BPE tokenizer.json whose Split(Isolated) regex sqltok's matcher does not know and
     that leaves text unmatched: HF makes each run between two matches a pretoken too (sqltok dropped
     it, "hello world" lost its space), and takes whole matches; ids and offsets equal HF's."""
-    doc = json.loads(ByteLevelBPETokenizer.from_file(str(bundled("gpt2_vocab.json")),
-                                                     str(bundled("gpt2_merges.txt")))._tokenizer.to_str())
-    doc["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
-        {"type": "Split", "pattern": {"Regex": regex}, "behavior": "Isolated", "invert": False},
-        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}
-    path = tmp_path / "tokenizer.json"
-    path.write_text(json.dumps(doc), encoding="utf-8")
+    path = _gpt2_split(bundled, tmp_path, regex, "Isolated", False)
     tok, hf = sqltok.Tokenizer.load(path), tokenizers.Tokenizer.from_file(str(path))
     for text in ["hello world  x", "Hello, World! 123", "", " ", "naïve café\n\t日本 🙂"]:
         want = hf.encode(text, add_special_tokens=False)
@@ -182,13 +188,7 @@ def test_offsets_where_the_split_removes_text(bundled, tmp_path, regex):
     """Split(Removed, invert) keeps only the matches: the tokens leave the rest of the text out, and
     their offsets are HF's (`encode_with_offsets` raised "the tokens do not cover the text's bytes"),
     also for a .tiktoken file whose pattern= leaves text out (tiktoken drops what no match covers)."""
-    doc = json.loads(ByteLevelBPETokenizer.from_file(str(bundled("gpt2_vocab.json")),
-                                                     str(bundled("gpt2_merges.txt")))._tokenizer.to_str())
-    doc["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
-        {"type": "Split", "pattern": {"Regex": regex}, "behavior": "Removed", "invert": True},
-        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}
-    path = tmp_path / "tokenizer.json"
-    path.write_text(json.dumps(doc), encoding="utf-8")
+    path = _gpt2_split(bundled, tmp_path, regex, "Removed", True)
     tok, hf = sqltok.Tokenizer.load(path), tokenizers.Tokenizer.from_file(str(path))
     custom = tmp_path / "custom.tiktoken"
     custom.write_bytes(bundled("r50k_base.tiktoken").read_bytes() + b"YWJjZGVmZ2g= 50257\n")
