@@ -150,6 +150,18 @@ def test_bad_vocab_sizes(con, vocab, msg):
         sqltok.train_bpe(con, "SELECT 'x' AS text", vocab, "m")
 
 
+@pytest.mark.parametrize("train", ["bpe", "boundless"])
+@pytest.mark.parametrize("specials,msg", [("<|im|>", "not one string"), (["x", "x"], "given twice"),
+                                          ([""], "non-empty")])
+def test_bad_special_tokens_are_refused_from_python(con, train, specials, msg):
+    """As the CLI refuses them: a string is not split into one special token per character, and a
+    duplicate or empty token does not leave a hole in the ids or a model no file can hold."""
+    run = sqltok.train_bpe if train == "bpe" else partial(sqltok.train_superword, method="boundless")
+    with pytest.raises(sqltok.SqltokError, match=msg):
+        run(con, "SELECT 'hello world' AS text", 250, "m", special_tokens=specials)
+    assert "m" not in sqltok.model_names(con)
+
+
 def test_missing_file_unknown_model_existing_name(con, tmp_path):
     with pytest.raises(sqltok.CorpusError, match="no such file"):
         sqltok.train_bpe(con, sqltok.Source(path=str(tmp_path / "nope.jsonl")), 300, "m")

@@ -23,7 +23,7 @@ from sqltok.bpe.phase1_reuse import reuse_candidates, reuse_pretoken_counts
 from sqltok.bpe.phase2 import Phase2Result, load_units, phase2_rows, run_phase2, train_units
 from sqltok.interrupts import interruptible
 from sqltok.training.on_cluster import cluster_counting
-from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS, MIN_VOCAB_SIZE, check_vocab_size
+from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS, MIN_VOCAB_SIZE, check_special_tokens, check_vocab_size
 from sqltok.bpe.train import merge_pretokens
 from sqltok.corpus.sources import Source
 from sqltok.errors import SqltokError
@@ -86,6 +86,7 @@ def train_superword(con: duckdb.DuckDBPyConnection, source: Source | str | None,
     pretokens and candidates are counted on the cluster.
     """
     _check_arguments(vocab_size, method, supermerges)
+    special_tokens = check_special_tokens(special_tokens)
     register(con)
     ensure_schema(con)
     check_new_name(con, model, replace)

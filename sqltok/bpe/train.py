@@ -17,7 +17,7 @@ from sqltok.bpe._train import train_bpe as _merge_loop
 from sqltok.bpe.model import Merge, Model
 from sqltok.interrupts import interruptible
 from sqltok.training.on_cluster import cluster_counting
-from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS, check_vocab_size, reference_settings, special_token_ids
+from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS, check_special_tokens, check_vocab_size, reference_settings, special_token_ids
 from sqltok.corpus.sources import Source
 from sqltok.duck import column
 from sqltok.errors import SqltokError
@@ -114,6 +114,7 @@ def train_bpe(con: duckdb.DuckDBPyConnection, source: Source | str, vocab_size: 
     Identical to the reference implementation: same merges, counts, flags and token ids.
     """
     check_vocab_size(vocab_size)
+    special_tokens = check_special_tokens(special_tokens)
     register(con)
     ensure_schema(con)
     check_new_name(con, model, replace)
