@@ -290,3 +290,18 @@ def test_hf_export_refuses_merges_hf_may_apply_out_of_order(hf_tokenizer):
         to_hf_json(model)
     with pytest.warns(UserWarning, match="1 merges use a token"):
         hf_tokenizer.from_str(json.dumps(to_hf_json(model, lossy=True)))
+
+
+def test_hf_export_refuses_special_tokens_spelled_like_vocabulary_tokens(hf_tokenizer):
+    # "ab" is a token and "Ġ" is HF's spelling of the byte b" ": HF would give both added tokens the
+    # vocabulary's ids and number "<|x|>" one lower than the model does.
+    model = tiny_model(DUPLICATE_PAIRS[:1])
+    n = len(model.tokens)
+    model.special_tokens = {"ab": n, "\u0120": n + 1, "<|x|>": n + 2}
+    with pytest.raises(ExportError, match=r"\['ab', 'Ġ'\] are spelled like vocabulary tokens"):
+        to_hf_json(model)
+    with pytest.warns(UserWarning, match="spelled like vocabulary tokens"):
+        tokenizer = hf_tokenizer.from_str(json.dumps(to_hf_json(model, lossy=True)))
+    assert tokenizer.token_to_id("ab") == model.tokens.index(b"ab") != n
+    model.special_tokens = {"<|endoftext|>": n}
+    to_hf_json(model)

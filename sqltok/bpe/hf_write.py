@@ -80,6 +80,13 @@ def _differences(model: Model) -> list[str]:
             f"they decode) but drops the {len(model.supermerges)} supermerges, and encodes with the "
             "phase-1 merges alone (the model's output with every super token split back into its "
             "phase-1 tokens).")
+    names = {bytes_to_unicode_str(t) for t in model.tokens}
+    taken = [s for s, _ in sorted(model.special_tokens.items(), key=lambda kv: kv[1]) if s in names]
+    if taken:
+        found.append(
+            f"the special tokens {taken} are spelled like vocabulary tokens in HF's byte-level "
+            "alphabet: HF gives such an added token the vocabulary token's id, not the model's, and "
+            "numbers the special tokens after it one lower.")
     out_of_order = _out_of_order_merges(model)
     if out_of_order:
         found.append(
