@@ -134,6 +134,17 @@ def _candidates(con, name: str) -> list:
     return con.execute("SELECT candidate, n FROM sqltok_candidate_counts(?) ORDER BY ALL", [name]).fetchall()
 
 
+def test_reuse_refuses_simple_for_script_aware_counts(con, docs):
+    """simple=True cannot be honoured from counts of script runs: it was ignored, giving a script-aware model."""
+    sqltok.train_superword(con, docs, 290, "bl")
+    with pytest.raises(sqltok.SqltokError, match="'bl' counted its pretokens in runs of one script"):
+        sqltok.train_superword(con, None, 290, "again", phase1="bl", simple=True)
+    assert "again" not in sqltok.model_names(con)
+    sqltok.train_superword(con, docs, 290, "simple", simple=True)
+    assert not sqltok.load_model(con, sqltok.train_superword(
+        con, None, 290, "reused", phase1="simple", simple=True).model).script_aware
+
+
 def test_reuse_refuses_counts_that_no_longer_give_its_phase1_model(con, docs):
     sqltok.train_superword(con, docs, 290, "bl")
     con.execute("INSERT INTO sqltok_store.pretoken_counts VALUES ('bl', ' xyzzy', 1000)")

@@ -96,6 +96,9 @@ def train_superword(con: duckdb.DuckDBPyConnection, source: Source | str | None,
         with watch("pretokenize_and_count"):  # the corpus's pretokens, or those a stored model kept
             if phase1 is not None:
                 counts = reuse_pretoken_counts(con, phase1, target, work)
+                if simple and counts.script_aware:  # its counts are of script runs: they cannot give it
+                    raise SqltokError(f"model {phase1!r} counted its pretokens in runs of one script; "
+                                      "simple=True (--simple) needs a corpus pass or a simple phase-1 model")
             elif cluster is not None:
                 counts = cluster_counting().count_corpus_on(cluster, con, source, not simple, work, watch, progress)
             else:
