@@ -13,7 +13,9 @@ def holdout_split(src: Source, fraction: float) -> tuple[Source, Source]:
     """(training source, held-back source): about `fraction` of the documents are held back, by the
     split of `sqltok prepare --valid`."""
     q = src.query()
-    return Source(sql=split_query(q, fraction, held=False)), Source(sql=split_query(q, fraction, held=True))
+    name = src.describe()  # not the split's query: the model records it and errors name it
+    return (Source(sql=split_query(q, fraction, held=False), label=f"{name} without {fraction:g} held back"),
+            Source(sql=split_query(q, fraction, held=True), label=f"{name}, {fraction:g} held back"))
 
 
 def compression(con: duckdb.DuckDBPyConnection, model: str, source: Source) -> dict:

@@ -101,6 +101,20 @@ def test_bundled_sample_and_holdout(tmp_path, capsys):
     assert "held-back documents" in out and "bytes per token" in out
 
 
+def test_holdout_names_the_source_not_the_split_query(tmp_path, capsys):
+    """The model records, and errors name, the file: not the query that splits it."""
+    db, one = str(tmp_path / "w.duckdb"), tmp_path / "one.jsonl"
+    one.write_text(json.dumps({"text": "only one document"}) + "\n", encoding="utf-8")
+    assert main(["train", str(one), "--vocab-size", "250", "--model", "m", "--holdout", "0.99", "--db", db]) == 2
+    err = capsys.readouterr().err
+    assert f"'{one} without 0.99 held back' has no non-empty documents" in err and "sqltok_split" not in err
+    assert main(["train", sample_path(), "--vocab-size", "300", "--model", "m", "--holdout", "0.1",
+                 "--max-documents", "200", "--db", db]) == 0
+    with duckdb.connect(db) as c:
+        assert c.execute("SELECT source FROM sqltok_store.models").fetchall() == \
+            [(f"{sample_path()} without 0.1 held back",)]
+
+
 def test_console_script_runs(tmp_path):
     import sqltok
 

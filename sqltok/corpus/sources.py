@@ -51,6 +51,7 @@ class Source:
     max_documents: int | None = None
     json_object_size: int = LONG_LINES  # JSONL: DuckDB's maximum_object_size (see LONG_LINES)
     strip_cr: bool = True
+    label: str | None = None  # what `describe()` says, for a source made from another (a holdout split)
 
     def __post_init__(self) -> None:
         if sum(x is not None for x in (self.path, self.table, self.sql)) != 1:
@@ -67,7 +68,7 @@ class Source:
 
     def describe(self) -> str:
         """A short description for the model's record."""
-        return self.path or self.table or self.sql or ""
+        return self.label or self.path or self.table or self.sql or ""
 
     def query(self) -> str:
         """A SQL query with one column `text` (VARCHAR or BLOB), one row per document, in order."""
