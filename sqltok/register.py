@@ -6,6 +6,7 @@ import weakref
 
 import duckdb
 
+from sqltok.errors import SqltokError
 from sqltok.sql_files import run_script
 from sqltok.store import ensure_schema
 from sqltok.udfs import register_udfs
@@ -37,14 +38,23 @@ def _register(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     if database in done:
         return con
     register_udfs(con)
-    if not _read_only(con):
+    read_only = _read_only(con)
+    if not read_only:
         ensure_schema(con)
     run_script(con, "macros")
     run_script(con, "normalize")
     run_script(con, "judge_macros")
     if _has_store(con):  # table macros over the store (a read-only database may have none)
-        run_script(con, "store_macros")
-        run_script(con, "judge_store_macros")
+        try:
+            run_script(con, "store_macros")
+            run_script(con, "judge_store_macros")
+        except duckdb.CatalogException as e:
+            if not read_only:
+                raise
+            # `ensure_schema` brings an earlier sqltok's store up to date, which a read-only one cannot be
+            raise SqltokError("the model store of this read-only database was written by an earlier sqltok "
+                              f"({str(e).splitlines()[0]}): open it once without read_only to bring it up "
+                              "to date") from None
     done.add(database)
     return con
 

@@ -111,3 +111,17 @@ def test_candidates_the_counts_do_not_explain_are_refused(old_store, tmp_path):
         with pytest.raises(sqltok.SqltokError, match="candidates of model 'bl'"):
             sqltok.register(c)
         assert _candidate_type(c) == "VARCHAR[]"
+
+
+def test_read_only_old_store_says_to_open_it_writable(old_store, tmp_path):
+    """A read-only connection cannot convert the store: register said "Table with name phase1_tokens
+    does not exist!" (a CatalogException), now what to do."""
+    path = _copy(old_store[0], tmp_path)
+    with duckdb.connect(path, read_only=True) as c:
+        with pytest.raises(sqltok.SqltokError, match="earlier sqltok.*open it once without read_only"):
+            sqltok.register(c)
+    with duckdb.connect(path) as c:
+        sqltok.register(c)
+    with duckdb.connect(path, read_only=True) as c:
+        sqltok.register(c)
+        assert _text(c, "bl") == old_store[1]["text"]["bl"]
