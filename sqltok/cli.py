@@ -106,6 +106,7 @@ def _train(con, args, cluster=None) -> None:
         _check_bpe_args(args)
         report = train_bpe(con, src, args.vocab_size, args.model, simple=args.simple,
                            special_tokens=specials, replace=args.replace, progress=progress, cluster=cluster)
+        args.stored = report.model
         print(f"model {report.model!r} in {args.db}: {report.vocab_size} tokens, {report.merges} merges")
         print(f"documents: {report.documents} used, {report.null_documents} NULL and "
               f"{report.empty_documents} empty skipped; {report.bytes:,} bytes; "
@@ -115,6 +116,7 @@ def _train(con, args, cluster=None) -> None:
             con, src, args.vocab_size, args.model, method=args.method, supermerges=_supermerges(args),
             greedy_split=args.greedy_split, simple=args.simple, special_tokens=specials, replace=args.replace,
             phase1=args.phase1, progress=progress, cluster=cluster)
+        args.stored = report.model
         print(f"model {report.model!r} ({report.method}) in {args.db}: {report.vocab_size} tokens, "
               f"{report.regular_merges} regular merges, {report.supermerges} supermerges")
         print(f"documents: {report.documents}; {report.bytes:,} bytes; pretokens {report.unique_pretokens:,} "
@@ -155,6 +157,7 @@ def _train_wordpiece(con, args, src: Source, held: Source | None, progress: bool
         **specials)
     report = train_wordpiece(con, src, args.vocab_size, args.model, settings=settings, replace=args.replace,
                              progress=progress)
+    args.stored = report.model
     print(f"model {report.model!r} (wordpiece) in {args.db}: {report.vocab_size} tokens, {report.merges} merges")
     print(f"documents: {report.documents} used, {report.null_documents} NULL and {report.empty_documents} empty "
           f"skipped; {report.bytes:,} bytes; {report.unique_words:,} unique words of {report.words:,}")
@@ -198,6 +201,7 @@ def _train_unigram(con, src: Source, held: Source | None, args) -> None:
             flags[name] = tuple(s for s in flags[name].split(",") if s)
     report = train_unigram(con, src, args.model, UnigramSpec(vocab_size=args.vocab_size, **flags),
                            replace=args.replace)
+    args.stored = report.model
     print(f"model {report.model!r} (unigram) in {args.db}: {report.vocab_size} pieces from {report.lines:,} lines "
           f"({report.sentences:,} distinct sentences, {report.words:,} distinct words, {report.seeds:,} seed pieces)")
     print("seconds: " + ", ".join(f"{k} {v:.2f}" for k, v in report.seconds.items()))
@@ -437,17 +441,22 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except KeyboardInterrupt:
-        return _interrupted()
+        return _interrupted(getattr(args, "stored", None))
     except (SqltokError, duckdb.Error, OSError, RuntimeError) as e:
         if is_interrupt(e):
-            return _interrupted()
+            return _interrupted(getattr(args, "stored", None))
         print(f"sqltok: error: {e}", file=sys.stderr)
         return 2
     return 0
 
 
-def _interrupted() -> int:
-    print("sqltok: interrupted; the database is as it was", file=sys.stderr)
+def _interrupted(stored: str | None = None) -> int:
+    """Exit 130; `stored`: the model a training run had written before the interrupt (while it
+    reported on it: first merges, held-back compression), which the database keeps."""
+    if stored is not None:
+        print(f"sqltok: interrupted after model {stored!r} was stored; it is in the database", file=sys.stderr)
+    else:
+        print("sqltok: interrupted; the database is as it was", file=sys.stderr)
     return 130
 
 

@@ -163,6 +163,22 @@ def test_ctrl_c_ends_one_way(trained, tmp_path, monkeypatch, capsys, failure):
     assert sqltok.model_names(duckdb.connect(str(db), read_only=True)) == ["m"]
 
 
+@pytest.mark.parametrize("failure", [KeyboardInterrupt(), RuntimeError("Query interrupted")])
+def test_ctrl_c_after_the_model_is_stored_says_so(trained, monkeypatch, capsys, failure):
+    """Ctrl-C while the held-back documents are encoded: the model is stored, and the message must
+    not say the database is as it was (it said so, and with --replace the old model was gone)."""
+    corpus, db = trained
+
+    def interrupted(*args, **kwargs):
+        raise failure
+
+    monkeypatch.setattr(sqltok.cli, "compression", interrupted)
+    assert main(["train", str(corpus), "--text-key", "body", "--vocab-size", "300", "--model", "m3",
+                 "--holdout", "0.5", "--db", str(db), "--no-progress"]) == 130
+    assert capsys.readouterr().err == "sqltok: interrupted after model 'm3' was stored; it is in the database\n"
+    assert "m3" in sqltok.model_names(duckdb.connect(str(db), read_only=True))
+
+
 def test_a_closed_pipe_is_not_an_error(trained, tmp_path):
     _, db = trained
     code = ("import sys, sqltok.cli as c\n"
