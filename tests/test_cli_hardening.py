@@ -179,6 +179,16 @@ def test_ctrl_c_after_the_model_is_stored_says_so(trained, monkeypatch, capsys, 
     assert "m3" in sqltok.model_names(duckdb.connect(str(db), read_only=True))
 
 
+def test_reference_export_of_a_special_token_with_a_line_break_is_an_error_not_a_traceback(trained, tmp_path,
+                                                                                           capsys):
+    corpus, db = trained
+    assert main(["train", str(corpus), "--text-key", "body", "--vocab-size", "300", "--model", "lb",
+                 "--special-tokens", "a\nb", "--db", str(db), "--no-progress"]) == 0
+    assert main(["export", "lb", "--db", str(db), "-o", str(tmp_path / "lb.model")]) == 2
+    assert "line break, which a reference .model file cannot hold" in capsys.readouterr().err
+    assert main(["export", "lb", "--db", str(db), "--format", "hf", "--lossy", "-o", str(tmp_path / "lb.json")]) == 0
+
+
 def test_a_closed_pipe_is_not_an_error(trained, tmp_path):
     _, db = trained
     code = ("import sys, sqltok.cli as c\n"

@@ -19,7 +19,7 @@ import os
 from collections.abc import Iterator
 
 from sqltok.bpe.byte_unicode import bytes_to_unicode_str, unicode_str_to_bytes
-from sqltok.formats.errors import ModelFormatError
+from sqltok.formats.errors import ExportError, ModelFormatError
 from sqltok.formats.files import read_utf8
 from sqltok.bpe.model import METHODS, Merge, Model
 
@@ -63,7 +63,8 @@ def _special_token_lines(special_tokens: dict[str, int]) -> Iterator[str]:
     yield str(len(special_tokens))
     for text, i in sorted(special_tokens.items(), key=lambda kv: kv[1]):
         if "\n" in text or "\r" in text:
-            raise ValueError(f"special token {text!r} contains a line break")
+            raise ExportError(f"special token {text!r} contains a line break, which a reference .model file "
+                              "cannot hold (--format hf can)")
         yield f"{i} {text}"
 
 
