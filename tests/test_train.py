@@ -178,6 +178,16 @@ def test_missing_file_unknown_model_existing_name(con, tmp_path):
         sqltok.train_bpe(con, "SELECT text FROM no_such_table", 300, "x")
 
 
+def test_a_file_path_given_as_the_query_says_to_use_source(con, tmp_path):
+    """A string source is SQL; a path there gave only DuckDB's 'syntax error at or near "/"'."""
+    path = tmp_path / "docs.jsonl"
+    path.write_text('{"text": "hello"}\n', encoding="utf-8")
+    with pytest.raises(sqltok.CorpusError, match=r"a string source is a SQL query: give a file as sqltok.Source"):
+        sqltok.train_bpe(con, str(path), 250, "m")
+    with pytest.raises(sqltok.CorpusError, match=r"cannot read the training source 'SELECT x FROM':"):
+        sqltok.train_bpe(con, "SELECT x FROM", 250, "m")
+
+
 @pytest.mark.parametrize("failure", [KeyboardInterrupt, RuntimeError])
 def test_failed_run_leaves_database_as_it_was(con, monkeypatch, failure):
     sqltok.train_bpe(con, "SELECT 'aaa bbb' AS text", 245, "m")

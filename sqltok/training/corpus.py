@@ -1,6 +1,7 @@
 """Corpus preparation: a training source as a query with a VARCHAR `text` column, and what it holds."""
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass
 
 import duckdb
@@ -98,7 +99,9 @@ def _text_query(con, src: Source) -> str:
             require_text_column(con, src)
         except duckdb.Error:
             pass  # the source cannot be read at all: DuckDB's error says why
-        raise CorpusError(f"cannot read the training source {src.describe()!r}: {e}") from None
+        hint = " (a string source is a SQL query: give a file as sqltok.Source(path=...))" \
+            if src.sql is not None and os.path.exists(src.sql.strip()) else ""
+        raise CorpusError(f"cannot read the training source {src.describe()!r}{hint}: {e}") from None
     kind = types.get("text")
     if kind == "BLOB":
         bad = con.execute(sql_text("first_invalid_utf8").format(source=query)).fetchall()[0][0]
