@@ -127,6 +127,16 @@ def test_sources_parquet_table_text_and_sql_agree(con, tmp_path):
     assert all(r == results["parquet"] for r in results.values()), results
 
 
+def test_a_table_source_is_a_name_not_sql(con):
+    """Source(table=...) (--table) was pasted into the query: "docs; DROP TABLE keep; ..." dropped `keep`."""
+    con.execute("CREATE TABLE docs AS SELECT 'hello world' AS text; CREATE TABLE keep AS SELECT 1 AS x")
+    con.execute("CREATE SCHEMA s; CREATE TABLE s.\"odd name\" AS SELECT 'hello there' AS text")
+    with pytest.raises(sqltok.CorpusError, match="cannot read the training source"):
+        sqltok.train_bpe(con, sqltok.Source(table="docs; DROP TABLE keep; SELECT 'a' AS text"), 250, "m")
+    assert con.execute("SELECT x FROM keep").fetchall() == [(1,)]
+    assert sqltok.train_bpe(con, sqltok.Source(table="s.odd name"), 250, "m").documents == 1
+
+
 def test_plain_text_needs_an_explicit_mode(con, tmp_path):
     (tmp_path / "a.txt").write_text("hello", encoding="utf-8")
     with pytest.raises(sqltok.CorpusError, match="whole file"):

@@ -75,7 +75,7 @@ class Source:
         if self.sql is not None:  # DuckDB's query(): one SELECT, a trailing ';' or comment allowed
             q = f"SELECT {quote_ident(self.text_key)} AS text FROM query({quote_literal(self.sql)})"
         elif self.table is not None:
-            q = f"SELECT {quote_ident(self.text_key)} AS text FROM {self.table}"
+            q = f"SELECT {quote_ident(self.text_key)} AS text FROM {self._table_ref()}"
         else:
             q = self._file_query()
         return self._limited(q)
@@ -107,7 +107,7 @@ class Source:
         if self.sql is not None:
             q = f"SELECT * FROM query({quote_literal(self.sql)})"
         elif self.table is not None:
-            q = f"SELECT * FROM {self.table}"
+            q = f"SELECT * FROM {self._table_ref()}"
         else:
             stem = self._stem()
             lit = quote_literal(self.path)
@@ -121,6 +121,11 @@ class Source:
         if self.max_documents is not None:
             q = f"{q} LIMIT {int(self.max_documents)}"
         return q
+
+    def _table_ref(self) -> str:
+        """The table or view `table` names (`schema.name` too) as DuckDB's `query_table`: a name, never
+        more SQL (pasted into the query, "docs; DROP TABLE t" ran the DROP)."""
+        return f"query_table({quote_literal(self.table)})"
 
     def _stem(self) -> str:
         path = self.path
