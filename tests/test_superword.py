@@ -402,3 +402,17 @@ def test_candidates_need_a_phase1_model(con):
     sqltok.train_superword(con, "SELECT text FROM few", 280, "two", method="boundless")
     with pytest.raises(sqltok.SqltokError, match="found with a phase-1"):
         candidates_arrow(sqltok.BPETokenizer.from_db(con, "two"), pa.array(["one of the best"]))
+
+
+def test_cli_says_why_boundless_stops_short(tmp_path, capsys):
+    """BoundlessBPE ends at its last supermerge pair with regular pairs left (BPE makes 13 merges of
+    this corpus): the note said "no pair is left to merge"."""
+    from sqltok.cli import main
+
+    db, sql = str(tmp_path / "t.duckdb"), "SELECT 'the cat' AS text FROM range(5) UNION ALL SELECT '12345678 90123456' FROM range(3)"
+    assert main(["train", "--sql", sql, "--method", "boundless", "--vocab-size", "300", "--model", "b", "--db", db]) == 0
+    out = capsys.readouterr().out
+    assert "7 regular merges, 1 supermerges" in out and "no pair is left to merge" not in out
+    assert "(no supermerge pair is left, where BoundlessBPE stops as the reference does)" in out
+    assert main(["train", "--sql", sql, "--vocab-size", "300", "--model", "p", "--db", db]) == 0
+    assert "13 merges" in (out := capsys.readouterr().out) and "(no pair is left to merge)" in out
