@@ -315,6 +315,8 @@ def _cmd_models(args) -> None:
 
 
 def _cmd_drop(args) -> None:
+    if not os.path.exists(args.db):  # connecting would create it, schema and all, to drop nothing
+        raise SqltokError(f"no such database: {args.db}")
     with duckdb.connect(args.db) as con:
         drop_model(con, args.model)
     print(f"dropped {args.model!r}")

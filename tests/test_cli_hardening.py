@@ -189,6 +189,12 @@ def test_reference_export_of_a_special_token_with_a_line_break_is_an_error_not_a
     assert main(["export", "lb", "--db", str(db), "--format", "hf", "--lossy", "-o", str(tmp_path / "lb.json")]) == 0
 
 
+def test_drop_on_a_missing_database_creates_none(tmp_path, capsys):
+    db = tmp_path / "typo.duckdb"
+    assert main(["drop", "m", "--db", str(db)]) == 2
+    assert f"no such database: {db}" in capsys.readouterr().err and not db.exists()
+
+
 def test_a_closed_pipe_is_not_an_error(trained, tmp_path):
     _, db = trained
     code = ("import sys, sqltok.cli as c\n"
