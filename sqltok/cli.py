@@ -186,6 +186,9 @@ def _add_wordpiece_args(t: argparse.ArgumentParser) -> None:
 
 def _print_compression(con, model: str, held: Source, fraction: float) -> None:
     c = compression(con, model, held)
+    if not c["tokens"]:  # bytes per token would be nan
+        print(f"held-back documents ({fraction:.0%}): none (the split held back no non-empty document)")
+        return
     print(f"held-back documents ({fraction:.0%}): {c['documents']} documents, {c['bytes']:,} bytes, "
           f"{c['tokens']:,} tokens: {c['bytes_per_token']:.3f} bytes per token")
 

@@ -108,6 +108,10 @@ def test_holdout_names_the_source_not_the_split_query(tmp_path, capsys):
     assert main(["train", str(one), "--vocab-size", "250", "--model", "m", "--holdout", "0.99", "--db", db]) == 2
     err = capsys.readouterr().err
     assert f"'{one} without 0.99 held back' has no non-empty documents" in err and "sqltok_split" not in err
+    assert main(["train", str(one), "--vocab-size", "250", "--model", "m", "--holdout", "0.01", "--db", db]) == 0
+    out = capsys.readouterr().out
+    assert "held-back documents (1%): none (the split held back no non-empty document)" in out and "nan" not in out
+    assert main(["drop", "m", "--db", db]) == 0
     assert main(["train", sample_path(), "--vocab-size", "300", "--model", "m", "--holdout", "0.1",
                  "--max-documents", "200", "--db", db]) == 0
     with duckdb.connect(db) as c:
