@@ -130,7 +130,8 @@ def _train(con, args, cluster=None) -> None:
             print("note: the corpus has no supermerge candidates (runs of two or more pretokens with letters); "
                   "BoundlessBPE stops when no supermerge pair is left, as the reference does")
     if report.vocab_size < args.vocab_size:
-        # BoundlessBPE (and "match", which takes its r and s) ends at its last supermerge pair, regular pairs left or not
+        # BoundlessBPE (and "match", which takes its r and s) ends at its last supermerge pair, regular
+        # pairs left or not
         why = "no supermerge pair is left, where BoundlessBPE stops as the reference does" \
             if args.method == "boundless" or args.supermerges == "match" else "no pair is left to merge"
         print(f"note: the corpus gives only {report.vocab_size:,} tokens, not the {args.vocab_size:,} asked for "

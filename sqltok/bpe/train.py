@@ -17,7 +17,8 @@ from sqltok.bpe._train import train_bpe as _merge_loop
 from sqltok.bpe.model import Merge, Model
 from sqltok.interrupts import interruptible
 from sqltok.training.on_cluster import cluster_counting
-from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS, check_special_tokens, check_vocab_size, reference_settings, special_token_ids
+from sqltok.bpe.settings import (DEFAULT_SPECIAL_TOKENS, check_special_tokens, check_vocab_size, reference_settings,
+                                 special_token_ids)
 from sqltok.corpus.sources import Source
 from sqltok.duck import column
 from sqltok.errors import SqltokError

@@ -1170,7 +1170,8 @@ cdef class SentencePieceEncoder:
                 raise UnknownTokenError(f"token id {t} is not in this vocabulary (ids 0..{n_ids - 1})")
             row.push_back(<int32_t>t)
         starts.resize(row.size() if with_starts else 0)
-        self._decode_row(row.data(), <int64_t>row.size(), out, pending, starts.data() if with_starts else <int64_t*>NULL)
+        self._decode_row(row.data(), <int64_t>row.size(), out, pending,
+                         starts.data() if with_starts else <int64_t*>NULL)
         text = PyBytes_FromStringAndSize(out.data(), out.size())
         return (text, [starts[k] for k in range(<Py_ssize_t>starts.size())]) if with_starts else text
 
