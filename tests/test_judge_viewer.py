@@ -154,3 +154,15 @@ def test_cli_view(viewer, bundled, tmp_path, capsys):
     assert "has no column 'text' (name the text column with --text-key" in capsys.readouterr().err
     assert main(["view", r50k, "--text", "x", "-o", str(tmp_path / "v.png")]) == 2
     assert "must end in .html" in capsys.readouterr().err
+
+
+def test_lone_surrogates_and_a_file_not_utf8(viewer, bundled, tmp_path, capsys):
+    page = view_html(viewer, ["r50k", "bert"], ["a\udc80b \ud83d\ude42"])
+    page.encode("utf-8")
+    parser = Spans()
+    parser.feed(page)
+    assert "".join(parser.panels[0]["spans"]) == "a\ufffdb 🙂"
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"a\xffb")
+    assert main(["view", str(bundled("r50k_base.tiktoken")), "--file", str(bad), "-o", str(tmp_path / "v.html")]) == 2
+    assert "not UTF-8 text" in capsys.readouterr().err

@@ -64,8 +64,11 @@ def _cmd_report(args) -> None:
 def _view_texts(con, args) -> list[str]:
     texts = list(args.text or [])
     for path in args.file or []:
-        with open(path, encoding="utf-8") as f:
-            texts.append(f.read())
+        try:
+            with open(path, encoding="utf-8") as f:
+                texts.append(f.read())
+        except UnicodeDecodeError as e:
+            raise SqltokError(f"--file {path}: not UTF-8 text ({e})") from None
     if any(x is not None for x in (args.on, args.sql, args.table)):
         src = corpus(args)
         require_text_column(con, src)
