@@ -81,3 +81,9 @@ def test_cli_report_without_stored_models(bundled, tmp_path, capsys):
     assert "dominant Unicode script" in page and "Latin" in page
     assert main(["report", "nope", "--on", str(SAMPLE), "-o", str(out)]) == 2
     assert "no tokenizer named 'nope'" in capsys.readouterr().err
+
+
+def test_a_failed_report_makes_no_folder(bundled, tmp_path, capsys):
+    out = tmp_path / "new" / "r"
+    assert main(["report", str(bundled("r50k_base.tiktoken")), "--on", str(SAMPLE), "--by", "nope", "-o", str(out)]) == 2
+    assert "no column 'nope'" in capsys.readouterr().err and not (tmp_path / "new").exists()

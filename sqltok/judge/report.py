@@ -157,11 +157,11 @@ def write_report(con: duckdb.DuckDBPyConnection, tokenizers: Sequence[str], sour
                  by: str | None = None, alpha: float = 2.5, reference: str | None = None) -> Path:
     """Write the report folder `out` (created if needed); returns the path of its index.html."""
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     metrics = evaluate(con, tokenizers, source, by=by, alpha=alpha, reference=reference)
     rows = records(metrics)
     names = list(dict.fromkeys(r["tokenizer"] for r in rows))
     tables = {"metrics": metrics, **_tables(con, names, source, by)}
+    out.mkdir(parents=True, exist_ok=True)  # once the tables are made: a bad tokenizer or corpus leaves no folder
     for name, table in tables.items():
         _write_table(con, table, out, name)
     plots = _plots(out, rows, tables, names, by)
