@@ -87,3 +87,14 @@ def test_a_failed_report_makes_no_folder(bundled, tmp_path, capsys):
     out = tmp_path / "new" / "r"
     assert main(["report", str(bundled("r50k_base.tiktoken")), "--on", str(SAMPLE), "--by", "nope", "-o", str(out)]) == 2
     assert "no column 'nope'" in capsys.readouterr().err and not (tmp_path / "new").exists()
+
+
+def test_group_names_with_dollars_and_markup(bundled, tmp_path, capsys):
+    """Group names are text in the plots (not matplotlib mathtext, which failed on `$\\frac{a$`) and
+    escaped in the page."""
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('{"text": "hello there", "g": "$\\\\frac{a$"}\n{"text": "x", "g": "<script>x</script>"}\n')
+    out = tmp_path / "r"
+    assert main(["report", str(bundled("r50k_base.tiktoken")), "--on", str(corpus), "--by", "g", "-o", str(out)]) == 0
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert "<script>" not in page and "&lt;script&gt;" in page and "$\\frac{a$" in page

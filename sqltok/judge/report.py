@@ -77,6 +77,12 @@ def _save(fig, out: Path, name: str) -> str:
 def _plots(out: Path, rows: list[dict], tables: dict[str, pa.Table], names: list[str], by: str | None) -> list[tuple[str, str]]:
     """(file stem, caption) of every plot written."""
     plt = _pyplot()
+    with plt.rc_context({"text.parse_math": False}):  # group and tokenizer names are text, not mathtext
+        return _draw(plt, out, rows, tables, names, by)
+
+
+def _draw(plt, out: Path, rows: list[dict], tables: dict[str, pa.Table], names: list[str],
+          by: str | None) -> list[tuple[str, str]]:
     made = []
     groups = [r["group"] for r in rows if r["group"] is not None and r["tokenizer"] == names[0]]
     fig, ax = plt.subplots(figsize=(min(12, max(7, 0.25 * len(groups) * len(names) + 2)), 4.5))
