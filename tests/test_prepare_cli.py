@@ -172,3 +172,18 @@ def test_unknown_option_bad_output_and_missing_languages(raw, tmp_path, capsys):
     assert main(["prepare", str(empty), "--detect-language", "--uniform", "-o", str(tmp_path / "r")]) == 2
     assert "no document is left to balance" in capsys.readouterr().err
     assert sorted(os.listdir(tmp_path)) == ["a_file", "empty.parquet", "full", "p", "plain.parquet", "raw.jsonl"]
+
+
+def test_a_doc_id_shared_by_two_documents_is_an_error(tmp_path, capsys):
+    """Dedup drops documents by doc_id: with doc 2 of a.jsonl a copy of doc 1, the distinct doc 2 of
+    b.jsonl was dropped with it."""
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text('{"doc_id": 1, "text": "hello world one"}\n{"doc_id": 2, "text": "hello world one"}\n')
+    b.write_text('{"doc_id": 2, "text": "something else here"}\n')
+    assert main(["prepare", str(a), str(b), "--dedup", "exact", "-o", str(tmp_path / "p")]) == 2
+    assert "doc_id column is not unique (1 of 3 rows" in capsys.readouterr().err
+    assert not (tmp_path / "p").exists()
+    b.write_text('{"doc_id": 3, "text": "something else here"}\n')
+    assert main(["prepare", str(a), str(b), "--dedup", "exact", "-o", str(tmp_path / "p")]) == 0
+    rows = duckdb.connect().execute(f"SELECT doc_id, text FROM '{tmp_path}/p/train.parquet' ORDER BY 1").fetchall()
+    assert rows == [(1, "hello world one"), (3, "something else here")]

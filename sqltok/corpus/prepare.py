@@ -221,6 +221,12 @@ def _run_steps(run: _Run, sources: list[Source], s: PrepareSettings) -> None:
     if "text" not in cols:
         raise SqltokError(f"the input has no column 'text' {TEXT_KEY_HINT}; its columns: {', '.join(cols)}")
     run.step("read", union if "doc_id" in cols else f"SELECT row_number() OVER () AS doc_id, * FROM ({union})")
+    if "doc_id" in cols:  # the steps tell documents apart by it: a shared id would drop them together
+        n, distinct = con.execute(f"SELECT count(*), count(DISTINCT doc_id) FROM {run.current}").fetchone()
+        if distinct != n:
+            raise SqltokError(f"the input's doc_id column is not unique ({n - distinct} of {n} rows repeat an id "
+                              f"or have none): give each document its own doc_id, or drop the column and "
+                              f"prepare numbers the documents")
     bad = invalid_utf8_count(con, run.prev)
     empty = con.execute(f"SELECT count(*) FROM {run.current} WHERE text IS NULL OR text = ''").fetchone()[0]
     run.step("clean", clean_query(con, run.prev, s.clean), null_or_empty=empty, invalid_utf8=bad,
