@@ -84,6 +84,9 @@ def _view_texts(con, args) -> list[str]:
 def _cmd_view(args) -> None:
     if not args.output.endswith((".html", ".htm")):
         raise SqltokError(f"the viewer writes an HTML page: -o must end in .html, not {args.output!r}")
+    for flag, value in (("--limit", args.limit), ("--max-bytes", args.max_bytes)):
+        if value < 1:
+            raise SqltokError(f"{flag} must be a positive number, not {value}")
     with connect(args.db) as con:
         texts = _view_texts(con, args)
         page = view_html(con, args.tokenizers, texts, max_bytes=args.max_bytes)
