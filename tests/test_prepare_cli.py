@@ -187,3 +187,18 @@ def test_a_doc_id_shared_by_two_documents_is_an_error(tmp_path, capsys):
     assert main(["prepare", str(a), str(b), "--dedup", "exact", "-o", str(tmp_path / "p")]) == 0
     rows = duckdb.connect().execute(f"SELECT doc_id, text FROM '{tmp_path}/p/train.parquet' ORDER BY 1").fetchall()
     assert rows == [(1, "hello world one"), (3, "something else here")]
+
+
+def test_an_output_folder_that_cannot_be_written_leaves_the_connection_usable(raw, tmp_path, monkeypatch):
+    con = sqltok.register(duckdb.connect())
+
+    def refused(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(tmp_path))
+
+    monkeypatch.setattr(prepare_module.tempfile, "mkdtemp", refused)
+    with pytest.raises(PermissionError):
+        prepare(con, [Source(path=str(raw))], str(tmp_path / "p"), PrepareSettings())
+    monkeypatch.undo()
+    assert con.execute("SELECT count(*) FROM duckdb_schemas() WHERE schema_name = 'sqltok_prepare'").fetchone() == (0,)
+    prepare(con, [Source(path=str(raw))], str(tmp_path / "p"), PrepareSettings())
+    assert (tmp_path / "p" / "train.parquet").exists()

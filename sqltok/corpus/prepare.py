@@ -154,8 +154,10 @@ def prepare(con: duckdb.DuckDBPyConnection, sources: list[Source], out_dir: str,
     manifest = Manifest.start(settings, [s.describe() for s in sources])
     progress = Progress("prepare", _step_count(settings), "steps") if show_progress else None
     run = _Run(con, manifest, progress)
-    tmp = tempfile.mkdtemp(prefix=".sqltok-prepare-", dir=parent)
+    tmp = None
     try:
+        tmp = tempfile.mkdtemp(prefix=".sqltok-prepare-", dir=parent)  # in the try: a folder that cannot be
+        # written must not leave the run's schema behind, which would refuse every later run on `con`
         _run_steps(run, sources, settings)
         outputs = {"train": run.current}
         if settings.valid is not None:
@@ -173,7 +175,8 @@ def prepare(con: duckdb.DuckDBPyConnection, sources: list[Source], out_dir: str,
             os.rmdir(out_dir)
         os.replace(tmp, out_dir)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
         raise
     finally:
         run.drop()
