@@ -72,8 +72,8 @@ def evaluate(con: duckdb.DuckDBPyConnection, tokenizers: Sequence[str], source: 
     """One row per tokenizer over all documents (`group` NULL), then one per tokenizer and group (the
     column `by`, or each document's dominant Unicode script). See `sqltok_evaluate` for the columns;
     the efficiencies divide by log2 of the tokenizer's vocabulary size."""
-    if not alpha > 0:
-        raise SqltokError(f"the Rényi order alpha must be positive, not {alpha}")
+    if not 0 < alpha < math.inf:
+        raise SqltokError(f"the Rényi order alpha must be positive and finite, not {alpha}")
     names = tokenizer_names(con, tokenizers)
     q = documents_query(con, source, by)
     if con.execute(f"SELECT count(text) FROM ({q})").fetchall()[0][0] == 0:

@@ -66,13 +66,16 @@ frequencies AS (
     SELECT position, 0, id, sum(n) FROM group_frequencies GROUP BY position, id
 ),
 distribution AS (  -- from each group's sums over its ids (T tokens, n of an id, p = n / T):
-                   -- H = log2 T - sum(n log2 n) / T and H_alpha = (log2 sum(n^alpha) - alpha log2 T) / (1 - alpha)
+                   -- H = log2 T - sum(n log2 n) / T and H_alpha = (log2 sum(n^alpha) - alpha log2 T) / (1 - alpha),
+                   -- sum(n^alpha) taken as M^alpha sum((n / M)^alpha), M the largest n: n^alpha itself
+                   -- overflows a double (60^200, or 10^7^45) and the entropy came out -inf
     SELECT f.position, f.g, f.distinct_tokens,
            log2(c.tokens) - f.n_log_n / c.tokens AS shannon_entropy,
            CASE WHEN alpha = 1 THEN log2(c.tokens) - f.n_log_n / c.tokens
-                ELSE (log2(f.n_pow) - alpha * log2(c.tokens)) / (1 - alpha) END AS renyi_entropy
-    FROM (SELECT position, g, count(*) AS distinct_tokens, sum(n * log2(n)) AS n_log_n, sum(pow(n, alpha)) AS n_pow
-          FROM frequencies GROUP BY position, g) AS f
+                ELSE (log2(f.n_pow) + alpha * (log2(f.n_max) - log2(c.tokens))) / (1 - alpha) END AS renyi_entropy
+    FROM (SELECT position, g, count(*) AS distinct_tokens, sum(n * log2(n)) AS n_log_n, any_value(m) AS n_max,
+                 sum(pow(n / m, alpha)) AS n_pow
+          FROM (SELECT *, max(n) OVER (PARTITION BY position, g) AS m FROM frequencies) GROUP BY position, g) AS f
     JOIN per_document AS c USING (position, g)
 ),
 metrics AS (
