@@ -202,3 +202,16 @@ def test_an_output_folder_that_cannot_be_written_leaves_the_connection_usable(ra
     assert con.execute("SELECT count(*) FROM duckdb_schemas() WHERE schema_name = 'sqltok_prepare'").fetchone() == (0,)
     prepare(con, [Source(path=str(raw))], str(tmp_path / "p"), PrepareSettings())
     assert (tmp_path / "p" / "train.parquet").exists()
+
+
+@pytest.mark.parametrize("lines, kind", [(['{"text": 123}', '{"text": 456}'], "BIGINT"),
+                                         (['{"text": 123}', '{"text": "abc"}'], "JSON"),
+                                         (['{"text": [1, 2]}', '{"text": {"a": "b"}}'], "JSON")])
+def test_text_that_is_not_strings_is_a_clear_error(tmp_path, capsys, lines, kind):
+    """It was DuckDB's 'strlen(BIGINT)' binder error or 'Malformed JSON at byte 0'."""
+    src = tmp_path / "n.jsonl"
+    src.write_text("\n".join(lines) + "\n")
+    assert main(["prepare", str(src), "-o", str(tmp_path / "p")]) == 2
+    assert f"the input's text column is {kind}, not strings" in capsys.readouterr().err
+    src.write_text('{"text": null}\n')
+    assert main(["prepare", str(src), "-o", str(tmp_path / "p")]) == 0

@@ -220,9 +220,13 @@ def _source_query(sources: list[Source]) -> str:
 def _run_steps(run: _Run, sources: list[Source], s: PrepareSettings) -> None:
     con = run.con
     union = _source_query(sources)
-    cols = [r[0] for r in con.execute(f"DESCRIBE {union}").fetchall()]
+    types = dict(con.execute(f"SELECT column_name, column_type FROM (DESCRIBE {union})").fetchall())
+    cols = list(types)
     if "text" not in cols:
         raise SqltokError(f"the input has no column 'text' {TEXT_KEY_HINT}; its columns: {', '.join(cols)}")
+    if types["text"] not in ("VARCHAR", "BLOB", '"NULL"'):  # else DuckDB's errors (strlen(BIGINT), 'Malformed JSON')
+        raise SqltokError(f"the input's text column is {types['text']}, not strings: each document must be a "
+                          f"string (or NULL){'; some are numbers, lists or objects' if types['text'] == 'JSON' else ''}")
     run.step("read", union if "doc_id" in cols else f"SELECT row_number() OVER () AS doc_id, * FROM ({union})")
     if "doc_id" in cols:  # the steps tell documents apart by it: a shared id would drop them together
         n, distinct = con.execute(f"SELECT count(*), count(DISTINCT doc_id) FROM {run.current}").fetchone()
