@@ -215,3 +215,13 @@ def test_text_that_is_not_strings_is_a_clear_error(tmp_path, capsys, lines, kind
     assert f"the input's text column is {kind}, not strings" in capsys.readouterr().err
     src.write_text('{"text": null}\n')
     assert main(["prepare", str(src), "-o", str(tmp_path / "p")]) == 0
+
+
+def test_a_text_column_beside_the_text_key_is_an_error(tmp_path, capsys):
+    """With --text-key body and a 'text' column too, the steps cleaned and masked the 'text' column
+    and wrote the documents, unmasked, as text_1."""
+    src = tmp_path / "t.jsonl"
+    src.write_text('{"body": "mail jane.doe@example.com", "text": "meta"}\n')
+    assert main(["prepare", str(src), "--text-key", "body", "--mask-pii", "-o", str(tmp_path / "p")]) == 2
+    assert "has a column 'text' besides the text key 'body'" in capsys.readouterr().err
+    assert not (tmp_path / "p").exists()

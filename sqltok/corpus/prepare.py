@@ -206,11 +206,15 @@ def _step_count(s: PrepareSettings) -> int:
             + (s.dedup is not None and s.dedup.near is not None) + s.balancing)
 
 
-def _source_query(sources: list[Source]) -> str:
+def _source_query(con: duckdb.DuckDBPyConnection, sources: list[Source]) -> str:
     """All sources one after another, every column kept, the text column named `text`."""
     def one(s: Source) -> str:
         if s.text_key == "text":
             return f"SELECT * FROM ({s.rows_query()})"
+        if "text" in [r[0] for r in con.execute(f"DESCRIBE {s.rows_query()}").fetchall()]:
+            # it would stay beside the documents as the steps' `text`, and the documents (text_1) go unprocessed
+            raise SqltokError(f"{s.describe()} has a column 'text' besides the text key {s.text_key!r}: rename "
+                              f"or drop that column")
         key = quote_ident(s.text_key)
         return f"SELECT * EXCLUDE ({key}), {key} AS text FROM ({s.rows_query()})"
 
@@ -219,7 +223,7 @@ def _source_query(sources: list[Source]) -> str:
 
 def _run_steps(run: _Run, sources: list[Source], s: PrepareSettings) -> None:
     con = run.con
-    union = _source_query(sources)
+    union = _source_query(con, sources)
     types = dict(con.execute(f"SELECT column_name, column_type FROM (DESCRIBE {union})").fetchall())
     cols = list(types)
     if "text" not in cols:
