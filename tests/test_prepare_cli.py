@@ -225,3 +225,27 @@ def test_a_text_column_beside_the_text_key_is_an_error(tmp_path, capsys):
     assert main(["prepare", str(src), "--text-key", "body", "--mask-pii", "-o", str(tmp_path / "p")]) == 2
     assert "has a column 'text' besides the text key 'body'" in capsys.readouterr().err
     assert not (tmp_path / "p").exists()
+
+
+@pytest.mark.parametrize("column", ["n", "r", "want", "k"])
+def test_balance_with_input_columns_named_like_its_work_columns(tmp_path, column):
+    """The resampling's own n, r, want and k were confused with input columns of those names: en got 7
+    copies (want = 7), none (r = 7), one (n) or a binder error (k)."""
+    src = tmp_path / "c.jsonl"
+    src.write_text("".join(json.dumps({"text": t, "lang": lang, column: v}) + "\n"
+                           for t, lang, v in (("doc a", "en", 7), ("doc b", "fr", 1), ("doc c", "fr", 1))))
+    assert main(["prepare", str(src), "--uniform", "-o", str(tmp_path / "p")]) == 0
+    rows = duckdb.connect().execute(f"SELECT text, {column}, copy FROM '{tmp_path}/p/train.parquet' "
+                                    "ORDER BY text, copy").fetchall()
+    assert rows == [("doc a", 7, 0), ("doc a", 7, 1), ("doc b", 1, 0), ("doc c", 1, 0)]
+
+
+def test_mask_pii_with_an_input_column_named_m(tmp_path, capsys):
+    src = tmp_path / "c.jsonl"
+    src.write_text('{"text": "mail jane.doe@example.com now", "m": "meta"}\n')
+    assert main(["prepare", str(src), "--mask-pii", "-o", str(tmp_path / "p")]) == 0
+    assert duckdb.connect().execute(f"SELECT text, m FROM '{tmp_path}/p/train.parquet'").fetchall() == \
+        [("mail [EMAIL] now", "meta")]
+    src.write_text('{"text": "x", "lang": "en", "copy": 3}\n')
+    assert main(["prepare", str(src), "--uniform", "-o", str(tmp_path / "q")]) == 2
+    assert "balancing adds a column 'copy'" in capsys.readouterr().err

@@ -252,8 +252,8 @@ def _run_steps(run: _Run, sources: list[Source], s: PrepareSettings) -> None:
         kinds = [k for k in KINDS if k in s.mask_pii]
         marks = [{**PLACEHOLDERS, **s.placeholders}[k] for k in kinds]
         call = f"sqltok_pii_masked(text, {_list(kinds)}, {_list(marks)})"
-        run.step("mask_pii", f"SELECT * EXCLUDE (m) REPLACE (m.text AS text), m.kinds AS pii_kinds "
-                             f"FROM (SELECT *, {call} AS m FROM {run.current})")
+        run.step("mask_pii", f"SELECT * EXCLUDE (sqltok_masked) REPLACE (sqltok_masked.text AS text), "
+                             f"sqltok_masked.kinds AS pii_kinds FROM (SELECT *, {call} AS sqltok_masked FROM {run.current})")
         counts = dict(con.execute(sql_text("prepare_pii_counts").format(table=run.current)).fetchall())
         run.manifest.pii = {k: counts.get(k, 0) for k in kinds}
         con.execute(f"ALTER TABLE {run.current} DROP COLUMN pii_kinds")
@@ -269,6 +269,9 @@ def _run_steps(run: _Run, sources: list[Source], s: PrepareSettings) -> None:
     if s.balancing:
         if "lang" not in run.columns():
             raise SqltokError("balancing needs languages: add --detect-language or give the input a lang column")
+        if "copy" in run.columns():
+            raise SqltokError("balancing adds a column 'copy' (which repeat of its document a row is): the input "
+                              "has one already; rename or drop it")
         targets = target_shares(language_shares(con, run.prev), s.ratios, s.temperature, s.uniform)
         run.step("balance", balance_query(run.prev, targets, s.seed))
         reached = {x.lang: x.doc_share for x in language_shares(con, f"{run.prev} WHERE lang IS NOT NULL")}
