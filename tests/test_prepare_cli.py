@@ -242,10 +242,11 @@ def test_balance_with_input_columns_named_like_its_work_columns(tmp_path, column
 
 def test_mask_pii_with_an_input_column_named_m(tmp_path, capsys):
     src = tmp_path / "c.jsonl"
-    src.write_text('{"text": "mail jane.doe@example.com now", "m": "meta"}\n')
+    src.write_text('{"text": "mail jane.doe@example.com now", "m": "meta", "pii_kinds": "mine"}\n')
     assert main(["prepare", str(src), "--mask-pii", "-o", str(tmp_path / "p")]) == 0
-    assert duckdb.connect().execute(f"SELECT text, m FROM '{tmp_path}/p/train.parquet'").fetchall() == \
-        [("mail [EMAIL] now", "meta")]
+    assert duckdb.connect().execute(f"SELECT text, m, pii_kinds FROM '{tmp_path}/p/train.parquet'").fetchall() == \
+        [("mail [EMAIL] now", "meta", "mine")]
+    assert json.loads((tmp_path / "p" / "manifest.json").read_text())["pii"]["email"] == 1
     src.write_text('{"text": "x", "lang": "en", "copy": 3}\n')
     assert main(["prepare", str(src), "--uniform", "-o", str(tmp_path / "q")]) == 2
     assert "balancing adds a column 'copy'" in capsys.readouterr().err

@@ -253,10 +253,10 @@ def _run_steps(run: _Run, sources: list[Source], s: PrepareSettings) -> None:
         marks = [{**PLACEHOLDERS, **s.placeholders}[k] for k in kinds]
         call = f"sqltok_pii_masked(text, {_list(kinds)}, {_list(marks)})"
         run.step("mask_pii", f"SELECT * EXCLUDE (sqltok_masked) REPLACE (sqltok_masked.text AS text), "
-                             f"sqltok_masked.kinds AS pii_kinds FROM (SELECT *, {call} AS sqltok_masked FROM {run.current})")
+                             f"sqltok_masked.kinds AS sqltok_pii_kinds FROM (SELECT *, {call} AS sqltok_masked FROM {run.current})")
         counts = dict(con.execute(sql_text("prepare_pii_counts").format(table=run.current)).fetchall())
         run.manifest.pii = {k: counts.get(k, 0) for k in kinds}
-        con.execute(f"ALTER TABLE {run.current} DROP COLUMN pii_kinds")
+        con.execute(f"ALTER TABLE {run.current} DROP COLUMN sqltok_pii_kinds")
     if s.dedup is not None and s.dedup.exact:
         inner = quote_literal(f"SELECT doc_id, text FROM {run.current}")
         run.step("dedup_exact", f"SELECT * FROM {run.current} ANTI JOIN (SELECT doc_id FROM "
