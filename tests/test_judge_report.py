@@ -98,3 +98,16 @@ def test_group_names_with_dollars_and_markup(bundled, tmp_path, capsys):
     assert main(["report", str(bundled("r50k_base.tiktoken")), "--on", str(corpus), "--by", "g", "-o", str(out)]) == 0
     page = (out / "index.html").read_text(encoding="utf-8")
     assert "<script>" not in page and "&lt;script&gt;" in page and "$\\frac{a$" in page
+
+
+@pytest.mark.parametrize("column", ["d", "doc"])
+def test_group_by_a_column_named_like_the_row_alias(bundled, tmp_path, column):
+    """--by d was a binder error (struct_extract of the column d, not of the row d); --by doc grouped
+    tokens_per_document by the report's own row number."""
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text(f'{{"text": "hello world", "{column}": "A"}}\n{{"text": "bonjour", "{column}": "B"}}\n')
+    out = tmp_path / "r"
+    assert main(["report", str(bundled("r50k_base.tiktoken")), "--on", str(corpus), "--by", column, "-o", str(out)]) == 0
+    assert [(r["group"], r["doc"]) for r in pq.read_table(out / "tokens_per_document.parquet").to_pylist()] == \
+        [("A", 1), ("B", 2)]
+    assert {r["group"] for r in pq.read_table(out / "metrics.parquet").to_pylist()} == {None, "A", "B"}

@@ -35,10 +35,10 @@ def _tables(con: duckdb.DuckDBPyConnection, names: list[str], source: Source, by
     q = quote_literal(documents_query(con, source, by))
     toks = "[" + ", ".join(quote_literal(n) for n in names) + "]"
     per_doc = arrow_table(con, f"""
-        SELECT t.tokenizer, sqltok_document_group(d, {quote_literal(by) if by else "NULL"}) AS "group", d.doc,
-               token_count(t.tokenizer, d.text) AS tokens
-        FROM (SELECT row_number() OVER () AS doc, * FROM query({q}) WHERE text IS NOT NULL) AS d
-        CROSS JOIN (SELECT unnest({toks}) AS tokenizer) AS t ORDER BY t.tokenizer, d.doc""")
+        SELECT t.tokenizer, sqltok_document_group(sqltok_row, {quote_literal(by) if by else "NULL"}) AS "group",
+               sqltok_row.sqltok_doc AS doc, token_count(t.tokenizer, sqltok_row.text) AS tokens
+        FROM (SELECT *, row_number() OVER () AS sqltok_doc FROM query({q}) WHERE text IS NOT NULL) AS sqltok_row
+        CROSS JOIN (SELECT unnest({toks}) AS tokenizer) AS t ORDER BY t.tokenizer, doc""")
     freqs = pa.concat_tables([arrow_table(con, f"""
         SELECT {quote_literal(n)} AS tokenizer, id, token, text, octet_length(token) AS token_bytes, n, share, rank
         FROM sqltok_token_frequencies({quote_literal(n)}, {q})""") for n in names])

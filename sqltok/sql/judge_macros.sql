@@ -27,9 +27,9 @@ WITH tokenizers AS (
     FROM (SELECT unnest(toks) AS tokenizer, generate_subscripts(toks, 1) AS position)
 ),
 texts AS (
-    SELECT d.text, sqltok_document_group(d, "by") AS grp
-    FROM query(q) AS d
-    WHERE d.text IS NOT NULL
+    SELECT sqltok_row.text, sqltok_document_group(sqltok_row, "by") AS grp
+    FROM query(q) AS sqltok_row  -- an alias no column is named: a column `d` would stand for the row
+    WHERE sqltok_row.text IS NOT NULL
 ),
 docs AS MATERIALIZED (
     SELECT text, grp, strlen(text) AS bytes, length(text) AS characters, sqltok_pretoken_count(text) AS pretokens
@@ -122,8 +122,8 @@ ORDER BY t.position, n_tokens DESC, d.term;
 -- `by`, default the dominant script), and, with a phase-1 model `model`, its supermerge candidates.
 CREATE OR REPLACE TEMP MACRO sqltok_group_type_token_ratios(q, "by" := NULL, model := NULL) AS TABLE
 WITH docs AS MATERIALIZED (
-    SELECT d.text, sqltok_document_group(d, "by") AS grp
-    FROM query(q) AS d WHERE d.text IS NOT NULL
+    SELECT sqltok_row.text, sqltok_document_group(sqltok_row, "by") AS grp
+    FROM query(q) AS sqltok_row WHERE sqltok_row.text IS NOT NULL
 ),
 units AS (
     SELECT grp, 'pretokens' AS unit, unnest(l) AS u FROM (SELECT grp, pretokenize(text) AS l FROM docs)
