@@ -250,3 +250,14 @@ def test_mask_pii_with_an_input_column_named_m(tmp_path, capsys):
     src.write_text('{"text": "x", "lang": "en", "copy": 3}\n')
     assert main(["prepare", str(src), "--uniform", "-o", str(tmp_path / "q")]) == 2
     assert "balancing adds a column 'copy'" in capsys.readouterr().err
+
+
+def test_a_failed_run_leaves_no_parent_folders(raw, tmp_path, capsys):
+    """-o new/deep/out made new/deep before the run, and left it when the run failed."""
+    out = tmp_path / "new" / "deep" / "out"
+    assert main(["prepare", str(tmp_path / "missing.jsonl"), "-o", str(out)]) == 2
+    assert "no such file" in capsys.readouterr().err
+    assert sorted(os.listdir(tmp_path)) == ["raw.jsonl"]
+    assert main(["prepare", str(raw), "-o", str(out)]) == 0
+    assert sorted(os.listdir(out)) == ["manifest.json", "train.parquet"]
+    assert sorted(os.listdir(tmp_path)) == ["new", "raw.jsonl"]

@@ -150,12 +150,12 @@ def prepare(con: duckdb.DuckDBPyConnection, sources: list[Source], out_dir: str,
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise SqltokError(f"{out_dir} exists and is not a folder: choose another output folder")
     parent = os.path.dirname(os.path.abspath(out_dir)) or "."
-    os.makedirs(parent, exist_ok=True)
     manifest = Manifest.start(settings, [s.describe() for s in sources])
     progress = Progress("prepare", _step_count(settings), "steps") if show_progress else None
     run = _Run(con, manifest, progress)
-    tmp = None
+    tmp, made = None, []
     try:
+        made = make_parents(parent)
         tmp = tempfile.mkdtemp(prefix=".sqltok-prepare-", dir=parent)  # in the try: a folder that cannot be
         # written must not leave the run's schema behind, which would refuse every later run on `con`
         _run_steps(run, sources, settings)
@@ -177,12 +177,32 @@ def prepare(con: duckdb.DuckDBPyConnection, sources: list[Source], out_dir: str,
     except BaseException:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
+        remove_empty(made)
         raise
     finally:
         run.drop()
         if progress:
             progress.close()
     return manifest
+
+
+def make_parents(folder: str) -> list[str]:
+    """Make `folder` and the missing folders above it; returns the ones made, deepest first."""
+    made, f = [], folder
+    while not os.path.isdir(f) and f != os.path.dirname(f):
+        made.append(f)
+        f = os.path.dirname(f)
+    os.makedirs(folder, exist_ok=True)
+    return made
+
+
+def remove_empty(folders: list[str]) -> None:
+    """Remove `folders` (deepest first) while they are empty: what a failed run made, it unmakes."""
+    for f in folders:
+        try:
+            os.rmdir(f)
+        except OSError:
+            return
 
 
 def _source_counts(con: duckdb.DuckDBPyConnection, run: _Run) -> list[dict] | None:
