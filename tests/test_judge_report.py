@@ -111,3 +111,17 @@ def test_group_by_a_column_named_like_the_row_alias(bundled, tmp_path, column):
     assert [(r["group"], r["doc"]) for r in pq.read_table(out / "tokens_per_document.parquet").to_pylist()] == \
         [("A", 1), ("B", 2)]
     assert {r["group"] for r in pq.read_table(out / "metrics.parquet").to_pylist()} == {None, "A", "B"}
+
+
+def test_blob_text_is_a_clear_error(bundled, tmp_path, capsys):
+    """Parquet binary text was DuckDB's 'dominant_script(BLOB)' binder error (evaluate, report) and a
+    TypeError traceback (view)."""
+    src = tmp_path / "blob.parquet"
+    duckdb.connect().execute(f"COPY (SELECT * FROM (VALUES ('good text'::BLOB, 'a')) t(text, g)) TO '{src}'")
+    r50k = str(bundled("r50k_base.tiktoken"))
+    for args in (["evaluate", r50k, "--on", str(src)], ["evaluate", r50k, "--on", str(src), "--by", "g"],
+                 ["report", r50k, "--on", str(src), "-o", str(tmp_path / "r")],
+                 ["view", r50k, "--on", str(src), "-o", str(tmp_path / "v.html")]):
+        assert main(args) == 2
+        assert "is BLOB, not VARCHAR: decode it first" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["blob.parquet"]

@@ -13,7 +13,7 @@ from typing import Iterator
 
 import duckdb
 
-from sqltok.corpus.columns import require_text_column
+from sqltok.corpus.columns import require_string_text, require_text_column
 from sqltok.corpus.sources import Source
 from sqltok.errors import SqltokError
 from sqltok.judge.formatting import format_table
@@ -72,6 +72,7 @@ def _view_texts(con, args) -> list[str]:
     if any(x is not None for x in (args.on, args.sql, args.table)):
         src = corpus(args)
         require_text_column(con, src)
+        require_string_text(con, src, src.query())
         rows = con.execute(f"SELECT text FROM ({src.query()}) WHERE text IS NOT NULL LIMIT ?", [args.limit]).fetchall()
         if not rows:
             raise SqltokError(f"the corpus {src.describe()!r} has no documents (no non-NULL text)")
