@@ -259,3 +259,15 @@ def test_cli_json_contract(judged, bundled, capsys, tmp_path):
     assert out.splitlines()[1].startswith("mine") and "(all)" in out and "bytes/tok" in out
     assert main(["evaluate", "gone", "--on", str(SAMPLE), "--db", str(db)]) == 2
     assert "no tokenizer named 'gone'" in capsys.readouterr().err
+
+
+def test_renyi_entropy_of_a_high_order_where_n_to_the_alpha_overflows(judged):
+    """sum(n^alpha) overflowed a double (70^200) and the entropy was -inf; infinite alpha was DuckDB's
+    binder error."""
+    con = judged
+    con.execute("CREATE OR REPLACE TABLE many AS SELECT repeat('the cat sat on the mat ', 70) AS text")
+    row = records(evaluate(con, ["o200k"], sqltok.Source(table="many"), alpha=200.0))[0]
+    want = _direct(con, "o200k", [con.execute("SELECT text FROM many").fetchone()[0]], alpha=200.0)
+    assert math.isfinite(row["renyi_entropy"]) and row["renyi_entropy"] == pytest.approx(want["renyi_entropy"], rel=1e-9)
+    with pytest.raises(SqltokError, match="positive and finite, not inf"):
+        evaluate(con, ["o200k"], sqltok.Source(table="many"), alpha=math.inf)

@@ -81,3 +81,47 @@ def test_cli_report_without_stored_models(bundled, tmp_path, capsys):
     assert "dominant Unicode script" in page and "Latin" in page
     assert main(["report", "nope", "--on", str(SAMPLE), "-o", str(out)]) == 2
     assert "no tokenizer named 'nope'" in capsys.readouterr().err
+
+
+def test_a_failed_report_makes_no_folder(bundled, tmp_path, capsys):
+    out = tmp_path / "new" / "r"
+    assert main(["report", str(bundled("r50k_base.tiktoken")), "--on", str(SAMPLE), "--by", "nope", "-o", str(out)]) == 2
+    assert "no column 'nope'" in capsys.readouterr().err and not (tmp_path / "new").exists()
+
+
+def test_group_names_with_dollars_and_markup(bundled, tmp_path, capsys):
+    """Group names are text in the plots (not matplotlib mathtext, which failed on `$\\frac{a$`) and
+    escaped in the page."""
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('{"text": "hello there", "g": "$\\\\frac{a$"}\n{"text": "x", "g": "<script>x</script>"}\n')
+    out = tmp_path / "r"
+    assert main(["report", str(bundled("r50k_base.tiktoken")), "--on", str(corpus), "--by", "g", "-o", str(out)]) == 0
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert "<script>" not in page and "&lt;script&gt;" in page and "$\\frac{a$" in page
+
+
+@pytest.mark.parametrize("column", ["d", "doc"])
+def test_group_by_a_column_named_like_the_row_alias(bundled, tmp_path, column):
+    """--by d was a binder error (struct_extract of the column d, not of the row d); --by doc grouped
+    tokens_per_document by the report's own row number."""
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text(f'{{"text": "hello world", "{column}": "A"}}\n{{"text": "bonjour", "{column}": "B"}}\n')
+    out = tmp_path / "r"
+    assert main(["report", str(bundled("r50k_base.tiktoken")), "--on", str(corpus), "--by", column, "-o", str(out)]) == 0
+    assert [(r["group"], r["doc"]) for r in pq.read_table(out / "tokens_per_document.parquet").to_pylist()] == \
+        [("A", 1), ("B", 2)]
+    assert {r["group"] for r in pq.read_table(out / "metrics.parquet").to_pylist()} == {None, "A", "B"}
+
+
+def test_blob_text_is_a_clear_error(bundled, tmp_path, capsys):
+    """Parquet binary text was DuckDB's 'dominant_script(BLOB)' binder error (evaluate, report) and a
+    TypeError traceback (view)."""
+    src = tmp_path / "blob.parquet"
+    duckdb.connect().execute(f"COPY (SELECT * FROM (VALUES ('good text'::BLOB, 'a')) t(text, g)) TO '{src}'")
+    r50k = str(bundled("r50k_base.tiktoken"))
+    for args in (["evaluate", r50k, "--on", str(src)], ["evaluate", r50k, "--on", str(src), "--by", "g"],
+                 ["report", r50k, "--on", str(src), "-o", str(tmp_path / "r")],
+                 ["view", r50k, "--on", str(src), "-o", str(tmp_path / "v.html")]):
+        assert main(args) == 2
+        assert "is BLOB, not VARCHAR: decode it first" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["blob.parquet"]

@@ -154,3 +154,28 @@ def test_cli_view(viewer, bundled, tmp_path, capsys):
     assert "has no column 'text' (name the text column with --text-key" in capsys.readouterr().err
     assert main(["view", r50k, "--text", "x", "-o", str(tmp_path / "v.png")]) == 2
     assert "must end in .html" in capsys.readouterr().err
+
+
+def test_lone_surrogates_and_a_file_not_utf8(viewer, bundled, tmp_path, capsys):
+    page = view_html(viewer, ["r50k", "bert"], ["a\udc80b \ud83d\ude42"])
+    page.encode("utf-8")
+    parser = Spans()
+    parser.feed(page)
+    assert "".join(parser.panels[0]["spans"]) == "a\ufffdb 🙂"
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"a\xffb")
+    assert main(["view", str(bundled("r50k_base.tiktoken")), "--file", str(bad), "-o", str(tmp_path / "v.html")]) == 2
+    assert "not UTF-8 text" in capsys.readouterr().err
+
+
+def test_cli_view_limit_and_max_bytes_must_be_positive(bundled, tmp_path, capsys):
+    """--limit 0 said the corpus had no documents, --limit -1 was DuckDB's binder error, --max-bytes -5
+    a page 'showing its first 0 tokens (up to -5 bytes)'."""
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('{"text": "first doc"}\n')
+    r50k, out = str(bundled("r50k_base.tiktoken")), str(tmp_path / "v.html")
+    for args, flag in ((["--on", str(corpus), "--limit", "0"], "--limit must be a positive number, not 0"),
+                       (["--on", str(corpus), "--limit", "-1"], "--limit must be a positive number, not -1"),
+                       (["--text", "hello", "--max-bytes", "-5"], "--max-bytes must be a positive number, not -5")):
+        assert main(["view", r50k, *args, "-o", out]) == 2
+        assert flag in capsys.readouterr().err

@@ -172,3 +172,92 @@ def test_unknown_option_bad_output_and_missing_languages(raw, tmp_path, capsys):
     assert main(["prepare", str(empty), "--detect-language", "--uniform", "-o", str(tmp_path / "r")]) == 2
     assert "no document is left to balance" in capsys.readouterr().err
     assert sorted(os.listdir(tmp_path)) == ["a_file", "empty.parquet", "full", "p", "plain.parquet", "raw.jsonl"]
+
+
+def test_a_doc_id_shared_by_two_documents_is_an_error(tmp_path, capsys):
+    """Dedup drops documents by doc_id: with doc 2 of a.jsonl a copy of doc 1, the distinct doc 2 of
+    b.jsonl was dropped with it."""
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text('{"doc_id": 1, "text": "hello world one"}\n{"doc_id": 2, "text": "hello world one"}\n')
+    b.write_text('{"doc_id": 2, "text": "something else here"}\n')
+    assert main(["prepare", str(a), str(b), "--dedup", "exact", "-o", str(tmp_path / "p")]) == 2
+    assert "doc_id column is not unique (1 of 3 rows" in capsys.readouterr().err
+    assert not (tmp_path / "p").exists()
+    b.write_text('{"doc_id": 3, "text": "something else here"}\n')
+    assert main(["prepare", str(a), str(b), "--dedup", "exact", "-o", str(tmp_path / "p")]) == 0
+    rows = duckdb.connect().execute(f"SELECT doc_id, text FROM '{tmp_path}/p/train.parquet' ORDER BY 1").fetchall()
+    assert rows == [(1, "hello world one"), (3, "something else here")]
+
+
+def test_an_output_folder_that_cannot_be_written_leaves_the_connection_usable(raw, tmp_path, monkeypatch):
+    con = sqltok.register(duckdb.connect())
+
+    def refused(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(tmp_path))
+
+    monkeypatch.setattr(prepare_module.tempfile, "mkdtemp", refused)
+    with pytest.raises(PermissionError):
+        prepare(con, [Source(path=str(raw))], str(tmp_path / "p"), PrepareSettings())
+    monkeypatch.undo()
+    assert con.execute("SELECT count(*) FROM duckdb_schemas() WHERE schema_name = 'sqltok_prepare'").fetchone() == (0,)
+    prepare(con, [Source(path=str(raw))], str(tmp_path / "p"), PrepareSettings())
+    assert (tmp_path / "p" / "train.parquet").exists()
+
+
+@pytest.mark.parametrize("lines, kind", [(['{"text": 123}', '{"text": 456}'], "BIGINT"),
+                                         (['{"text": 123}', '{"text": "abc"}'], "JSON"),
+                                         (['{"text": [1, 2]}', '{"text": {"a": "b"}}'], "JSON")])
+def test_text_that_is_not_strings_is_a_clear_error(tmp_path, capsys, lines, kind):
+    """It was DuckDB's 'strlen(BIGINT)' binder error or 'Malformed JSON at byte 0'."""
+    src = tmp_path / "n.jsonl"
+    src.write_text("\n".join(lines) + "\n")
+    assert main(["prepare", str(src), "-o", str(tmp_path / "p")]) == 2
+    assert f"the input's text column is {kind}, not strings" in capsys.readouterr().err
+    src.write_text('{"text": null}\n')
+    assert main(["prepare", str(src), "-o", str(tmp_path / "p")]) == 0
+
+
+def test_a_text_column_beside_the_text_key_is_an_error(tmp_path, capsys):
+    """With --text-key body and a 'text' column too, the steps cleaned and masked the 'text' column
+    and wrote the documents, unmasked, as text_1."""
+    src = tmp_path / "t.jsonl"
+    src.write_text('{"body": "mail jane.doe@example.com", "text": "meta"}\n')
+    assert main(["prepare", str(src), "--text-key", "body", "--mask-pii", "-o", str(tmp_path / "p")]) == 2
+    assert "has a column 'text' besides the text key 'body'" in capsys.readouterr().err
+    assert not (tmp_path / "p").exists()
+
+
+@pytest.mark.parametrize("column", ["n", "r", "want", "k"])
+def test_balance_with_input_columns_named_like_its_work_columns(tmp_path, column):
+    """The resampling's own n, r, want and k were confused with input columns of those names: en got 7
+    copies (want = 7), none (r = 7), one (n) or a binder error (k)."""
+    src = tmp_path / "c.jsonl"
+    src.write_text("".join(json.dumps({"text": t, "lang": lang, column: v}) + "\n"
+                           for t, lang, v in (("doc a", "en", 7), ("doc b", "fr", 1), ("doc c", "fr", 1))))
+    assert main(["prepare", str(src), "--uniform", "-o", str(tmp_path / "p")]) == 0
+    rows = duckdb.connect().execute(f"SELECT text, {column}, copy FROM '{tmp_path}/p/train.parquet' "
+                                    "ORDER BY text, copy").fetchall()
+    assert rows == [("doc a", 7, 0), ("doc a", 7, 1), ("doc b", 1, 0), ("doc c", 1, 0)]
+
+
+def test_mask_pii_with_an_input_column_named_m(tmp_path, capsys):
+    src = tmp_path / "c.jsonl"
+    src.write_text('{"text": "mail jane.doe@example.com now", "m": "meta", "pii_kinds": "mine"}\n')
+    assert main(["prepare", str(src), "--mask-pii", "-o", str(tmp_path / "p")]) == 0
+    assert duckdb.connect().execute(f"SELECT text, m, pii_kinds FROM '{tmp_path}/p/train.parquet'").fetchall() == \
+        [("mail [EMAIL] now", "meta", "mine")]
+    assert json.loads((tmp_path / "p" / "manifest.json").read_text())["pii"]["email"] == 1
+    src.write_text('{"text": "x", "lang": "en", "copy": 3}\n')
+    assert main(["prepare", str(src), "--uniform", "-o", str(tmp_path / "q")]) == 2
+    assert "balancing adds a column 'copy'" in capsys.readouterr().err
+
+
+def test_a_failed_run_leaves_no_parent_folders(raw, tmp_path, capsys):
+    """-o new/deep/out made new/deep before the run, and left it when the run failed."""
+    out = tmp_path / "new" / "deep" / "out"
+    assert main(["prepare", str(tmp_path / "missing.jsonl"), "-o", str(out)]) == 2
+    assert "no such file" in capsys.readouterr().err
+    assert sorted(os.listdir(tmp_path)) == ["raw.jsonl"]
+    assert main(["prepare", str(raw), "-o", str(out)]) == 0
+    assert sorted(os.listdir(out)) == ["manifest.json", "train.parquet"]
+    assert sorted(os.listdir(tmp_path)) == ["new", "raw.jsonl"]

@@ -104,3 +104,16 @@ def test_inserted_values_are_found_and_masked_exactly(fillers, kinds, seed):
 @example("+٩٦٦ ٥٠ ١٢٣ ٤٥٦٧")  # Arabic-Indic digits: not ASCII digits, for RE2 nor for Python
 def test_prefilters_lose_nothing(text):
     assert find_pii_arrow(pa.array([text, None])) == [find_pii(text), None]
+
+
+def test_credentials_in_a_long_run_of_scheme_characters_are_found_in_linear_time():
+    """The credentials pattern started at every word boundary of a run like '-a-a-a...' and scanned the
+    run's rest each time: 200 KB took 14 s, quadratic. The scheme is now looked for back from '://'."""
+    import time
+    text = "see https://u:p@x.com " + "-a" * 100_000 + " ftp://v:q@y.org"
+    start = time.monotonic()
+    assert [(f.kind, text[f.start:f.end]) for f in find_pii_arrow(pa.array([text]))[0]] == \
+        [("credentials", "u:p"), ("credentials", "v:q")]
+    assert time.monotonic() - start < 5
+    assert mask_pii("x_https://u:p@h.com", ["credentials"]) == "x_https://u:p@h.com"  # no boundary before the scheme
+    assert mask_pii("a+b.c-d://u:p@h") == "a+b.c-d://[CREDENTIALS]@h"

@@ -137,3 +137,23 @@ def test_each_step_from_sql(con):
     assert held == (10, 100)
     assert con.execute("SELECT strip_controls('a' || chr(0) || chr(27) || chr(133) || 'b' || chr(9) || chr(10))"
                        ).fetchone()[0] == "ab\t\n"
+
+
+def test_stratified_split_keeps_copies_on_one_side(con):
+    """Balancing repeats documents before the split: the cut fell between copies of one text, which
+    then were in train and valid both."""
+    con.execute("CREATE OR REPLACE TABLE docs AS SELECT 'en' AS lang, 'en doc ' || (i % 3) AS text FROM range(9) r(i)")
+    held = {r[0] for r in con.execute(f"SELECT text FROM ({split_query('SELECT * FROM docs', 0.2, True, True)})")
+            .fetchall()}
+    train = {r[0] for r in con.execute(f"SELECT text FROM ({split_query('SELECT * FROM docs', 0.2, False, True)})")
+             .fetchall()}
+    assert held and train and not held & train
+
+
+def test_stratified_split_with_input_columns_named_like_its_own(con):
+    """An input column split_size (or split_rank) stood in for the split's own: split_size = 100 held
+    back every document."""
+    con.execute("CREATE OR REPLACE TABLE docs AS SELECT 'en' AS lang, 'doc ' || i AS text, 100 AS split_size, "
+                "0 AS split_rank FROM range(10) r(i)")
+    held = con.execute(f"SELECT count(*) FROM ({split_query('SELECT * FROM docs', 0.2, True, True)})").fetchone()
+    assert held == (2,)

@@ -35,3 +35,13 @@ def require_columns(con: duckdb.DuckDBPyConnection, source: Source, wanted: dict
         if fold(name) not in known:
             raise CorpusError(f"the source {source.describe()!r} has no column {name!r} {purpose}; its columns: "
                               f"{', '.join(columns)}")
+
+
+def require_string_text(con: duckdb.DuckDBPyConnection, source: Source, query: str) -> None:
+    """A CorpusError when the `text` column of `query` (the documents of `source`) is not VARCHAR:
+    BLOB text (Parquet binary) met DuckDB's binder error in the judging macros and a TypeError in the
+    viewer."""
+    kind = dict(con.execute(f"SELECT column_name, column_type FROM (DESCRIBE {query})").fetchall()).get("text")
+    if kind not in (None, "VARCHAR", '"NULL"'):
+        raise CorpusError(f"the text of {source.describe()!r} is {kind}, not VARCHAR: decode it first, e.g. "
+                          f"--sql \"SELECT decode(text) AS text FROM ...\" or sqltok prepare (BLOB is decoded there)")

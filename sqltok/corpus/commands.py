@@ -78,9 +78,10 @@ def run(args) -> None:
     mode = "line" if args.lines else "file" if args.whole_file else None
     sources = [Source(path=s, text_key=args.text_key, text_mode=mode) for s in args.sources]
     progress = sys.stderr.isatty() if args.progress is None else args.progress
-    parent = os.path.dirname(os.path.abspath(args.output))
-    os.makedirs(parent, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".sqltok-spill-", dir=parent) as spill, duckdb.connect() as con, \
+    spill_dir = os.path.dirname(os.path.abspath(args.output))
+    while not os.path.isdir(spill_dir):  # the output's folders are made by prepare, and unmade if it fails
+        spill_dir = os.path.dirname(spill_dir)
+    with tempfile.TemporaryDirectory(prefix=".sqltok-spill-", dir=spill_dir) as spill, duckdb.connect() as con, \
             warnings.catch_warnings():
         warnings.simplefilter("always")
         warnings.showwarning = lambda message, *a, **k: print(f"sqltok: warning: {message}", file=sys.stderr)

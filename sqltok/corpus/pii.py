@@ -124,10 +124,23 @@ def _compile(pattern: str) -> re.Pattern:
     return re.compile(pattern.replace(r"\d", "[0-9]"))
 
 
+def _after_scheme(m: re.Match) -> int | None:
+    """The end of the credentials when `://` follows a URL scheme: a letter at a word boundary, then
+    letters, digits, + . - (looked for back from `://`, not by the pattern: a pattern that starts at
+    every word boundary scanned each long run of such characters once per boundary in it, quadratic)."""
+    text, i = m.string, m.start()
+    while i > 0 and text[i - 1] in _SCHEME_CHARS:
+        i -= 1
+        if text[i].isalpha() and text[i].isascii() and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            return m.end(1)
+    return None
+
+
+_SCHEME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+.-")
 _PHONE_END = r"(?![\w\-]|[.,]\d| \d)"
 _KIND = {
-    "credentials": _Kind(_compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://([^\s/?#@:]+:[^\s/?#@]+)@(?=[^\s/?#@])"),
-                         lambda m: m.end(1), 1),
+    "credentials": _Kind(_compile(r"(?<=[A-Za-z0-9+.\-])://([^\s/?#@:]+:[^\s/?#@]+)@(?=[^\s/?#@])"),
+                         _after_scheme, 1),
     "email": _Kind(_compile(r"(?<![\w.%+\-])[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}@"
                               r"(?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}(?![\w\-])"),
                    _whole(lambda t: ".." not in t)),

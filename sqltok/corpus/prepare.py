@@ -150,12 +150,14 @@ def prepare(con: duckdb.DuckDBPyConnection, sources: list[Source], out_dir: str,
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise SqltokError(f"{out_dir} exists and is not a folder: choose another output folder")
     parent = os.path.dirname(os.path.abspath(out_dir)) or "."
-    os.makedirs(parent, exist_ok=True)
     manifest = Manifest.start(settings, [s.describe() for s in sources])
     progress = Progress("prepare", _step_count(settings), "steps") if show_progress else None
     run = _Run(con, manifest, progress)
-    tmp = tempfile.mkdtemp(prefix=".sqltok-prepare-", dir=parent)
+    tmp, made = None, []
     try:
+        made = make_parents(parent)
+        tmp = tempfile.mkdtemp(prefix=".sqltok-prepare-", dir=parent)  # in the try: a folder that cannot be
+        # written must not leave the run's schema behind, which would refuse every later run on `con`
         _run_steps(run, sources, settings)
         outputs = {"train": run.current}
         if settings.valid is not None:
@@ -173,13 +175,34 @@ def prepare(con: duckdb.DuckDBPyConnection, sources: list[Source], out_dir: str,
             os.rmdir(out_dir)
         os.replace(tmp, out_dir)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        remove_empty(made)
         raise
     finally:
         run.drop()
         if progress:
             progress.close()
     return manifest
+
+
+def make_parents(folder: str) -> list[str]:
+    """Make `folder` and the missing folders above it; returns the ones made, deepest first."""
+    made, f = [], folder
+    while not os.path.isdir(f) and f != os.path.dirname(f):
+        made.append(f)
+        f = os.path.dirname(f)
+    os.makedirs(folder, exist_ok=True)
+    return made
+
+
+def remove_empty(folders: list[str]) -> None:
+    """Remove `folders` (deepest first) while they are empty: what a failed run made, it unmakes."""
+    for f in folders:
+        try:
+            os.rmdir(f)
+        except OSError:
+            return
 
 
 def _source_counts(con: duckdb.DuckDBPyConnection, run: _Run) -> list[dict] | None:
@@ -203,11 +226,15 @@ def _step_count(s: PrepareSettings) -> int:
             + (s.dedup is not None and s.dedup.near is not None) + s.balancing)
 
 
-def _source_query(sources: list[Source]) -> str:
+def _source_query(con: duckdb.DuckDBPyConnection, sources: list[Source]) -> str:
     """All sources one after another, every column kept, the text column named `text`."""
     def one(s: Source) -> str:
         if s.text_key == "text":
             return f"SELECT * FROM ({s.rows_query()})"
+        if "text" in [r[0] for r in con.execute(f"DESCRIBE {s.rows_query()}").fetchall()]:
+            # it would stay beside the documents as the steps' `text`, and the documents (text_1) go unprocessed
+            raise SqltokError(f"{s.describe()} has a column 'text' besides the text key {s.text_key!r}: rename "
+                              f"or drop that column")
         key = quote_ident(s.text_key)
         return f"SELECT * EXCLUDE ({key}), {key} AS text FROM ({s.rows_query()})"
 
@@ -216,11 +243,21 @@ def _source_query(sources: list[Source]) -> str:
 
 def _run_steps(run: _Run, sources: list[Source], s: PrepareSettings) -> None:
     con = run.con
-    union = _source_query(sources)
-    cols = [r[0] for r in con.execute(f"DESCRIBE {union}").fetchall()]
+    union = _source_query(con, sources)
+    types = dict(con.execute(f"SELECT column_name, column_type FROM (DESCRIBE {union})").fetchall())
+    cols = list(types)
     if "text" not in cols:
         raise SqltokError(f"the input has no column 'text' {TEXT_KEY_HINT}; its columns: {', '.join(cols)}")
+    if types["text"] not in ("VARCHAR", "BLOB", '"NULL"'):  # else DuckDB's errors (strlen(BIGINT), 'Malformed JSON')
+        raise SqltokError(f"the input's text column is {types['text']}, not strings: each document must be a "
+                          f"string (or NULL){'; some are numbers, lists or objects' if types['text'] == 'JSON' else ''}")
     run.step("read", union if "doc_id" in cols else f"SELECT row_number() OVER () AS doc_id, * FROM ({union})")
+    if "doc_id" in cols:  # the steps tell documents apart by it: a shared id would drop them together
+        n, distinct = con.execute(f"SELECT count(*), count(DISTINCT doc_id) FROM {run.current}").fetchone()
+        if distinct != n:
+            raise SqltokError(f"the input's doc_id column is not unique ({n - distinct} of {n} rows repeat an id "
+                              f"or have none): give each document its own doc_id, or drop the column and "
+                              f"prepare numbers the documents")
     bad = invalid_utf8_count(con, run.prev)
     empty = con.execute(f"SELECT count(*) FROM {run.current} WHERE text IS NULL OR text = ''").fetchone()[0]
     run.step("clean", clean_query(con, run.prev, s.clean), null_or_empty=empty, invalid_utf8=bad,
@@ -235,11 +272,11 @@ def _run_steps(run: _Run, sources: list[Source], s: PrepareSettings) -> None:
         kinds = [k for k in KINDS if k in s.mask_pii]
         marks = [{**PLACEHOLDERS, **s.placeholders}[k] for k in kinds]
         call = f"sqltok_pii_masked(text, {_list(kinds)}, {_list(marks)})"
-        run.step("mask_pii", f"SELECT * EXCLUDE (m) REPLACE (m.text AS text), m.kinds AS pii_kinds "
-                             f"FROM (SELECT *, {call} AS m FROM {run.current})")
+        run.step("mask_pii", f"SELECT * EXCLUDE (sqltok_masked) REPLACE (sqltok_masked.text AS text), "
+                             f"sqltok_masked.kinds AS sqltok_pii_kinds FROM (SELECT *, {call} AS sqltok_masked FROM {run.current})")
         counts = dict(con.execute(sql_text("prepare_pii_counts").format(table=run.current)).fetchall())
         run.manifest.pii = {k: counts.get(k, 0) for k in kinds}
-        con.execute(f"ALTER TABLE {run.current} DROP COLUMN pii_kinds")
+        con.execute(f"ALTER TABLE {run.current} DROP COLUMN sqltok_pii_kinds")
     if s.dedup is not None and s.dedup.exact:
         inner = quote_literal(f"SELECT doc_id, text FROM {run.current}")
         run.step("dedup_exact", f"SELECT * FROM {run.current} ANTI JOIN (SELECT doc_id FROM "
@@ -252,6 +289,9 @@ def _run_steps(run: _Run, sources: list[Source], s: PrepareSettings) -> None:
     if s.balancing:
         if "lang" not in run.columns():
             raise SqltokError("balancing needs languages: add --detect-language or give the input a lang column")
+        if "copy" in run.columns():
+            raise SqltokError("balancing adds a column 'copy' (which repeat of its document a row is): the input "
+                              "has one already; rename or drop it")
         targets = target_shares(language_shares(con, run.prev), s.ratios, s.temperature, s.uniform)
         run.step("balance", balance_query(run.prev, targets, s.seed))
         reached = {x.lang: x.doc_share for x in language_shares(con, f"{run.prev} WHERE lang IS NOT NULL")}

@@ -13,7 +13,7 @@ from typing import Iterator
 
 import duckdb
 
-from sqltok.corpus.columns import require_text_column
+from sqltok.corpus.columns import require_string_text, require_text_column
 from sqltok.corpus.sources import Source
 from sqltok.errors import SqltokError
 from sqltok.judge.formatting import format_table
@@ -64,11 +64,15 @@ def _cmd_report(args) -> None:
 def _view_texts(con, args) -> list[str]:
     texts = list(args.text or [])
     for path in args.file or []:
-        with open(path, encoding="utf-8") as f:
-            texts.append(f.read())
+        try:
+            with open(path, encoding="utf-8") as f:
+                texts.append(f.read())
+        except UnicodeDecodeError as e:
+            raise SqltokError(f"--file {path}: not UTF-8 text ({e})") from None
     if any(x is not None for x in (args.on, args.sql, args.table)):
         src = corpus(args)
         require_text_column(con, src)
+        require_string_text(con, src, src.query())
         rows = con.execute(f"SELECT text FROM ({src.query()}) WHERE text IS NOT NULL LIMIT ?", [args.limit]).fetchall()
         if not rows:
             raise SqltokError(f"the corpus {src.describe()!r} has no documents (no non-NULL text)")
@@ -81,6 +85,9 @@ def _view_texts(con, args) -> list[str]:
 def _cmd_view(args) -> None:
     if not args.output.endswith((".html", ".htm")):
         raise SqltokError(f"the viewer writes an HTML page: -o must end in .html, not {args.output!r}")
+    for flag, value in (("--limit", args.limit), ("--max-bytes", args.max_bytes)):
+        if value < 1:
+            raise SqltokError(f"{flag} must be a positive number, not {value}")
     with connect(args.db) as con:
         texts = _view_texts(con, args)
         page = view_html(con, args.tokenizers, texts, max_bytes=args.max_bytes)

@@ -11,7 +11,7 @@ from typing import Sequence
 import duckdb
 import pyarrow as pa
 
-from sqltok.corpus.columns import TEXT_KEY_HINT, require_columns, require_text_column
+from sqltok.corpus.columns import TEXT_KEY_HINT, require_columns, require_string_text, require_text_column
 from sqltok.corpus.sources import Source, quote_ident, quote_literal
 from sqltok.duck import arrow_table
 from sqltok.errors import ModelNotFoundError, SqltokError
@@ -61,9 +61,12 @@ def documents_query(con: duckdb.DuckDBPyConnection, source: Source, by: str | No
     """A query with the source's texts as `text` and, when `by` is given, that column as well."""
     if by is None:
         require_text_column(con, source)
-        return source.query()
-    require_columns(con, source, {source.text_key: TEXT_KEY_HINT, by: "to group by"})
-    return f"SELECT {quote_ident(source.text_key)} AS text, {quote_ident(by)} FROM ({source.rows_query()})"
+        q = source.query()
+    else:
+        require_columns(con, source, {source.text_key: TEXT_KEY_HINT, by: "to group by"})
+        q = f"SELECT {quote_ident(source.text_key)} AS text, {quote_ident(by)} FROM ({source.rows_query()})"
+    require_string_text(con, source, q)
+    return q
 
 
 @interruptible
@@ -72,8 +75,8 @@ def evaluate(con: duckdb.DuckDBPyConnection, tokenizers: Sequence[str], source: 
     """One row per tokenizer over all documents (`group` NULL), then one per tokenizer and group (the
     column `by`, or each document's dominant Unicode script). See `sqltok_evaluate` for the columns;
     the efficiencies divide by log2 of the tokenizer's vocabulary size."""
-    if not alpha > 0:
-        raise SqltokError(f"the Rényi order alpha must be positive, not {alpha}")
+    if not 0 < alpha < math.inf:
+        raise SqltokError(f"the Rényi order alpha must be positive and finite, not {alpha}")
     names = tokenizer_names(con, tokenizers)
     q = documents_query(con, source, by)
     if con.execute(f"SELECT count(text) FROM ({q})").fetchall()[0][0] == 0:

@@ -35,10 +35,10 @@ def _tables(con: duckdb.DuckDBPyConnection, names: list[str], source: Source, by
     q = quote_literal(documents_query(con, source, by))
     toks = "[" + ", ".join(quote_literal(n) for n in names) + "]"
     per_doc = arrow_table(con, f"""
-        SELECT t.tokenizer, sqltok_document_group(d, {quote_literal(by) if by else "NULL"}) AS "group", d.doc,
-               token_count(t.tokenizer, d.text) AS tokens
-        FROM (SELECT row_number() OVER () AS doc, * FROM query({q}) WHERE text IS NOT NULL) AS d
-        CROSS JOIN (SELECT unnest({toks}) AS tokenizer) AS t ORDER BY t.tokenizer, d.doc""")
+        SELECT t.tokenizer, sqltok_document_group(sqltok_row, {quote_literal(by) if by else "NULL"}) AS "group",
+               sqltok_row.sqltok_doc AS doc, token_count(t.tokenizer, sqltok_row.text) AS tokens
+        FROM (SELECT *, row_number() OVER () AS sqltok_doc FROM query({q}) WHERE text IS NOT NULL) AS sqltok_row
+        CROSS JOIN (SELECT unnest({toks}) AS tokenizer) AS t ORDER BY t.tokenizer, doc""")
     freqs = pa.concat_tables([arrow_table(con, f"""
         SELECT {quote_literal(n)} AS tokenizer, id, token, text, octet_length(token) AS token_bytes, n, share, rank
         FROM sqltok_token_frequencies({quote_literal(n)}, {q})""") for n in names])
@@ -77,6 +77,12 @@ def _save(fig, out: Path, name: str) -> str:
 def _plots(out: Path, rows: list[dict], tables: dict[str, pa.Table], names: list[str], by: str | None) -> list[tuple[str, str]]:
     """(file stem, caption) of every plot written."""
     plt = _pyplot()
+    with plt.rc_context({"text.parse_math": False}):  # group and tokenizer names are text, not mathtext
+        return _draw(plt, out, rows, tables, names, by)
+
+
+def _draw(plt, out: Path, rows: list[dict], tables: dict[str, pa.Table], names: list[str],
+          by: str | None) -> list[tuple[str, str]]:
     made = []
     groups = [r["group"] for r in rows if r["group"] is not None and r["tokenizer"] == names[0]]
     fig, ax = plt.subplots(figsize=(min(12, max(7, 0.25 * len(groups) * len(names) + 2)), 4.5))
@@ -157,11 +163,11 @@ def write_report(con: duckdb.DuckDBPyConnection, tokenizers: Sequence[str], sour
                  by: str | None = None, alpha: float = 2.5, reference: str | None = None) -> Path:
     """Write the report folder `out` (created if needed); returns the path of its index.html."""
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     metrics = evaluate(con, tokenizers, source, by=by, alpha=alpha, reference=reference)
     rows = records(metrics)
     names = list(dict.fromkeys(r["tokenizer"] for r in rows))
     tables = {"metrics": metrics, **_tables(con, names, source, by)}
+    out.mkdir(parents=True, exist_ok=True)  # once the tables are made: a bad tokenizer or corpus leaves no folder
     for name, table in tables.items():
         _write_table(con, table, out, name)
     plots = _plots(out, rows, tables, names, by)

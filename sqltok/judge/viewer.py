@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sqltok.tokenizer import Tokenizer
+from sqltok.tokenizer import Tokenizer, text_array
 from sqltok.judge.metrics import tokenizer_names
 from sqltok.named_tokenizers import named_tokenizers
 from sqltok.wordpiece.tokenizer import WordPieceTokenizer
@@ -148,7 +148,9 @@ def _panel(tok: Tokenizer, text: str, max_bytes: int) -> str:
 
 def view_html(con: duckdb.DuckDBPyConnection, tokenizers: Sequence[str], texts: Sequence[str],
               max_bytes: int = MAX_BYTES) -> str:
-    """The page: every text once per tokenizer (stored model names or tokenizer files)."""
+    """The page: every text once per tokenizer (stored model names or tokenizer files). Surrogates,
+    which the UTF-8 page cannot hold, are shown as tiktoken reads them (a lone one U+FFFD)."""
+    texts = text_array(list(texts), fix_surrogates=True).to_pylist()
     reg = named_tokenizers(con)
     toks = [reg.get(n) for n in tokenizer_names(con, tokenizers)]
     sections = []

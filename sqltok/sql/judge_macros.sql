@@ -27,9 +27,9 @@ WITH tokenizers AS (
     FROM (SELECT unnest(toks) AS tokenizer, generate_subscripts(toks, 1) AS position)
 ),
 texts AS (
-    SELECT d.text, sqltok_document_group(d, "by") AS grp
-    FROM query(q) AS d
-    WHERE d.text IS NOT NULL
+    SELECT sqltok_row.text, sqltok_document_group(sqltok_row, "by") AS grp
+    FROM query(q) AS sqltok_row  -- an alias no column is named: a column `d` would stand for the row
+    WHERE sqltok_row.text IS NOT NULL
 ),
 docs AS MATERIALIZED (
     SELECT text, grp, strlen(text) AS bytes, length(text) AS characters, sqltok_pretoken_count(text) AS pretokens
@@ -66,13 +66,16 @@ frequencies AS (
     SELECT position, 0, id, sum(n) FROM group_frequencies GROUP BY position, id
 ),
 distribution AS (  -- from each group's sums over its ids (T tokens, n of an id, p = n / T):
-                   -- H = log2 T - sum(n log2 n) / T and H_alpha = (log2 sum(n^alpha) - alpha log2 T) / (1 - alpha)
+                   -- H = log2 T - sum(n log2 n) / T and H_alpha = (log2 sum(n^alpha) - alpha log2 T) / (1 - alpha),
+                   -- sum(n^alpha) taken as M^alpha sum((n / M)^alpha), M the largest n: n^alpha itself
+                   -- overflows a double (60^200, or 10^7^45) and the entropy came out -inf
     SELECT f.position, f.g, f.distinct_tokens,
            log2(c.tokens) - f.n_log_n / c.tokens AS shannon_entropy,
            CASE WHEN alpha = 1 THEN log2(c.tokens) - f.n_log_n / c.tokens
-                ELSE (log2(f.n_pow) - alpha * log2(c.tokens)) / (1 - alpha) END AS renyi_entropy
-    FROM (SELECT position, g, count(*) AS distinct_tokens, sum(n * log2(n)) AS n_log_n, sum(pow(n, alpha)) AS n_pow
-          FROM frequencies GROUP BY position, g) AS f
+                ELSE (log2(f.n_pow) + alpha * (log2(f.n_max) - log2(c.tokens))) / (1 - alpha) END AS renyi_entropy
+    FROM (SELECT position, g, count(*) AS distinct_tokens, sum(n * log2(n)) AS n_log_n, any_value(m) AS n_max,
+                 sum(pow(n / m, alpha)) AS n_pow
+          FROM (SELECT *, max(n) OVER (PARTITION BY position, g) AS m FROM frequencies) GROUP BY position, g) AS f
     JOIN per_document AS c USING (position, g)
 ),
 metrics AS (
@@ -119,8 +122,8 @@ ORDER BY t.position, n_tokens DESC, d.term;
 -- `by`, default the dominant script), and, with a phase-1 model `model`, its supermerge candidates.
 CREATE OR REPLACE TEMP MACRO sqltok_group_type_token_ratios(q, "by" := NULL, model := NULL) AS TABLE
 WITH docs AS MATERIALIZED (
-    SELECT d.text, sqltok_document_group(d, "by") AS grp
-    FROM query(q) AS d WHERE d.text IS NOT NULL
+    SELECT sqltok_row.text, sqltok_document_group(sqltok_row, "by") AS grp
+    FROM query(q) AS sqltok_row WHERE sqltok_row.text IS NOT NULL
 ),
 units AS (
     SELECT grp, 'pretokens' AS unit, unnest(l) AS u FROM (SELECT grp, pretokenize(text) AS l FROM docs)

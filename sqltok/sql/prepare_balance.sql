@@ -22,15 +22,16 @@ CREATE OR REPLACE TEMP MACRO sqltok_balance(q, targets, seed := 0) AS TABLE
 WITH docs AS (SELECT * FROM query(q)),
 counts AS (SELECT lang, count(*) AS n FROM docs WHERE lang IS NOT NULL GROUP BY lang),
 asked AS (SELECT e.key AS lang, e.value AS weight FROM (SELECT unnest(map_entries(targets)) AS e)),
-wanted AS (
-    SELECT c.lang, c.n,
-           round(a.weight / sum(a.weight) OVER () * (SELECT sum(n) FROM counts))::BIGINT AS want
+wanted AS (  -- the names the documents' rows are given here are sqltok_...: q's own columns may be n, r, ...
+    SELECT c.lang, c.n AS sqltok_n,
+           round(a.weight / sum(a.weight) OVER () * (SELECT sum(n) FROM counts))::BIGINT AS sqltok_want
     FROM counts c JOIN asked a USING (lang)),
 ranked AS (
-    SELECT d.*, w.n, w.want, row_number() OVER (PARTITION BY d.lang ORDER BY hash(d.doc_id, seed)) - 1 AS r
+    SELECT d.*, w.sqltok_n, w.sqltok_want,
+           row_number() OVER (PARTITION BY d.lang ORDER BY hash(d.doc_id, seed)) - 1 AS sqltok_r
     FROM docs d JOIN wanted w USING (lang))
-SELECT * EXCLUDE (n, want, r, k), k AS copy
-FROM ranked, range(((want + n - 1) // n)::BIGINT) c(k)
-WHERE k * n + r < want
+SELECT * EXCLUDE (sqltok_n, sqltok_want, sqltok_r, sqltok_k), sqltok_k AS copy
+FROM ranked, range(((sqltok_want + sqltok_n - 1) // sqltok_n)::BIGINT) c(sqltok_k)
+WHERE sqltok_k * sqltok_n + sqltok_r < sqltok_want
 UNION ALL BY NAME
 SELECT *, 0 AS copy FROM docs WHERE lang IS NULL;
