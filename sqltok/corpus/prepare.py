@@ -249,8 +249,9 @@ def _run_steps(run: _Run, sources: list[Source], s: PrepareSettings) -> None:
     if "text" not in cols:
         raise SqltokError(f"the input has no column 'text' {TEXT_KEY_HINT}; its columns: {', '.join(cols)}")
     if types["text"] not in ("VARCHAR", "BLOB", '"NULL"'):  # else DuckDB's errors (strlen(BIGINT), 'Malformed JSON')
+        json_hint = "; some are numbers, lists or objects" if types["text"] == "JSON" else ""
         raise SqltokError(f"the input's text column is {types['text']}, not strings: each document must be a "
-                          f"string (or NULL){'; some are numbers, lists or objects' if types['text'] == 'JSON' else ''}")
+                          f"string (or NULL){json_hint}")
     run.step("read", union if "doc_id" in cols else f"SELECT row_number() OVER () AS doc_id, * FROM ({union})")
     if "doc_id" in cols:  # the steps tell documents apart by it: a shared id would drop them together
         n, distinct = con.execute(f"SELECT count(*), count(DISTINCT doc_id) FROM {run.current}").fetchone()
@@ -273,7 +274,8 @@ def _run_steps(run: _Run, sources: list[Source], s: PrepareSettings) -> None:
         marks = [{**PLACEHOLDERS, **s.placeholders}[k] for k in kinds]
         call = f"sqltok_pii_masked(text, {_list(kinds)}, {_list(marks)})"
         run.step("mask_pii", f"SELECT * EXCLUDE (sqltok_masked) REPLACE (sqltok_masked.text AS text), "
-                             f"sqltok_masked.kinds AS sqltok_pii_kinds FROM (SELECT *, {call} AS sqltok_masked FROM {run.current})")
+                             f"sqltok_masked.kinds AS sqltok_pii_kinds "
+                             f"FROM (SELECT *, {call} AS sqltok_masked FROM {run.current})")
         counts = dict(con.execute(sql_text("prepare_pii_counts").format(table=run.current)).fetchall())
         run.manifest.pii = {k: counts.get(k, 0) for k in kinds}
         con.execute(f"ALTER TABLE {run.current} DROP COLUMN sqltok_pii_kinds")
