@@ -46,12 +46,12 @@ def output_options(path: str) -> str:
     return fmt + (f", COMPRESSION {compression}" if compression else "")
 
 
-def _reader(options: str, path: Path) -> str:
-    """A table function reading back what COPY wrote with `options` to `path` (whatever its suffix)."""
-    if "parquet" in options:
+def _reader(output: str, path: Path) -> str:
+    """A table function reading back from `path` (whatever its suffix) what COPY wrote for `output`."""
+    suffix = Path(output.lower()).suffix
+    if suffix == ".parquet":
         return f"read_parquet({quote_literal(str(path))})"
-    compression = options.split("COMPRESSION ")[1] if "COMPRESSION " in options else "none"
-    return f"read_json_auto({quote_literal(str(path))}, compression = '{compression}')"
+    return f"read_json_auto({quote_literal(str(path))}, compression = '{_COMPRESSION.get(suffix, 'none')}')"
 
 
 def _inputs(path: str) -> set[Path]:
@@ -93,7 +93,7 @@ def encode_file(con: duckdb.DuckDBPyConnection, tokenizer: str, src: Source, out
     try:
         con.execute(f"COPY (SELECT {kept}{values} FROM ({rows_query})) TO {quote_literal(str(tmp))} ({options})")
         measure = f"sum({column})" if count else f"sum(len({column}))"
-        rows, tokens = con.execute(f"SELECT count(*), coalesce({measure}, 0) FROM {_reader(options, tmp)}"
+        rows, tokens = con.execute(f"SELECT count(*), coalesce({measure}, 0) FROM {_reader(output, tmp)}"
                                    ).fetchall()[0]
         os.replace(tmp, out)
     except BaseException:
