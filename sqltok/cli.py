@@ -25,7 +25,7 @@ from sqltok.model_files import FORMATS, export_model, import_model
 from sqltok.progress import QueryProgress
 from sqltok.register import register
 from sqltok.bpe.settings import DEFAULT_SPECIAL_TOKENS, check_special_tokens
-from sqltok.store import drop_model, model_names
+from sqltok.store import drop_model, model_names, require_model
 from sqltok.bpe.superword import train_superword
 from sqltok.bpe.train import train_bpe
 from sqltok.extend.extend import SPECIALS, extend_model
@@ -87,6 +87,8 @@ def _train(con, args, cluster=None) -> None:
     held = None
     if args.holdout:
         src, held = holdout_split(src, args.holdout)
+        if args.phase1 is not None:
+            _require_phase1_without(con, args.phase1, src)
     specials = check_special_tokens(s for s in args.special_tokens.split(",") if s) \
         if args.special_tokens is not None else DEFAULT_SPECIAL_TOKENS
     if args.memory_limit:
@@ -146,6 +148,19 @@ def _train(con, args, cluster=None) -> None:
         print(f"  {idx:>4}  {_show(left):>12} + {_show(right):<12} {count:>12,}")
     if args.holdout:
         _print_compression(con, report.model, held, args.holdout)
+
+
+def _require_phase1_without(con, phase1: str, src: Source) -> None:
+    """`--phase1` with `--holdout`: the stored counts phase 2 reuses must be of the training side `src`
+    (the phase-1 model trained with the same `--holdout` on the same source), or the held-back
+    documents were counted and their compression is no holdout."""
+    require_model(con, phase1)
+    counted = con.execute("SELECT source FROM sqltok_store.models WHERE model = ?", [phase1]).fetchall()[0][0]
+    if counted != src.describe():
+        raise SqltokError(f"--phase1 {phase1} reuses the counts of {counted!r}, not of {src.describe()!r}: "
+                          "they may hold the documents --holdout holds back, whose compression would then be "
+                          f"no holdout; train {phase1!r} on the same source with the same --holdout, or leave "
+                          "out --phase1")
 
 
 def _train_wordpiece(con, args, src: Source, held: Source | None, progress: bool) -> None:
@@ -354,7 +369,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="split candidates into frequent pretoken n-grams first (paper Appendix B)")
     t.add_argument("--phase1", metavar="MODEL",
                    help="reuse the pretoken and candidate counts of this stored superword model (same corpus) "
-                   "instead of reading the corpus")
+                   "instead of reading the corpus (with --holdout, MODEL trained with the same --holdout)")
     t.add_argument("--simple", action="store_true", help="no script splitting (GPT-4o pattern only)")
     t.add_argument("--special-tokens", help="comma-separated (default: <|endoftext|>; wordpiece: "
                    "[PAD],[UNK],[CLS],[SEP],[MASK]; '' for none)")

@@ -119,6 +119,24 @@ def test_holdout_names_the_source_not_the_split_query(tmp_path, capsys):
             [(f"{sample_path()} without 0.1 held back",)]
 
 
+def test_phase1_with_holdout_needs_counts_without_the_held_back_documents(tmp_path, capsys):
+    """--phase1 reuses stored counts: with --holdout they must be of the training side only, or the
+    held-back documents were trained on and their compression is no holdout."""
+    db, sample = str(tmp_path / "w.duckdb"), sample_path()
+    common = ["--vocab-size", "500", "--max-documents", "200", "--db", db, "--no-progress"]
+    superbpe = ["--method", "superbpe", "--supermerges", "20", "--holdout", "0.1", "--model", "s"]
+    assert main(["train", sample, "--method", "boundless", "--model", "whole"] + common) == 0
+    assert main(["train", sample, "--method", "boundless", "--model", "part", "--holdout", "0.1"] + common) == 0
+    capsys.readouterr()
+    assert main(["train", sample, "--phase1", "whole"] + superbpe + common) == 2
+    assert "--phase1 whole reuses the counts of" in capsys.readouterr().err
+    assert main(["train", sample, "--phase1", "part"] + superbpe + common) == 0
+    assert "held-back documents (10%)" in capsys.readouterr().out
+    with duckdb.connect(db) as c:
+        assert c.execute("SELECT documents, source FROM sqltok_store.models WHERE model = 's'").fetchall() == \
+            c.execute("SELECT documents, source FROM sqltok_store.models WHERE model = 'part'").fetchall()
+
+
 def test_console_script_runs(tmp_path):
     import sqltok
 
