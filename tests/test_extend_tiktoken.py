@@ -163,6 +163,29 @@ def test_other_patterns_extend_into_ranks_tiktoken_reads_alike(other, sample, te
     assert got == ref.encode_ordinary_batch(texts)
 
 
+WHISPER = SHARED_TOKENIZERS / "whisper-multilingual" / "multilingual.tiktoken"
+
+
+@pytest.mark.skipif(not WHISPER.exists(), reason="../shared/fixtures/tokenizers not present")
+def test_whisper_keeps_its_empty_token_and_new_tokens_take_free_ids(sample, con, tmp_path):
+    # multilingual.tiktoken's last rank, 50256, is the empty token ("="): it keeps its rank, and the
+    # new tokens start after it, not on it
+    report = extend_model(con, str(WHISPER), sample[0], 20, "whisper_ext", specials="move")
+    export_model(con, "whisper_ext", tmp_path / "ext.tiktoken", format="tiktoken")
+    old, new = parse_tiktoken(WHISPER.read_bytes()), parse_tiktoken((tmp_path / "ext.tiktoken").read_bytes())
+    assert old[b""] == 50256 and {t: new[t] for t in old} == old
+    assert sorted(r for t, r in new.items() if t not in old) == list(range(50257, 50257 + 20))
+    assert list(report.special_tokens.values())[:2] == [(50257, 50277), (50258, 50278)]
+    assert report.n_vocab == 51865 + 20 and report.regression.old_ids_changed == 0
+    specials = {s: now for s, (_, now) in report.special_tokens.items()}
+    ref = tiktoken.Encoding("whisper_ext", pat_str=patterns.GPT2, special_tokens=specials,
+                            mergeable_ranks=tiktoken.load.load_tiktoken_bpe(str(tmp_path / "ext.tiktoken")))
+    texts = sample[1][:50] + ["<|endoftext|> <|en|>"]
+    got = [r[0] for r in con.execute("SELECT encode_special('whisper_ext', t) FROM (SELECT unnest(?::VARCHAR[]) AS t)",
+                                     [texts]).fetchall()]
+    assert got == [ref.encode(t, allowed_special="all") for t in texts]
+
+
 CL100K_JSON = SHARED_TOKENIZERS / "cl100k_base" / "tokenizer.json"
 
 

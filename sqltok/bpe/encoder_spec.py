@@ -98,6 +98,8 @@ class EncoderSpec:
         added_flags: HF's flags of the special and added tokens that have any (`lstrip`, `rstrip`,
             `single_word`, `normalized`: see `sqltok.added_tokens` and `sqltok/native/added_match.pxd`);
             a token missing here has none.
+        empty_rank: tiktoken: the rank of the empty token (Whisper's multilingual.tiktoken has one at
+            50256), whose id `tokens` leaves None but which no other token may take.
     """
 
     name: str
@@ -112,6 +114,7 @@ class EncoderSpec:
     added_tokens: dict[str, int] = field(default_factory=dict)
     keep_unmatched: bool = False
     added_flags: dict[str, AddedTokenFlags] = field(default_factory=dict)
+    empty_rank: int | None = None
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES:

@@ -212,15 +212,16 @@ def spec_from_ranks(ranks: dict[bytes, int], pattern: str, special_tokens: dict[
     return EncoderSpec(
         name=name, tokens=tokens, pairs=concatenation_pairs(tokens),
         byte_ids=[ranks[bytes([b])] for b in range(256)], direct=True, pattern=pattern,
-        special_tokens=dict(special_tokens), normalizer=None, source="tiktoken")
+        special_tokens=dict(special_tokens), normalizer=None, source="tiktoken", empty_rank=ranks.get(b""))
 
 
 # ----------------------------------------------------------------------------- writing
 
 
-def tiktoken_text(tokens: list[bytes | None]) -> bytes:
-    """The `.tiktoken` file of `tokens` (rank -> bytes; None: no mergeable token at that rank)."""
-    return b"".join(base64.b64encode(t) + b" %d\n" % rank for rank, t in enumerate(tokens) if t is not None)
+def tiktoken_text(spec: EncoderSpec) -> bytes:
+    """The `.tiktoken` file of `spec`'s ranks (its empty token written "=", as Whisper's file has it)."""
+    return b"".join((b"=" if rank == spec.empty_rank else base64.b64encode(t)) + b" %d\n" % rank
+                    for rank, t in enumerate(spec.tokens) if t is not None or rank == spec.empty_rank)
 
 
 def encoding_document(spec: EncoderSpec) -> bytes:
@@ -228,7 +229,7 @@ def encoding_document(spec: EncoderSpec) -> bytes:
     tiktoken's `Encoding` arguments, `pat_str`, `special_tokens` and `mergeable_ranks` (the text of
     its `.tiktoken` file)."""
     return json.dumps({"pat_str": spec.pattern, "special_tokens": spec.special_tokens,
-                       "mergeable_ranks": tiktoken_text(spec.tokens).decode()}).encode()
+                       "mergeable_ranks": tiktoken_text(spec).decode()}).encode()
 
 
 def read_encoding_document(content: bytes, name: str) -> EncoderSpec:

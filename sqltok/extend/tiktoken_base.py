@@ -21,9 +21,11 @@ from sqltok.bpe.tiktoken_file import spec_from_ranks
 
 
 def extended_ranks(spec: EncoderSpec, new_tokens: list[bytes], specials: str, name: str) -> EncoderSpec:
-    """The tiktoken `spec` with `new_tokens` ranked after its mergeable tokens (`specials="move"`:
+    """The tiktoken `spec` with `new_tokens` ranked after its ranks, the empty one too (`specials="move"`:
     the special tokens then follow them, in their order) or after every id (`"keep"`)."""
     ranks = {t: i for i, t in enumerate(spec.tokens) if t is not None}
+    if spec.empty_rank is not None:  # Whisper's empty token keeps its rank: no new token takes it
+        ranks[b""] = spec.empty_rank
     start = len(spec.tokens) if specials == "keep" else max(ranks.values()) + 1
     ranks.update((t, start + k) for k, t in enumerate(new_tokens))
     moved = spec.special_tokens if specials == "keep" else \
