@@ -113,15 +113,28 @@ def test_group_by_a_column_named_like_the_row_alias(bundled, tmp_path, column):
     assert {r["group"] for r in pq.read_table(out / "metrics.parquet").to_pylist()} == {None, "A", "B"}
 
 
-def test_blob_text_is_a_clear_error(bundled, tmp_path, capsys):
-    """Parquet binary text was DuckDB's 'dominant_script(BLOB)' binder error (evaluate, report) and a
-    TypeError traceback (view)."""
-    src = tmp_path / "blob.parquet"
-    duckdb.connect().execute(f"COPY (SELECT * FROM (VALUES ('good text'::BLOB, 'a')) t(text, g)) TO '{src}'")
-    r50k = str(bundled("r50k_base.tiktoken"))
-    for args in (["evaluate", r50k, "--on", str(src)], ["evaluate", r50k, "--on", str(src), "--by", "g"],
-                 ["report", r50k, "--on", str(src), "-o", str(tmp_path / "r")],
-                 ["view", r50k, "--on", str(src), "-o", str(tmp_path / "v.html")]):
-        assert main(args) == 2
-        assert "is BLOB, not VARCHAR: decode it first" in capsys.readouterr().err
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["blob.parquet"]
+def test_blob_text_is_judged_as_varchar_and_invalid_utf8_is_a_clear_error(bundled, tmp_path, capsys):
+    """Parquet binary text was refused ("decode it first") where training decodes it: valid UTF-8
+    BLOBs are judged as the same text in VARCHAR; invalid UTF-8 is training's error, naming the document."""
+    con, r50k = duckdb.connect(), str(bundled("r50k_base.tiktoken"))
+    rows = "(VALUES ('good text', 'a'), ('café 🙂 日本', 'b')) t(text, g)"
+    for name, text in (("blob", "encode(text)"), ("varchar", "text")):
+        con.execute(f"COPY (SELECT {text} AS text, g FROM {rows}) TO '{tmp_path / name}.parquet'")
+    con.execute(f"COPY (SELECT * FROM (VALUES ('ok'::BLOB, 'a'), ('bad \\xFF'::BLOB, 'b')) t(text, g)) "
+                f"TO '{tmp_path / 'bad.parquet'}'")
+
+    def judged(src: str) -> list[tuple]:
+        got = []
+        for args in (["evaluate", r50k, "--on", src, "--json"], ["evaluate", r50k, "--on", src, "--by", "g"],
+                     ["report", r50k, "--on", src, "-o", str(tmp_path / "r")],
+                     ["view", r50k, "--on", src, "-o", str(tmp_path / "v.html")]):
+            code = main(args)
+            out, err = capsys.readouterr()
+            page = (tmp_path / "v.html").read_text() if args[0] == "view" and code == 0 else ""
+            got.append((code, out, err, page))
+        return got
+
+    assert judged(str(tmp_path / "blob.parquet")) == judged(str(tmp_path / "varchar.parquet"))
+    assert "本" in (tmp_path / "v.html").read_text()
+    for code, _, err, _ in judged(str(tmp_path / "bad.parquet")):
+        assert code == 2 and "document 2 of " in err and "is not valid UTF-8" in err

@@ -6,6 +6,7 @@ import duckdb
 
 from sqltok.corpus.sources import Source
 from sqltok.errors import CorpusError
+from sqltok.sql_files import sql_text
 
 #: How a caller names the text column, for the error when a source has none of that name.
 TEXT_KEY_HINT = "(name the text column with --text-key / text_key=)"
@@ -37,11 +38,17 @@ def require_columns(con: duckdb.DuckDBPyConnection, source: Source, wanted: dict
                               f"{', '.join(columns)}")
 
 
-def require_string_text(con: duckdb.DuckDBPyConnection, source: Source, query: str) -> None:
-    """A CorpusError when the `text` column of `query` (the documents of `source`) is not VARCHAR:
-    BLOB text (Parquet binary) met DuckDB's binder error in the judging macros and a TypeError in the
-    viewer."""
+def varchar_text(con: duckdb.DuckDBPyConnection, source: Source, query: str) -> str:
+    """`query` (the documents of `source`, a `text` column and maybe others) with `text` as VARCHAR:
+    BLOB text (Parquet binary) is decoded once every document is known to be UTF-8; a CorpusError
+    names the first document that is not, and a text of another type."""
     kind = dict(con.execute(f"SELECT column_name, column_type FROM (DESCRIBE {query})").fetchall()).get("text")
-    if kind not in (None, "VARCHAR", '"NULL"'):
-        raise CorpusError(f"the text of {source.describe()!r} is {kind}, not VARCHAR: decode it first, e.g. "
-                          f"--sql \"SELECT decode(text) AS text FROM ...\" or sqltok prepare (BLOB is decoded there)")
+    if kind == "BLOB":
+        bad = con.execute(sql_text("first_invalid_utf8").format(source=query)).fetchall()[0][0]
+        if bad is not None:
+            raise CorpusError(f"document {bad} of {source.describe()!r} is not valid UTF-8 (clean or decode it "
+                              "first: sqltok prepare fixes or drops invalid UTF-8)")
+        return f"SELECT * REPLACE (decode(text) AS text) FROM ({query})"
+    if kind not in ("VARCHAR", '"NULL"'):  # "NULL": a query whose texts are all NULL literals
+        raise CorpusError(f"the text of {source.describe()!r} is {kind}, not VARCHAR or BLOB")
+    return query

@@ -13,11 +13,10 @@ from typing import Iterator
 
 import duckdb
 
-from sqltok.corpus.columns import require_string_text, require_text_column
 from sqltok.corpus.sources import Source
 from sqltok.errors import SqltokError
 from sqltok.judge.formatting import format_table
-from sqltok.judge.metrics import evaluate, records
+from sqltok.judge.metrics import documents_query, evaluate, records
 from sqltok.judge.report import write_report
 from sqltok.judge.viewer import MAX_BYTES, view_html
 
@@ -71,9 +70,8 @@ def _view_texts(con, args) -> list[str]:
             raise SqltokError(f"--file {path}: not UTF-8 text ({e})") from None
     if any(x is not None for x in (args.on, args.sql, args.table)):
         src = corpus(args)
-        require_text_column(con, src)
-        require_string_text(con, src, src.query())
-        rows = con.execute(f"SELECT text FROM ({src.query()}) WHERE text IS NOT NULL LIMIT ?", [args.limit]).fetchall()
+        rows = con.execute(f"SELECT text FROM ({documents_query(con, src)}) WHERE text IS NOT NULL LIMIT ?",
+                           [args.limit]).fetchall()
         if not rows:
             raise SqltokError(f"the corpus {src.describe()!r} has no documents (no non-NULL text)")
         texts += [t for (t,) in rows]

@@ -9,14 +9,14 @@ import pyarrow as pa
 
 from sqltok.corpus.sources import Source, quote_literal
 from sqltok.duck import arrow_table
-from sqltok.judge.metrics import tokenizer_names
+from sqltok.judge.metrics import documents_query, tokenizer_names
 
 
 def token_frequencies(con: duckdb.DuckDBPyConnection, tokenizer: str, source: Source) -> pa.Table:
     """id, token (bytes), text, n, share and rank of every token `tokenizer` uses on `source`."""
     (name,) = tokenizer_names(con, [tokenizer])
     return arrow_table(con, f"SELECT * FROM sqltok_token_frequencies({quote_literal(name)}, "
-                            f"{quote_literal(source.query())})")
+                            f"{quote_literal(documents_query(con, source))})")
 
 
 def unused_tokens(con: duckdb.DuckDBPyConnection, tokenizer: str, source: Source, factor: float = 10) -> pa.Table:
@@ -24,7 +24,7 @@ def unused_tokens(con: duckdb.DuckDBPyConnection, tokenizer: str, source: Source
     training count promises: candidates for under-trained tokens."""
     (name,) = tokenizer_names(con, [tokenizer])
     return arrow_table(con, f"SELECT * FROM sqltok_unused_tokens({quote_literal(name)}, "
-                            f"{quote_literal(source.query())}, factor := {float(factor)!r})")
+                            f"{quote_literal(documents_query(con, source))}, factor := {float(factor)!r})")
 
 
 def fragmentation(con: duckdb.DuckDBPyConnection, tokenizers: Sequence[str], terms: Sequence[str]) -> pa.Table:

@@ -11,7 +11,7 @@ from typing import Sequence
 import duckdb
 import pyarrow as pa
 
-from sqltok.corpus.columns import TEXT_KEY_HINT, require_columns, require_string_text, require_text_column
+from sqltok.corpus.columns import TEXT_KEY_HINT, require_columns, require_text_column, varchar_text
 from sqltok.corpus.sources import Source, quote_ident, quote_literal
 from sqltok.duck import arrow_table
 from sqltok.errors import ModelNotFoundError, SqltokError
@@ -58,15 +58,15 @@ def _stem(path: str) -> str:
 
 
 def documents_query(con: duckdb.DuckDBPyConnection, source: Source, by: str | None = None) -> str:
-    """A query with the source's texts as `text` and, when `by` is given, that column as well."""
+    """A query with the source's texts as VARCHAR `text` (see `varchar_text`) and, when `by` is given,
+    that column as well."""
     if by is None:
         require_text_column(con, source)
         q = source.query()
     else:
         require_columns(con, source, {source.text_key: TEXT_KEY_HINT, by: "to group by"})
         q = f"SELECT {quote_ident(source.text_key)} AS text, {quote_ident(by)} FROM ({source.rows_query()})"
-    require_string_text(con, source, q)
-    return q
+    return varchar_text(con, source, q)
 
 
 @interruptible

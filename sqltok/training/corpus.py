@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass
 
 import duckdb
 
-from sqltok.corpus.columns import require_text_column
+from sqltok.corpus.columns import require_text_column, varchar_text
 from sqltok.corpus.sources import Source, is_line_too_long
 from sqltok.errors import CorpusError
 from sqltok.sql_files import sql_text
@@ -90,10 +90,10 @@ def require_documents(stats: CorpusStats, src: Source) -> None:
 
 
 def _text_query(con, src: Source) -> str:
-    """The source's query with `text` as VARCHAR; BLOB text must be valid UTF-8."""
+    """The source's query with `text` as VARCHAR (see `varchar_text`)."""
     query = src.query()
     try:
-        types = {row[0]: row[1] for row in con.execute(f"DESCRIBE {query}").fetchall()}
+        return varchar_text(con, src, query)
     except duckdb.Error as e:
         try:
             require_text_column(con, src)
@@ -102,13 +102,3 @@ def _text_query(con, src: Source) -> str:
         hint = " (a string source is a SQL query: give a file as sqltok.Source(path=...))" \
             if src.sql is not None and os.path.exists(src.sql.strip()) else ""
         raise CorpusError(f"cannot read the training source {src.describe()!r}{hint}: {e}") from None
-    kind = types.get("text")
-    if kind == "BLOB":
-        bad = con.execute(sql_text("first_invalid_utf8").format(source=query)).fetchall()[0][0]
-        if bad is not None:
-            raise CorpusError(f"document {bad} of {src.describe()!r} is not valid UTF-8 "
-                              "(clean or decode it before training)")
-        return f"SELECT decode(text) AS text FROM ({query})"
-    if kind != "VARCHAR":
-        raise CorpusError(f"the text column of {src.describe()!r} is {kind}, not VARCHAR or BLOB")
-    return query
