@@ -8,8 +8,10 @@ from html.parser import HTMLParser
 
 import duckdb
 import pytest
+import sentencepiece as spm
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tokenizers import decoders
 
 import sqltok
 from sqltok.cli import main
@@ -119,6 +121,26 @@ def test_a_split_character_is_one_outlined_span(viewer):
     pieces = byte_pieces(tok, tok.encode_ordinary("☃"), tok.token_bytes_array())
     assert len(pieces) == 1 and len(pieces[0].ids) > 1 and pieces[0].text == "☃"
     assert 'class="tok split' in view_html(viewer, ["r50k"], ["☃"])
+
+
+def test_sentencepiece_byte_fallback_pieces_show_their_character(viewer, bundled):
+    """Byte-fallback pieces were shown as "<0xF0>" text: a run of them is one span of the character
+    they make, as sentencepiece's and HF's (ByteFallback) decoders give it, the pieces in its tooltip."""
+    path = str(bundled("mistral_tokenizer.model.v1"))
+    sp = spm.SentencePieceProcessor(model_file=path)
+    text = "Hi 🙂 𠀋 é\tok 㐀 \x00"
+    page = view_html(viewer, [path], [text])
+    parser = Spans()
+    parser.feed(page)
+    (panel,) = parser.panels
+    ids = sp.encode(text)
+    assert panel["ids"] == ids and any(sp.is_byte(i) for i in ids)
+    shown = "".join(panel["spans"])
+    assert shown == decoders.ByteFallback().decode([sp.id_to_piece(i) for i in ids])
+    assert shown.replace("▁", " ")[1:] == sp.decode(ids) == text
+    assert "𠀋" in panel["spans"] and ">&lt;0x" not in page
+    pieces = "&lt;0xF0&gt; &lt;0xA0&gt; &lt;0x80&gt; &lt;0x8B&gt;"
+    assert f'title="ids 243 163 131 142: {pieces}: bytes F0 | A0 | 80 | 8B' in page
 
 
 def test_a_10_mb_document_is_cut_with_a_note(viewer):

@@ -4,7 +4,9 @@ tokenizer splits them.
 Every token is a coloured span whose tooltip gives its id and bytes; whitespace stays in the text and
 is made visible by CSS marks that are not part of it, so the spans of a byte-level tokenizer
 concatenate to the input. Tokens that are not UTF-8 on their own (byte pieces of one character)
-are joined with their neighbours into one span, outlined, that lists each token's bytes. WordPiece
+are joined with their neighbours into one span, outlined, that lists each token's bytes; so are
+SentencePiece's byte-fallback pieces ("<0xF0>" ...), shown as the bytes they stand for, the character
+sentencepiece's and HF's decoders make of them (the pieces as spelled in the tooltip). WordPiece
 tokens are shown as the tokenizer writes them (`##` pieces of normalized text): they do not spell the
 input. Texts longer than `max_bytes` are shown cut, with a note; counts are always of the whole text.
 """
@@ -22,6 +24,9 @@ import pyarrow.compute as pc
 from sqltok.tokenizer import Tokenizer, text_array
 from sqltok.judge.metrics import tokenizer_names
 from sqltok.named_tokenizers import named_tokenizers
+from sqltok.sentencepiece.hf_tokenizer import HfSentencePieceTokenizer
+from sqltok.sentencepiece.model_proto import PieceType
+from sqltok.sentencepiece.tokenizer import SentencePieceTokenizer
 from sqltok.wordpiece.tokenizer import WordPieceTokenizer
 
 MAX_BYTES = 20_000  # bytes of each text shown: a page of some thousand spans per panel stays quick
@@ -51,11 +56,13 @@ h1 { font-size: 1.3em; } h2 { font-size: 1.05em; margin: 1.4em 0 .4em; color: #4
 
 @dataclass
 class Piece:
-    """What one span shows: its text, the ids and bytes of the tokens in it, and its kind."""
+    """What one span shows: its text, the ids and bytes of the tokens in it, and its kind; `spelled`:
+    the tokens as the tokenizer spells them, when that is not their bytes (byte-fallback pieces)."""
     text: str
     ids: list[int]
     chunks: list[bytes]
     special: bool = False
+    spelled: list[str] | None = None
 
 
 def byte_pieces(tok: Tokenizer, ids: Sequence[int], token_bytes: pa.Array) -> list[Piece]:
@@ -85,6 +92,19 @@ def byte_pieces(tok: Tokenizer, ids: Sequence[int], token_bytes: pa.Array) -> li
     return out
 
 
+def shown_bytes(tok: Tokenizer) -> pa.Array:
+    """Every token's bytes as the page shows them (`token_bytes_array()`), but a SentencePiece
+    byte-fallback piece ("<0xF0>") as the byte it stands for, as sentencepiece's and HF's decoders
+    (ByteFallback) read it."""
+    spelled = tok.token_bytes_array()
+    if not isinstance(tok, SentencePieceTokenizer) or \
+            (isinstance(tok, HfSentencePieceTokenizer) and not tok.hf.decoder.byte_fallback):
+        return spelled
+    is_byte = np.asarray(tok.model.types) == PieceType.BYTE
+    values = [bytes.fromhex(tok.model.pieces[i][3:5]) for i in np.flatnonzero(is_byte)]
+    return pc.replace_with_mask(spelled, pa.array(is_byte), pa.array(values, pa.large_binary()))
+
+
 def wordpiece_pieces(tok: WordPieceTokenizer, ids: Sequence[int]) -> list[Piece]:
     strings = tok.token_strings()
     specials = set(tok.special_tokens.values())
@@ -107,14 +127,16 @@ def _visible(text: str) -> str:
 
 
 def _span(piece: Piece, n: int) -> str:
-    hexes = " | ".join(c.hex(" ").upper() for c in piece.chunks)
+    what = "bytes " + " | ".join(c.hex(" ").upper() for c in piece.chunks)
+    if piece.spelled:
+        what = f"{' '.join(piece.spelled)}: {what}"
     ids = " ".join(map(str, piece.ids))
     kind = "special" if piece.special else f"c{n % COLOURS}"
     if len(piece.ids) > 1:
-        title = f"ids {ids}: bytes {hexes} (not UTF-8 one by one; together: {piece.text!r})"
+        title = f"ids {ids}: {what} (not UTF-8 one by one; together: {piece.text!r})"
         return (f'<span class="tok split {kind}" data-ids="{ids}" data-n="{len(piece.ids)}" '
                 f'title="{html.escape(title)}">{_visible(piece.text)}</span>')
-    title = f"id {ids}: bytes {hexes} {piece.text!r}"
+    title = f"id {ids}: {what} {piece.text!r}"
     return f'<span class="tok {kind}" data-ids="{ids}" title="{html.escape(title)}">{_visible(piece.text)}</span>'
 
 
@@ -125,15 +147,20 @@ def _shown(ids: pa.Array, token_bytes: pa.Array, max_bytes: int) -> int:
     return int(np.searchsorted(ends, max_bytes, side="right"))
 
 
-def _panel(tok: Tokenizer, text: str, max_bytes: int) -> str:
+def _panel(tok: Tokenizer, token_bytes: pa.Array, text: str, max_bytes: int) -> str:
+    """`text` as `tok` splits it, each token shown as its `token_bytes` (see `shown_bytes`)."""
     ids = tok.encode_arrow(pa.array([text], pa.large_string()))[0].values
     total = len(ids)
     nbytes = len(text.encode())
     byte_level = not isinstance(tok, WordPieceTokenizer)
-    token_bytes = tok.token_bytes_array()
     shown = _shown(ids, token_bytes, max_bytes) if nbytes > max_bytes else total
     head = ids[:shown].to_pylist()
     pieces = byte_pieces(tok, head, token_bytes) if byte_level else wordpiece_pieces(tok, head)
+    spelled = tok.token_bytes_array()
+    if token_bytes is not spelled:  # the tooltip gives the tokens shown as other bytes as spelled too
+        for p in pieces:
+            if [spelled[i].as_py() for i in p.ids] != p.chunks:
+                p.spelled = [spelled[i].as_py().decode() for i in p.ids]
     note = ""
     if shown < total:
         note = (f'<p class="note">The text is {nbytes:,} bytes: showing its first {shown:,} of {total:,} tokens '
@@ -153,9 +180,10 @@ def view_html(con: duckdb.DuckDBPyConnection, tokenizers: Sequence[str], texts: 
     texts = text_array(list(texts), fix_surrogates=True).to_pylist()
     reg = named_tokenizers(con)
     toks = [reg.get(n) for n in tokenizer_names(con, tokenizers)]
+    shown = [(tok, shown_bytes(tok)) for tok in toks]
     sections = []
     for k, text in enumerate(texts):
-        panels = "".join(_panel(tok, text, max_bytes) for tok in toks)
+        panels = "".join(_panel(tok, token_bytes, text, max_bytes) for tok, token_bytes in shown)
         sections.append(f'<section class="doc" data-doc="{k}"><h2>Text {k + 1} · {len(text.encode()):,} bytes, '
                         f"{len(text):,} characters</h2>{panels}</section>")
     legend = ("Each coloured span is one token; hover for its id and bytes. · marks a space, → a tab, "
