@@ -71,6 +71,7 @@ def read_added_tokens(entries: object, vocab: dict[str, int]) -> HfAddedTokens:
         raise ModelFormatError("added_tokens must be a list")
     out = HfAddedTokens({}, {}, {})
     owner = {i: token for token, i in vocab.items()}
+    next_id = len(vocab)  # the next one not in the vocabulary: after the vocabulary's size, whatever its ids
     for n, entry in enumerate(entries):
         if not (isinstance(entry, dict) and isinstance(entry.get("content"), str) and entry["content"]):
             raise ModelFormatError(f"added_tokens[{n}]: expected an object with a non-empty content string")
@@ -82,8 +83,7 @@ def read_added_tokens(entries: object, vocab: dict[str, int]) -> HfAddedTokens:
         if content in vocab:
             i = vocab[content]
         else:
-            last = max([*out.special.values(), *out.added.values()], default=None)
-            i = last + 1 if last is not None and (last >= len(vocab) or not vocab) else len(vocab)
+            i, next_id = next_id, next_id + 1
             if i in owner:
                 raise ModelFormatError(f"added_tokens[{n}]: HF gives {content!r} the id {i}, which is the "
                                        f"id of the vocabulary token {owner[i]!r}")

@@ -441,6 +441,24 @@ def test_hf_rules_on_tiny_files(tmp_path):
         assert ref.encode(text, match_added=True) == hf.encode(text, add_special_tokens=False).ids, text
 
 
+def test_added_token_ids_count_from_the_vocabulary_size_whatever_its_ids(tmp_path):
+    """An added token outside the vocabulary gets len(vocab) + k from HF, even after one of the
+    vocabulary's above that (cl100k's tokenizer.json with a token added and saved by HF: its
+    <|endofprompt|> is 100276 in a vocabulary of 100261); sqltok counted from that one (100277)."""
+    tokenizers = pytest.importorskip("tokenizers")
+    vocab = {"a": 0, "b": 1, "ab": 9}
+    doc = hf_json(vocab, ["a b"], added_tokens=[added("ab", 9, True), added("<x>", 10, True), added("<y>", 11, False)])
+    path = tmp_path / "gapped.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.warns(UserWarning, match="'<x>' has id 10 in the file but HF gives it 3"):
+        spec = read_hf(path)
+    assert spec.special_tokens == {"ab": 9, "<x>": 3} and spec.added_tokens == {"<y>": 4}
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    assert {t: hf.token_to_id(t) for t in ("ab", "<x>", "<y>")} == {"ab": 9, "<x>": 3, "<y>": 4}
+    for text in ["ab<x>a<y>b", "<y><x>ab"]:
+        assert Reference(spec).encode(text, match_added=True) == hf.encode(text, add_special_tokens=False).ids
+
+
 # ----------------------------------------------------------------------------- real tokenizer.json files
 
 
