@@ -203,6 +203,34 @@ def test_a_tokenizer_json_of_the_llama3_pattern_extends_into_one_hf_reads_alike(
 
 
 @pytest.mark.skipif(not CL100K_JSON.exists(), reason="../shared/fixtures/tokenizers not present")
+@pytest.mark.parametrize("specials", ["keep", "move"])
+def test_tokens_hf_added_to_a_tokenizer_json_keep_the_ids_hf_reads(sample, con, tmp_path, specials):
+    # cl100k's vocabulary has 100261 entries up to <|endofprompt|> at 100276: tokens HF adds get
+    # 100277 and 100278 in the file it saves, and 100261 and 100262 when it reads it back. The
+    # extension took the file's ids (with "keep", <think> went from 100261 to 100277).
+    hf = HFTokenizer.from_file(str(CL100K_JSON))
+    hf.add_tokens(["<think>"])
+    hf.add_special_tokens(["<late>"])
+    hf.save(str(tmp_path / "base.json"))
+    base = HFTokenizer.from_file(str(tmp_path / "base.json"))
+    assert (base.token_to_id("<think>"), base.token_to_id("<late>")) == (100261, 100262)
+    with pytest.warns(UserWarning, match="in the file but HF gives it"):
+        report = extend_model(con, str(tmp_path / "base.json"), sample[0], 10, "ext", specials=specials)
+    export_model(con, "ext", tmp_path / "ext.json", format="hf")
+    ext = HFTokenizer.from_file(str(tmp_path / "ext.json"))
+    old, new = base.get_vocab(with_added_tokens=True), ext.get_vocab(with_added_tokens=True)
+    added = {t.content for t in base.get_added_tokens_decoder().values()}
+    assert {t: new[t] for t in old if t not in added} == {t: i for t, i in old.items() if t not in added}
+    assert {t: (old[t], new[t]) for t in added} == {t: report.special_tokens.get(t, (old[t], new[t])) for t in added}
+    if specials == "keep":
+        assert all(new[t] == old[t] for t in added)
+    texts = ["<think>a<late> <|endofprompt|><|endoftext|>"] + sample[1][:20]
+    got = [r[0] for r in con.execute("SELECT encode_special('ext', t) FROM (SELECT unnest(?::VARCHAR[]) AS t)",
+                                     [texts]).fetchall()]
+    assert got == [e.ids for e in ext.encode_batch(texts, add_special_tokens=False)]
+
+
+@pytest.mark.skipif(not CL100K_JSON.exists(), reason="../shared/fixtures/tokenizers not present")
 def test_what_cannot_be_extended_is_named(bundled, sample, con, tmp_path):
     doc = json.loads(CL100K_JSON.read_text())
     doc["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = r"\w+|\s+|[^\w\s]+"

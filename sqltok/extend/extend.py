@@ -113,10 +113,13 @@ def load_base(con: duckdb.DuckDBPyConnection, base: str) -> Base:
 
 
 def _hf_base(base: str, document: dict) -> Base:
-    """The base of an HF byte-level BPE tokenizer.json `document`."""
+    """The base of an HF byte-level BPE tokenizer.json `document`, its added tokens with the ids HF
+    gives them (which need not be the file's, see `read_added_tokens`)."""
     spec = spec_from_hf_json(document, base)
     pattern = count_pattern(spec, base)
-    added = {*spec.special_tokens.values(), *spec.added_tokens.values()}   # never merged into
+    ids = {**spec.special_tokens, **spec.added_tokens}
+    document = dict(document, added_tokens=[dict(t, id=ids[t["content"]]) for t in document.get("added_tokens") or []])
+    added = set(ids.values())   # never merged into
     tokens = [None if i in added else t for i, t in enumerate(spec.tokens)]
     return Base(base, tokens, False, spec.special_tokens, BPETokenizer.from_spec(spec, base),
                 document=document, pattern=pattern)

@@ -1,8 +1,9 @@
 """An HF byte-level BPE tokenizer.json as the base of an extension: its new tokens join `model.vocab`
 (in GPT-2's byte-to-unicode spelling), its new merges are appended to `model.merges` (so HF, which
 merges by rank, applies them after every base merge, as training saw the base's encoding), and the
-added tokens in the way of the new ids move after them. The result is kept in the database as the
-tokenizer.json it is, and exports as that file.
+added tokens in the way of the new ids move after them, each in `model.vocab` at its id (HF numbers
+one missing there from len(vocab) on, whatever the file says). The result is kept in the database as
+the tokenizer.json it is, and exports as that file.
 """
 from __future__ import annotations
 
@@ -61,8 +62,8 @@ def extended_document(doc: dict, tokens: list[bytes | None], out: dict, specials
     in_vocab = set(model["vocab"].values())
     for t in doc["added_tokens"]:
         t["id"] = moved.get(t["id"], t["id"])
-        if t["id"] < start and t["id"] not in in_vocab:   # HF numbers an added token missing from the
-            model["vocab"][t["content"]] = t["id"]          # vocabulary after it: keep its id there
+        if t["id"] not in in_vocab:   # HF numbers an added token missing from the vocabulary from
+            model["vocab"][t["content"]] = t["id"]   # len(vocab) on, whatever the file says: keep its id there
     strings = {i: s for s, i in model["vocab"].items()}
     for k, b in enumerate(new_tokens):
         s = bytes_to_unicode_str(b)
