@@ -87,8 +87,6 @@ def _train(con, args, cluster=None) -> None:
     held = None
     if args.holdout:
         src, held = holdout_split(src, args.holdout)
-        if args.phase1 is not None:
-            _require_phase1_without(con, args.phase1, src)
     specials = check_special_tokens(s for s in args.special_tokens.split(",") if s) \
         if args.special_tokens is not None else DEFAULT_SPECIAL_TOKENS
     if args.memory_limit:
@@ -114,6 +112,8 @@ def _train(con, args, cluster=None) -> None:
               f"{report.empty_documents} empty skipped; {report.bytes:,} bytes; "
               f"{report.unique_pretokens:,} unique pretokens")
     else:
+        if held is not None and args.phase1 is not None:
+            _require_phase1_without(con, args.phase1, src)
         report = train_superword(
             con, src, args.vocab_size, args.model, method=args.method, supermerges=_supermerges(args),
             greedy_split=args.greedy_split, simple=args.simple, special_tokens=specials, replace=args.replace,
