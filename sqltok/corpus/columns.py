@@ -16,6 +16,19 @@ def source_columns(con: duckdb.DuckDBPyConnection, source: Source) -> list[str]:
     return [row[0] for row in con.execute(f"DESCRIBE {source.rows_query()}").fetchall()]
 
 
+def typed_rows_query(con: duckdb.DuckDBPyConnection, source: Source) -> str:
+    """`source.rows_query()`, but a JSONL text key whose strings DuckDB detects as dates or times (all
+    sampled values like "2024-01-02") read as VARCHAR, the strings as written, the other keys as
+    detected: DATE text was a binder error in `encode`. Other types stay, for the callers' checks."""
+    rows = source.rows_query()
+    if not source.is_jsonl:
+        return rows
+    types = dict(con.execute(f"SELECT column_name, column_type FROM (DESCRIBE {rows})").fetchall())
+    if not types.get(source.text_key, "").startswith(("DATE", "TIME")):
+        return rows
+    return source.rows_query({**types, source.text_key: "VARCHAR"})
+
+
 def require_text_column(con: duckdb.DuckDBPyConnection, source: Source) -> None:
     """A CorpusError when `source` has no column named its text key. Not asked of JSONL, whose keys
     come from a sample of its lines: a line without the key reads as a NULL text."""
