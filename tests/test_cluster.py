@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from unittest import mock
 
 import duckdb
 import pyarrow as pa
@@ -108,9 +109,10 @@ def test_byte_range_shards_hold_every_line_once(tmp_path_factory, docs, shard_by
     src = sqltok.Source(path=str(path))
     shards = shards_of(src, shard_bytes)
     got = []
-    for shard in shards:
-        with shard_source(shard, src) as part:
-            got += Path(part.path).read_bytes().splitlines(keepends=True)
+    with duckdb.connect() as con:
+        for shard in shards:
+            with shard_source(shard, src, con) as part:
+                got += Path(part.path).read_bytes().splitlines(keepends=True)
     assert got == _lines(docs).splitlines(keepends=True)
 
 
@@ -131,6 +133,32 @@ def test_parquet_shards_hold_every_row_once_in_order(tmp_path_factory, groups, s
     assert got == [(r, i) for i, r in enumerate(rows)]
 
 
+@settings(max_examples=30, deadline=None)
+@given(groups=st.lists(st.integers(1, 9), min_size=1, max_size=8), shard_bytes=st.integers(1, 400))
+def test_a_file_with_a_file_row_number_column_reads_each_row_group_once(tmp_path_factory, groups, shard_bytes):
+    """DuckDB's file_row_number option clashes with a column of that name: such a file is cut at row
+    groups, and each shard reads its own groups (pyarrow), not the file from its start (LIMIT OFFSET,
+    quadratic in the shards): every row once, in order, every row group read once."""
+    path = tmp_path_factory.mktemp("numbered") / "docs.parquet"
+    rows = [f"doc {i}" for i in range(sum(groups))]
+    _write_groups(path, rows, groups, "File_Row_Number")
+    src = sqltok.Source(path=str(path))
+    shards = shards_of(src, shard_bytes)
+    read, real = [], pq.ParquetFile.read_row_groups
+
+    def counted(self, row_groups, *args, **kwargs):
+        read.extend(row_groups)
+        return real(self, row_groups, *args, **kwargs)
+
+    got = []
+    with mock.patch.object(pq.ParquetFile, "read_row_groups", counted), duckdb.connect() as con:
+        for shard in shards:
+            with shard_source(shard, src, con) as part:
+                got += con.execute(part.rows_query()).fetchall()
+    assert got == [(r, i) for i, r in enumerate(rows)]
+    assert sorted(read) == ([] if shards[0].kind == "file" else list(range(len(groups))))
+
+
 def test_a_big_row_group_is_cut_into_even_shards(tmp_path):
     """Few big row groups still make even tasks for the workers: each is cut into parts of equal
     rows, and small ones next to each other share a shard."""
@@ -145,12 +173,12 @@ def test_a_big_row_group_is_cut_into_even_shards(tmp_path):
     assert [(s.kind, s.start, s.stop) for s in shards_of(sqltok.Source(path=str(path)), 10 * size)] == [("rows", 0, 160)]
 
 
-def _write_groups(path, rows: list[str], groups: list[int]) -> None:
-    """`rows` as Parquet (text, k = row number) in row groups of `groups` rows."""
-    with pq.ParquetWriter(path, pa.schema([("text", pa.string()), ("k", pa.int64())])) as w:
+def _write_groups(path, rows: list[str], groups: list[int], number: str = "k") -> None:
+    """`rows` as Parquet (text, `number` = row number) in row groups of `groups` rows."""
+    with pq.ParquetWriter(path, pa.schema([("text", pa.string()), (number, pa.int64())])) as w:
         start = 0
         for g in groups:
-            w.write_table(pa.table({"text": rows[start:start + g], "k": list(range(start, start + g))}))
+            w.write_table(pa.table({"text": rows[start:start + g], number: list(range(start, start + g))}))
             start += g
 
 

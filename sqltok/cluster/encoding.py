@@ -130,7 +130,7 @@ def encode_shard(item: tuple[Shard, str, str, str], source: Source, tok: Tokeniz
     try:
         con = worker_connection()
         worker_tokenizer(con, tok.name, tok.key, tok.build)
-        with shard_source(shard, source) as src:
+        with shard_source(shard, source, con) as src:
             os.makedirs(os.path.dirname(output), exist_ok=True)
             if os.path.exists(record):  # an earlier run's: it must not vouch for the file replaced below
                 os.unlink(record)
