@@ -336,6 +336,18 @@ def test_encoding_shards_gives_the_reference_ids_and_a_rerun_skips_them(con, cli
     assert not [p for p in out.iterdir() if p.name.endswith((".partial", ".sqltok-partial"))]
 
 
+def test_runs_one_after_another_with_one_stored_model_each_ship_it(con, client, tmp_path):
+    """Each run scatters the stored model to the workers: the same model again must not get the key of
+    the one the run before released (Dask cancelled the tasks: 'lost dependencies')."""
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps({"text": d}) + "\n" for d in _docs(120)), encoding="utf-8")
+    src = sqltok.Source(path=str(docs))
+    sqltok.train_bpe(con, src, 300, "m")
+    runs = [encode_shards(Cluster(client, str(tmp_path / "work"), shard_bytes=1500), con, "m", src,
+                          str(tmp_path / f"ids{i}")) for i in range(4)]
+    assert [r.written for r in runs] == [6] * 4 and len({r.tokens for r in runs}) == 1
+
+
 def test_id_list_type_follows_the_vocabulary():
     assert id_list_type(65536) == "USMALLINT[]"
     assert id_list_type(65537) == "UINTEGER[]"

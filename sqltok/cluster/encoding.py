@@ -105,7 +105,7 @@ def encode_shards(cluster, con: duckdb.DuckDBPyConnection, model: str, source: S
     done = [_record(r, k) for r, k in zip(records, keys)]
     todo = [(s, os.path.join(output_dir, n), r, k) for s, n, r, k, d in zip(shards, names, records, keys, done)
             if d is None]
-    shipped = c.client.scatter(tok, broadcast=True) if todo and tok.path is None else tok
+    shipped = c.client.scatter(tok, broadcast=True, hash=False) if todo and tok.path is None else tok
     fresh = iter(run_tasks(c.client, encode_shard, todo, (source, shipped, allow_special),
                            [t[0].nbytes for t in todo], "encoding", progress))
     results = [d if d is not None else next(fresh) for d in done]
