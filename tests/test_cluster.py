@@ -348,6 +348,29 @@ def test_runs_one_after_another_with_one_stored_model_each_ship_it(con, client, 
     assert [r.written for r in runs] == [6] * 4 and len({r.tokens for r in runs}) == 1
 
 
+def test_a_rerun_with_other_shards_removes_the_earlier_runs_outputs_and_nothing_else(con, client, tmp_path):
+    """Another shard size (or a file that grew) gives other shards: the earlier run's files that the
+    rerun does not write are removed, so that a glob of the folder reads each document once; a file
+    sqltok did not write stays."""
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps({"text": d}) + "\n" for d in _docs(120)), encoding="utf-8")
+    src = sqltok.Source(path=str(docs))
+    sqltok.train_bpe(con, src, 300, "m")
+    out = tmp_path / "ids"
+    first = encode_shards(Cluster(client, str(tmp_path / "work"), shard_bytes=1500), con, "m", src, str(out))
+    (out / "mine.parquet").write_bytes(b"not sqltok's")
+    run = encode_shards(Cluster(client, str(tmp_path / "work"), shard_bytes=2500), con, "m", src, str(out))
+    assert len(first.shards) != len(run.shards)
+    assert {p.name for p in out.glob("*.parquet")} == {os.path.basename(s.output) for s in run.shards} | {"mine.parquet"}
+    assert (out / "mine.parquet").read_bytes() == b"not sqltok's"
+    assert len(list((out / ".sqltok-shards").iterdir())) == len(run.shards)
+    with duckdb.connect() as c:
+        got = c.execute(f"SELECT ids FROM read_parquet('{out}/*.parquet', filename = true) "
+                        "WHERE NOT ends_with(filename, 'mine.parquet') ORDER BY filename, file_row_number").fetchall()
+    expected = con.execute(f"SELECT encode('m', text) FROM read_json('{docs}')").fetchall()
+    assert sorted(r[0] for r in got) == sorted(list(r[0]) for r in expected)
+
+
 def test_id_list_type_follows_the_vocabulary():
     assert id_list_type(65536) == "USMALLINT[]"
     assert id_list_type(65537) == "UINTEGER[]"

@@ -94,7 +94,8 @@ def encode_shards(cluster, con: duckdb.DuckDBPyConnection, model: str, source: S
                   allow_special: bool = False, progress: bool = False) -> EncodeRun:
     """Encode every document of the file `source` with `model` (stored in `con`'s database, or a
     tokenizer file) on `cluster`, one Parquet file of `ids` and `n_tokens` per shard under
-    `output_dir`, and a summary `_summary.json`."""
+    `output_dir`, and a summary `_summary.json`; the shard files an earlier run wrote there that
+    this run does not write are removed."""
     c = as_cluster(cluster)
     tok = recipe(con, model)
     output_dir = os.path.abspath(output_dir)
@@ -109,11 +110,31 @@ def encode_shards(cluster, con: duckdb.DuckDBPyConnection, model: str, source: S
     fresh = iter(run_tasks(c.client, encode_shard, todo, (source, shipped, allow_special),
                            [t[0].nbytes for t in todo], "encoding", progress))
     results = [d if d is not None else next(fresh) for d in done]
+    _remove_stale(output_dir, names)
     summary = os.path.join(output_dir, SUMMARY)
     with publishing(summary) as tmp, open(tmp, "w", encoding="utf-8") as f:
         json.dump({"model": model, "source": source.describe(), "shards": [asdict(r) for r in results],
                    "rows": sum(r.rows for r in results), "tokens": sum(r.tokens for r in results)}, f, indent=1)
     return EncodeRun(summary, results, len(todo))
+
+
+def _remove_stale(output_dir: str, names: list[str]) -> None:
+    """Remove the shard outputs that an earlier run's records or summary say it wrote into
+    `output_dir` and that this run (its outputs `names`) does not write: the shards of a file that
+    grew, or of another shard size, which a glob of the folder would read besides this run's. No
+    other file is touched."""
+    records = os.path.join(output_dir, _RECORDS)
+    earlier = {n.removesuffix(".json") for n in os.listdir(records) if n.endswith(".json")} \
+        if os.path.isdir(records) else set()
+    try:
+        with open(os.path.join(output_dir, SUMMARY), encoding="utf-8") as f:
+            earlier.update(os.path.basename(s["output"]) for s in json.load(f)["shards"])
+    except FileNotFoundError:
+        pass
+    for name in earlier - set(names):
+        for path in (os.path.join(output_dir, name), os.path.join(records, f"{name}.json")):  # the record last
+            if os.path.isfile(path):
+                os.unlink(path)
 
 
 def output_names(shards: list[Shard]) -> list[str]:
