@@ -402,6 +402,27 @@ def test_cli_train_on_a_cluster_and_encode_with_workers(client, tmp_path, capsys
     assert "--method wordpiece counts in this process" in capsys.readouterr().err
 
 
+def test_a_failed_encode_with_workers_leaves_the_output_folder_as_it_was(client, tmp_path, capsys):
+    """A shard that cannot be read fails the run: the folder it made is removed; a folder that was
+    there keeps its files and gets no partial ones (a finished shard may stay, for a rerun)."""
+    (tmp_path / "a.jsonl").write_text("".join(json.dumps({"text": d}) + "\n" for d in _docs(60)), encoding="utf-8")
+    (tmp_path / "b.jsonl").write_text('{"text": "fine"}\n{"text": "broken\n', encoding="utf-8")
+    db = str(tmp_path / "m.duckdb")
+    assert main(["train", str(tmp_path / "a.jsonl"), "--vocab-size", "300", "--model", "m", "--db", db,
+                 "--cluster", client.scheduler.address, "--cluster-dir", str(tmp_path / "work"), "--no-progress"]) == 0
+    out = tmp_path / "ids"
+    encode = ["encode", "--model", "m", "--input", str(tmp_path / "*.jsonl"), "--output", str(out), "--db", db,
+              "--cluster-dir", str(tmp_path / "work"), "--no-progress"]
+    assert main([*encode, "--workers", "1"]) == 2
+    assert "b.jsonl" in capsys.readouterr().err and not out.exists()
+    out.mkdir()
+    (out / "mine.txt").write_text("keep")
+    assert main([*encode, "--workers", "1"]) == 2
+    left = {p.name for p in out.iterdir()}
+    assert "mine.txt" in left and left <= {"mine.txt", "a.jsonl.parquet", ".sqltok-shards"}
+    assert not [p for p in out.rglob("*") if p.name.endswith("partial")]
+
+
 def test_shard_progress_shows_shards_rate_and_eta():
     out = io.StringIO()
     bar = ShardProgress("counting", 4, 4_000_000, out)

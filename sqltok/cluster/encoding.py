@@ -7,7 +7,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from glob import escape, glob
+from typing import Iterator
 
 import duckdb
 
@@ -116,6 +120,25 @@ def encode_shards(cluster, con: duckdb.DuckDBPyConnection, model: str, source: S
         json.dump({"model": model, "source": source.describe(), "shards": [asdict(r) for r in results],
                    "rows": sum(r.rows for r in results), "tokens": sum(r.tokens for r in results)}, f, indent=1)
     return EncodeRun(summary, results, len(todo))
+
+
+@contextmanager
+def restored_on_failure(output_dir: str) -> Iterator[None]:
+    """On failure, `output_dir` as it was: removed if it did not exist, else without the partial
+    files (hidden, ending in 'partial') that tasks stopped mid-write left; the shards finished before
+    the failure stay, with their records, for a rerun to reuse. Leave it when no task of the run can
+    write any more (its cluster closed)."""
+    existed = os.path.exists(output_dir)
+    try:
+        yield
+    except BaseException:
+        if not existed:
+            shutil.rmtree(output_dir, ignore_errors=True)
+        else:
+            for folder in (output_dir, os.path.join(output_dir, _RECORDS)):
+                for path in glob(os.path.join(escape(folder), ".*partial")):
+                    os.unlink(path)
+        raise
 
 
 def _remove_stale(output_dir: str, names: list[str]) -> None:
