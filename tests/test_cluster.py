@@ -32,7 +32,7 @@ from sqltok.cluster.shard_source import rows_query, shard_source
 from sqltok.cluster.worker_state import worker_connection
 from sqltok.cluster.shards import shards_of
 from sqltok.encode_files import id_list_type
-from sqltok.errors import CorpusError, ShardError
+from sqltok.errors import CorpusError, ShardError, SqltokError
 from sqltok.progress import ShardProgress
 
 GOLDEN = Path(__file__).parent / "data" / "golden"
@@ -369,6 +369,20 @@ def test_a_rerun_with_other_shards_removes_the_earlier_runs_outputs_and_nothing_
                         "WHERE NOT ends_with(filename, 'mine.parquet') ORDER BY filename, file_row_number").fetchall()
     expected = con.execute(f"SELECT encode('m', text) FROM read_json('{docs}')").fetchall()
     assert sorted(r[0] for r in got) == sorted(list(r[0]) for r in expected)
+
+
+def test_an_output_folder_the_input_would_read_is_refused(con, client, tmp_path):
+    """Shard files written where the input's glob reads were encoded again by a rerun (a ShardError:
+    no text column) and mixed with the texts for a reader of the folder."""
+    (tmp_path / "in").mkdir()
+    pq.write_table(pa.table({"text": _docs(30)}), tmp_path / "in" / "a.parquet")
+    sqltok.train_bpe(con, sqltok.Source(path=str(tmp_path / "in" / "a.parquet")), 300, "m")
+    cluster = Cluster(client, str(tmp_path / "work"))
+    for pattern, out in [("in/*.parquet", "in"), ("*/*.parquet", "ids")]:
+        with pytest.raises(SqltokError, match="takes in the files written to"):
+            encode_shards(cluster, con, "m", sqltok.Source(path=str(tmp_path / pattern)), str(tmp_path / out))
+    assert sorted(p.name for p in tmp_path.rglob("*") if "work" not in p.parts) == ["a.parquet", "in"]
+    encode_shards(cluster, con, "m", sqltok.Source(path=str(tmp_path / "in" / "*.parquet")), str(tmp_path / "ids"))
 
 
 def test_id_list_type_follows_the_vocabulary():

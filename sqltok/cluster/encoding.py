@@ -11,6 +11,7 @@ import shutil
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from glob import escape, glob
+from pathlib import PurePath
 from typing import Iterator
 
 import duckdb
@@ -26,7 +27,7 @@ from sqltok.cluster.worker_state import worker_connection, worker_tokenizer
 from sqltok.corpus.sources import Source, quote_literal
 from sqltok.encode_files import EncodeSummary, encode_file, id_list_type
 from sqltok.named_tokenizers import named_tokenizers
-from sqltok.errors import ShardError
+from sqltok.errors import ShardError, SqltokError
 from sqltok.tokenizer import Tokenizer
 from sqltok.store import ModelFile, load_model, load_model_file
 
@@ -98,13 +99,17 @@ def encode_shards(cluster, con: duckdb.DuckDBPyConnection, model: str, source: S
                   allow_special: bool = False, progress: bool = False) -> EncodeRun:
     """Encode every document of the file `source` with `model` (stored in `con`'s database, or a
     tokenizer file) on `cluster`, one Parquet file of `ids` and `n_tokens` per shard under
-    `output_dir`, and a summary `_summary.json`; the shard files an earlier run wrote there that
-    this run does not write are removed."""
+    `output_dir` (not one the source's glob reads), and a summary `_summary.json`; the shard files
+    an earlier run wrote there that this run does not write are removed."""
     c = as_cluster(cluster)
     tok = recipe(con, model)
     output_dir = os.path.abspath(output_dir)
     shards = shards_of(source, c.shard_bytes)
     names = output_names(shards)
+    inputs = os.path.abspath(source.path)
+    if any(PurePath(output_dir, n).match(inputs) for n in [*names, SUMMARY]):
+        raise SqltokError(f"the input {source.path} takes in the files written to {output_dir}: a rerun would encode "
+                          "them, and a reader of the folder would find texts and ids mixed; choose another folder")
     records = [os.path.join(output_dir, _RECORDS, f"{n}.json") for n in names]
     keys = [output_key(s.identity(), source.text_key, source.text_mode, tok.key, allow_special) for s in shards]
     done = [_record(r, k) for r, k in zip(records, keys)]
