@@ -27,7 +27,7 @@ from conftest import arrow_pools_seen, sqltok_home
 from sqltok.bpe.reference_file import dumps
 from sqltok.cli import main
 from sqltok.cluster import Cluster, core_share, local_cluster, map_counts
-from sqltok.cluster.encoding import encode_shards
+from sqltok.cluster.encoding import encode_shards, output_names
 from sqltok.cluster.shard_source import rows_query, shard_source
 from sqltok.cluster.worker_state import worker_connection
 from sqltok.cluster.shards import shards_of
@@ -383,6 +383,17 @@ def test_an_output_folder_the_input_would_read_is_refused(con, client, tmp_path)
             encode_shards(cluster, con, "m", sqltok.Source(path=str(tmp_path / pattern)), str(tmp_path / out))
     assert sorted(p.name for p in tmp_path.rglob("*") if "work" not in p.parts) == ["a.parquet", "in"]
     encode_shards(cluster, con, "m", sqltok.Source(path=str(tmp_path / "in" / "*.parquet")), str(tmp_path / "ids"))
+
+
+def test_two_inputs_that_would_share_an_output_name_are_refused(tmp_path):
+    """Folders become '__' in the output names: x/a__b.jsonl and x__a/b.jsonl wrote one file, and a
+    reader of the folder found one of them only."""
+    for path in (tmp_path / "x" / "a__b.jsonl", tmp_path / "x__a" / "b.jsonl"):
+        path.parent.mkdir()
+        path.write_text(json.dumps({"text": "words"}) + "\n", encoding="utf-8")
+    with pytest.raises(SqltokError, match=r"b\.jsonl and .*b\.jsonl would both be encoded to x__a__b\.jsonl\.parquet"):
+        output_names(shards_of(sqltok.Source(path=str(tmp_path / "*" / "*.jsonl"))))
+    assert output_names(shards_of(sqltok.Source(path=str(tmp_path / "x*" / "a*.jsonl")))) == ["a__b.jsonl.parquet"]
 
 
 def test_id_list_type_follows_the_vocabulary():

@@ -167,9 +167,15 @@ def _remove_stale(output_dir: str, names: list[str]) -> None:
 
 def output_names(shards: list[Shard]) -> list[str]:
     """Each shard's output file name: its file's path below the inputs' common folder (folders
-    joined by '__'), the shard's part, '.parquet'."""
+    joined by '__'), the shard's part, '.parquet'; an error when two shards would get one name."""
     root = os.path.commonpath([os.path.dirname(s.path) for s in shards])
-    return [os.path.relpath(s.path, root).replace(os.sep, "__") + s.label + ".parquet" for s in shards]
+    names = [os.path.relpath(s.path, root).replace(os.sep, "__") + s.label + ".parquet" for s in shards]
+    seen: dict[str, str] = {}
+    for shard, name in zip(shards, names):
+        if seen.setdefault(name, shard.path) != shard.path:
+            raise SqltokError(f"{seen[name]} and {shard.path} would both be encoded to {name} (folders are joined "
+                              "by '__' in the output names): rename one of them")
+    return names
 
 
 def encode_shard(item: tuple[Shard, str, str, str], source: Source, tok: TokenizerRecipe,
