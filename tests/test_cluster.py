@@ -529,8 +529,8 @@ def test_a_rerun_encodes_again_when_the_models_special_tokens_changed(con, clien
 
 
 def test_encoding_a_shard_that_holds_no_line_writes_an_empty_part(con, client, tmp_path):
-    """A byte range inside a line longer than a shard, or an empty JSONL file of a glob, holds no
-    document: its part has no rows (DuckDB finds no text key in it to read)."""
+    """A byte range inside a line longer than a shard, or an empty JSONL file of a glob (compressed
+    too), holds no document: its part has no rows (DuckDB finds no text key in it to read)."""
     docs = _docs(30)
     docs[10] = "long " * 400
     (tmp_path / "a.jsonl").write_text("".join(json.dumps({"text": d}) + "\n" for d in docs), encoding="utf-8")
@@ -544,6 +544,11 @@ def test_encoding_a_shard_that_holds_no_line_writes_an_empty_part(con, client, t
     expected = con.execute(f"SELECT encode('m', text) FROM read_json('{tmp_path / 'a.jsonl'}')").fetchall()
     assert table.column("ids").to_pylist() == [list(r[0]) for r in expected]
     assert run.rows == len(docs)
+    (tmp_path / "a.jsonl.gz").write_bytes(gzip.compress((tmp_path / "a.jsonl").read_bytes()))
+    (tmp_path / "b.jsonl.gz").write_bytes(gzip.compress(b"\n"))
+    gz = sqltok.Source(path=str(tmp_path / "*.jsonl.gz"))
+    run = encode_shards(Cluster(client, str(tmp_path / "work")), con, "m", gz, str(tmp_path / "ids_gz"))
+    assert [s.rows for s in run.shards] == [len(docs), 0]
 
 
 def test_a_parquet_column_named_file_row_number_is_read_like_any_other(con, client, tmp_path):

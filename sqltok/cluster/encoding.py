@@ -15,13 +15,14 @@ from pathlib import PurePath
 from typing import Iterator
 
 import duckdb
+import pyarrow as pa
 
 from sqltok.bpe.model import Model
 from sqltok.bpe.tokenizer import BPETokenizer
 from sqltok.cluster.outputs import output_key, publishing
 from sqltok.cluster.session import as_cluster
 from sqltok.cluster.shard_source import shard_source
-from sqltok.cluster.shards import JSONL_SUFFIXES, Shard, shards_of
+from sqltok.cluster.shards import Shard, shards_of
 from sqltok.cluster.tasks import run_tasks
 from sqltok.cluster.worker_state import worker_connection, worker_tokenizer
 from sqltok.corpus.sources import Source, quote_literal
@@ -202,11 +203,11 @@ def encode_shard(item: tuple[Shard, str, str, str], source: Source, tok: Tokeniz
 
 
 def _holds_no_line(src: Source) -> bool:
-    """Whether `src` is an uncompressed JSONL file of white space only: a byte range within one line
-    longer than a shard, or an empty file. DuckDB reads no columns from it (not even the text key)."""
-    if not src.is_jsonl or not src.path.lower().endswith(JSONL_SUFFIXES):
+    """Whether `src` is a JSONL file (compressed or not) of white space only: a byte range within one
+    line longer than a shard, or an empty file. DuckDB reads no columns from it (not even the text key)."""
+    if not src.is_jsonl:
         return False
-    with open(src.path, "rb") as f:
+    with pa.input_stream(src.path, compression="detect") as f:  # .gz and .zst by the suffix
         while chunk := f.read(1 << 16):
             if chunk.strip():
                 return False
