@@ -17,16 +17,17 @@ def source_columns(con: duckdb.DuckDBPyConnection, source: Source) -> list[str]:
 
 
 def typed_rows_query(con: duckdb.DuckDBPyConnection, source: Source) -> str:
-    """`source.rows_query()`, but a JSONL text key whose strings DuckDB detects as dates or times (all
-    sampled values like "2024-01-02") read as VARCHAR, the strings as written, the other keys as
-    detected: DATE text was a binder error in `encode`. Other types stay, for the callers' checks."""
+    """`source.rows_query()`, a JSONL source's keys read as the types DuckDB detects (detected once,
+    here: the query does not detect them again), but a text key whose strings it detects as dates or
+    times (all sampled values like "2024-01-02") read as VARCHAR, the strings as written: DATE text
+    was a binder error in `encode`. Other types stay, for the callers' checks."""
     rows = source.rows_query()
     if not source.is_jsonl:
         return rows
     types = dict(con.execute(f"SELECT column_name, column_type FROM (DESCRIBE {rows})").fetchall())
-    if not types.get(source.text_key, "").startswith(("DATE", "TIME")):
-        return rows
-    return source.rows_query({**types, source.text_key: "VARCHAR"})
+    if types.get(source.text_key, "").startswith(("DATE", "TIME")):
+        types[source.text_key] = "VARCHAR"
+    return source.rows_query(types)
 
 
 def require_text_column(con: duckdb.DuckDBPyConnection, source: Source) -> None:
