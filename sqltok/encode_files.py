@@ -13,7 +13,7 @@ from pathlib import Path
 
 import duckdb
 
-from sqltok.corpus.columns import TEXT_KEY_HINT, require_columns
+from sqltok.corpus.columns import TEXT_KEY_HINT, require_columns, typed_rows_query
 from sqltok.corpus.sources import Source, quote_ident, quote_literal
 from sqltok.errors import SqltokError
 from sqltok.interrupts import interruptible
@@ -75,7 +75,7 @@ def encode_file(con: duckdb.DuckDBPyConnection, tokenizer: str, src: Source, out
         raise SqltokError(f"the output {output} is the input: choose another output file")
     fn = "token_count" if count else "encode_special" if allow_special else "encode"
     column = "n_tokens" if count else "ids"
-    rows_query = src.rows_query()
+    rows_query = typed_rows_query(con, src)
     whole_rows = rows_query != src.query()  # every column as DuckDB reads it (JSONL: a sample's keys)
     key = src.text_key if whole_rows else "text"
     wanted = {key: TEXT_KEY_HINT} if whole_rows else {}

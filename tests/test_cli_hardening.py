@@ -12,7 +12,7 @@ import duckdb
 import pytest
 
 import sqltok
-from conftest import sqltok_home
+from conftest import sqltok_home, tiktoken_pair
 from sqltok.cli import main
 
 
@@ -320,3 +320,22 @@ def test_encode_with_a_tokenizer_file_named_like_a_stored_model(trained, tmp_pat
         sqltok.register(con)
         expected = con.execute(f"SELECT encode('m', body) FROM read_json('{corpus}')").fetchall()
     assert duckdb.sql(f"SELECT ids FROM '{out}'").fetchall() == expected
+
+
+@pytest.mark.parametrize("texts", [["2024-01-02", "1999-12-31"], ["2024-01-02T10:00:00Z", "2023-05-06T07:08:09Z"],
+                                   ["10:11:12", "23:59:59"], ["12345", "0042"]])
+def test_encode_reads_jsonl_texts_that_look_like_dates_or_numbers_as_text(tmp_path, bundled, capsys, texts):
+    """DuckDB's JSON reader types a key whose strings all look like dates as DATE (or TIMESTAMP, TIME):
+    encode reads the text key as VARCHAR, the other keys as DuckDB detects them (`day` stays a DATE),
+    and gives tiktoken's ids."""
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps({"text": t, "day": "2024-01-02"}) + "\n" for t in texts), encoding="utf-8")
+    out = tmp_path / "ids.parquet"
+    ref = tiktoken_pair(bundled("r50k_base.tiktoken"))[1]
+    assert main(["encode", "--model", str(bundled("r50k_base.tiktoken")), "--input", str(docs), "--output", str(out),
+                 "--keep-columns", "*", "--db", str(tmp_path / "none.duckdb")]) == 0
+    with duckdb.connect() as con:
+        rows = con.execute(f"SELECT text, ids FROM '{out}'").fetchall()
+        days = con.execute(f"SELECT DISTINCT typeof(day), day::VARCHAR FROM '{out}'").fetchall()
+    assert rows == [(t, ref.encode(t)) for t in texts]
+    assert days == [("DATE", "2024-01-02")]

@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from unittest import mock
 
 import duckdb
 import pyarrow as pa
@@ -26,12 +27,12 @@ from conftest import arrow_pools_seen, sqltok_home
 from sqltok.bpe.reference_file import dumps
 from sqltok.cli import main
 from sqltok.cluster import Cluster, core_share, local_cluster, map_counts
-from sqltok.cluster.encoding import encode_shards
+from sqltok.cluster.encoding import encode_shards, output_names
 from sqltok.cluster.shard_source import rows_query, shard_source
 from sqltok.cluster.worker_state import worker_connection
 from sqltok.cluster.shards import shards_of
 from sqltok.encode_files import id_list_type
-from sqltok.errors import CorpusError, ShardError
+from sqltok.errors import CorpusError, ShardError, SqltokError
 from sqltok.progress import ShardProgress
 
 GOLDEN = Path(__file__).parent / "data" / "golden"
@@ -108,9 +109,10 @@ def test_byte_range_shards_hold_every_line_once(tmp_path_factory, docs, shard_by
     src = sqltok.Source(path=str(path))
     shards = shards_of(src, shard_bytes)
     got = []
-    for shard in shards:
-        with shard_source(shard, src) as part:
-            got += Path(part.path).read_bytes().splitlines(keepends=True)
+    with duckdb.connect() as con:
+        for shard in shards:
+            with shard_source(shard, src, con) as part:
+                got += Path(part.path).read_bytes().splitlines(keepends=True)
     assert got == _lines(docs).splitlines(keepends=True)
 
 
@@ -131,6 +133,32 @@ def test_parquet_shards_hold_every_row_once_in_order(tmp_path_factory, groups, s
     assert got == [(r, i) for i, r in enumerate(rows)]
 
 
+@settings(max_examples=30, deadline=None)
+@given(groups=st.lists(st.integers(1, 9), min_size=1, max_size=8), shard_bytes=st.integers(1, 400))
+def test_a_file_with_a_file_row_number_column_reads_each_row_group_once(tmp_path_factory, groups, shard_bytes):
+    """DuckDB's file_row_number option clashes with a column of that name: such a file is cut at row
+    groups, and each shard reads its own groups (pyarrow), not the file from its start (LIMIT OFFSET,
+    quadratic in the shards): every row once, in order, every row group read once."""
+    path = tmp_path_factory.mktemp("numbered") / "docs.parquet"
+    rows = [f"doc {i}" for i in range(sum(groups))]
+    _write_groups(path, rows, groups, "File_Row_Number")
+    src = sqltok.Source(path=str(path))
+    shards = shards_of(src, shard_bytes)
+    read, real = [], pq.ParquetFile.read_row_groups
+
+    def counted(self, row_groups, *args, **kwargs):
+        read.extend(row_groups)
+        return real(self, row_groups, *args, **kwargs)
+
+    got = []
+    with mock.patch.object(pq.ParquetFile, "read_row_groups", counted), duckdb.connect() as con:
+        for shard in shards:
+            with shard_source(shard, src, con) as part:
+                got += con.execute(part.rows_query()).fetchall()
+    assert got == [(r, i) for i, r in enumerate(rows)]
+    assert sorted(read) == ([] if shards[0].kind == "file" else list(range(len(groups))))
+
+
 def test_a_big_row_group_is_cut_into_even_shards(tmp_path):
     """Few big row groups still make even tasks for the workers: each is cut into parts of equal
     rows, and small ones next to each other share a shard."""
@@ -145,12 +173,12 @@ def test_a_big_row_group_is_cut_into_even_shards(tmp_path):
     assert [(s.kind, s.start, s.stop) for s in shards_of(sqltok.Source(path=str(path)), 10 * size)] == [("rows", 0, 160)]
 
 
-def _write_groups(path, rows: list[str], groups: list[int]) -> None:
-    """`rows` as Parquet (text, k = row number) in row groups of `groups` rows."""
-    with pq.ParquetWriter(path, pa.schema([("text", pa.string()), ("k", pa.int64())])) as w:
+def _write_groups(path, rows: list[str], groups: list[int], number: str = "k") -> None:
+    """`rows` as Parquet (text, `number` = row number) in row groups of `groups` rows."""
+    with pq.ParquetWriter(path, pa.schema([("text", pa.string()), (number, pa.int64())])) as w:
         start = 0
         for g in groups:
-            w.write_table(pa.table({"text": rows[start:start + g], "k": list(range(start, start + g))}))
+            w.write_table(pa.table({"text": rows[start:start + g], number: list(range(start, start + g))}))
             start += g
 
 
@@ -308,6 +336,67 @@ def test_encoding_shards_gives_the_reference_ids_and_a_rerun_skips_them(con, cli
     assert not [p for p in out.iterdir() if p.name.endswith((".partial", ".sqltok-partial"))]
 
 
+def test_runs_one_after_another_with_one_stored_model_each_ship_it(con, client, tmp_path):
+    """Each run scatters the stored model to the workers: the same model again must not get the key of
+    the one the run before released (Dask cancelled the tasks: 'lost dependencies')."""
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps({"text": d}) + "\n" for d in _docs(120)), encoding="utf-8")
+    src = sqltok.Source(path=str(docs))
+    sqltok.train_bpe(con, src, 300, "m")
+    runs = [encode_shards(Cluster(client, str(tmp_path / "work"), shard_bytes=1500), con, "m", src,
+                          str(tmp_path / f"ids{i}")) for i in range(4)]
+    assert [r.written for r in runs] == [6] * 4 and len({r.tokens for r in runs}) == 1
+
+
+def test_a_rerun_with_other_shards_removes_the_earlier_runs_outputs_and_nothing_else(con, client, tmp_path):
+    """Another shard size (or a file that grew) gives other shards: the earlier run's files that the
+    rerun does not write are removed, so that a glob of the folder reads each document once; a file
+    sqltok did not write stays."""
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps({"text": d}) + "\n" for d in _docs(120)), encoding="utf-8")
+    src = sqltok.Source(path=str(docs))
+    sqltok.train_bpe(con, src, 300, "m")
+    out = tmp_path / "ids"
+    first = encode_shards(Cluster(client, str(tmp_path / "work"), shard_bytes=1500), con, "m", src, str(out))
+    (out / "mine.parquet").write_bytes(b"not sqltok's")
+    run = encode_shards(Cluster(client, str(tmp_path / "work"), shard_bytes=2500), con, "m", src, str(out))
+    assert len(first.shards) != len(run.shards)
+    names = {os.path.basename(s.output) for s in run.shards}
+    assert {p.name for p in out.glob("*.parquet")} == names | {"mine.parquet"}
+    assert (out / "mine.parquet").read_bytes() == b"not sqltok's"
+    assert len(list((out / ".sqltok-shards").iterdir())) == len(run.shards)
+    with duckdb.connect() as c:
+        got = c.execute(f"SELECT ids FROM read_parquet('{out}/*.parquet', filename = true) "
+                        "WHERE NOT ends_with(filename, 'mine.parquet') ORDER BY filename, file_row_number").fetchall()
+    expected = con.execute(f"SELECT encode('m', text) FROM read_json('{docs}')").fetchall()
+    assert sorted(r[0] for r in got) == sorted(list(r[0]) for r in expected)
+
+
+def test_an_output_folder_the_input_would_read_is_refused(con, client, tmp_path):
+    """Shard files written where the input's glob reads were encoded again by a rerun (a ShardError:
+    no text column) and mixed with the texts for a reader of the folder."""
+    (tmp_path / "in").mkdir()
+    pq.write_table(pa.table({"text": _docs(30)}), tmp_path / "in" / "a.parquet")
+    sqltok.train_bpe(con, sqltok.Source(path=str(tmp_path / "in" / "a.parquet")), 300, "m")
+    cluster = Cluster(client, str(tmp_path / "work"))
+    for pattern, out in [("in/*.parquet", "in"), ("*/*.parquet", "ids")]:
+        with pytest.raises(SqltokError, match="takes in the files written to"):
+            encode_shards(cluster, con, "m", sqltok.Source(path=str(tmp_path / pattern)), str(tmp_path / out))
+    assert sorted(p.name for p in tmp_path.rglob("*") if "work" not in p.parts) == ["a.parquet", "in"]
+    encode_shards(cluster, con, "m", sqltok.Source(path=str(tmp_path / "in" / "*.parquet")), str(tmp_path / "ids"))
+
+
+def test_two_inputs_that_would_share_an_output_name_are_refused(tmp_path):
+    """Folders become '__' in the output names: x/a__b.jsonl and x__a/b.jsonl wrote one file, and a
+    reader of the folder found one of them only."""
+    for path in (tmp_path / "x" / "a__b.jsonl", tmp_path / "x__a" / "b.jsonl"):
+        path.parent.mkdir()
+        path.write_text(json.dumps({"text": "words"}) + "\n", encoding="utf-8")
+    with pytest.raises(SqltokError, match=r"b\.jsonl and .*b\.jsonl would both be encoded to x__a__b\.jsonl\.parquet"):
+        output_names(shards_of(sqltok.Source(path=str(tmp_path / "*" / "*.jsonl"))))
+    assert output_names(shards_of(sqltok.Source(path=str(tmp_path / "x*" / "a*.jsonl")))) == ["a__b.jsonl.parquet"]
+
+
 def test_id_list_type_follows_the_vocabulary():
     assert id_list_type(65536) == "USMALLINT[]"
     assert id_list_type(65537) == "UINTEGER[]"
@@ -337,6 +426,27 @@ def test_cli_train_on_a_cluster_and_encode_with_workers(client, tmp_path, capsys
     assert main(["train", str(docs), "--vocab-size", "300", "--model", "w", "--method", "wordpiece", "--db", db,
                  "--workers", "2"]) == 2
     assert "--method wordpiece counts in this process" in capsys.readouterr().err
+
+
+def test_a_failed_encode_with_workers_leaves_the_output_folder_as_it_was(client, tmp_path, capsys):
+    """A shard that cannot be read fails the run: the folder it made is removed; a folder that was
+    there keeps its files and gets no partial ones (a finished shard may stay, for a rerun)."""
+    (tmp_path / "a.jsonl").write_text("".join(json.dumps({"text": d}) + "\n" for d in _docs(60)), encoding="utf-8")
+    (tmp_path / "b.jsonl").write_text('{"text": "fine"}\n{"text": "broken\n', encoding="utf-8")
+    db = str(tmp_path / "m.duckdb")
+    assert main(["train", str(tmp_path / "a.jsonl"), "--vocab-size", "300", "--model", "m", "--db", db,
+                 "--cluster", client.scheduler.address, "--cluster-dir", str(tmp_path / "work"), "--no-progress"]) == 0
+    out = tmp_path / "ids"
+    encode = ["encode", "--model", "m", "--input", str(tmp_path / "*.jsonl"), "--output", str(out), "--db", db,
+              "--cluster-dir", str(tmp_path / "work"), "--no-progress"]
+    assert main([*encode, "--workers", "1"]) == 2
+    assert "b.jsonl" in capsys.readouterr().err and not out.exists()
+    out.mkdir()
+    (out / "mine.txt").write_text("keep")
+    assert main([*encode, "--workers", "1"]) == 2
+    left = {p.name for p in out.iterdir()}
+    assert "mine.txt" in left and left <= {"mine.txt", "a.jsonl.parquet", ".sqltok-shards"}
+    assert not [p for p in out.rglob("*") if p.name.endswith("partial")]
 
 
 def test_shard_progress_shows_shards_rate_and_eta():
@@ -419,8 +529,8 @@ def test_a_rerun_encodes_again_when_the_models_special_tokens_changed(con, clien
 
 
 def test_encoding_a_shard_that_holds_no_line_writes_an_empty_part(con, client, tmp_path):
-    """A byte range inside a line longer than a shard, or an empty JSONL file of a glob, holds no
-    document: its part has no rows (DuckDB finds no text key in it to read)."""
+    """A byte range inside a line longer than a shard, or an empty JSONL file of a glob (compressed
+    too), holds no document: its part has no rows (DuckDB finds no text key in it to read)."""
     docs = _docs(30)
     docs[10] = "long " * 400
     (tmp_path / "a.jsonl").write_text("".join(json.dumps({"text": d}) + "\n" for d in docs), encoding="utf-8")
@@ -434,6 +544,11 @@ def test_encoding_a_shard_that_holds_no_line_writes_an_empty_part(con, client, t
     expected = con.execute(f"SELECT encode('m', text) FROM read_json('{tmp_path / 'a.jsonl'}')").fetchall()
     assert table.column("ids").to_pylist() == [list(r[0]) for r in expected]
     assert run.rows == len(docs)
+    (tmp_path / "a.jsonl.gz").write_bytes(gzip.compress((tmp_path / "a.jsonl").read_bytes()))
+    (tmp_path / "b.jsonl.gz").write_bytes(gzip.compress(b"\n"))
+    gz = sqltok.Source(path=str(tmp_path / "*.jsonl.gz"))
+    run = encode_shards(Cluster(client, str(tmp_path / "work")), con, "m", gz, str(tmp_path / "ids_gz"))
+    assert [s.rows for s in run.shards] == [len(docs), 0]
 
 
 def test_a_parquet_column_named_file_row_number_is_read_like_any_other(con, client, tmp_path):

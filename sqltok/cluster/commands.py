@@ -50,12 +50,14 @@ def wants_cluster(args) -> bool:
 
 
 def encode_on_cluster(con: duckdb.DuckDBPyConnection, args, src: Source, progress: bool) -> None:
-    """`sqltok encode --workers/--cluster`: one Parquet per shard under --output (a folder)."""
+    """`sqltok encode --workers/--cluster`: one Parquet per shard under --output (a folder), which a
+    failed run leaves as it was (`restored_on_failure`)."""
     if args.count or args.keep_columns:
         raise SqltokError("--workers/--cluster write ids and token counts per shard; --count and --keep-columns "
                           "are for one output file")
-    with cluster_of(args) as cluster:
-        run = cluster_encoding().encode_shards(cluster, con, args.model, src, args.output,
-                                               allow_special=args.allow_special, progress=progress)
+    encoding = cluster_encoding()
+    with encoding.restored_on_failure(args.output), cluster_of(args) as cluster:  # restored once it is closed
+        run = encoding.encode_shards(cluster, con, args.model, src, args.output, allow_special=args.allow_special,
+                                     progress=progress)
     print(f"wrote {len(run.shards)} shards ({run.written} now, {len(run.shards) - run.written} from an earlier run) "
           f"under {args.output}: {run.rows} rows, {run.tokens:,} tokens; summary {run.summary}")

@@ -59,7 +59,7 @@ def _count(cluster: Cluster, con, src: Source, job: UnitsJob, target: str, watch
     with watch(f"{job.kind}_map"):
         done: list[ShardCounts | None] = [finished(map_folder(work_dir, s, src, job, parts)) for s in shards]
         todo = [s for s, d in zip(shards, done) if d is None]
-        shipped = client.scatter(job, broadcast=True) if todo and job.phase1 is not None else job
+        shipped = client.scatter(job, broadcast=True, hash=False) if todo and job.phase1 is not None else job
         counted_now = iter(run_tasks(client, count_shard, todo, (src, shipped, work_dir, parts),
                                      [s.nbytes for s in todo], f"counting {job.kind}", progress))
         maps = [d if d is not None else next(counted_now) for d in done]

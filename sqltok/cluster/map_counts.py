@@ -84,7 +84,7 @@ def count_shard(shard: Shard, template: Source, job: UnitsJob, work_dir: str, pa
     try:
         con = worker_connection()
         units = _units(con, job)
-        with shard_source(shard, template) as src, arrow_on_malloc(), \
+        with shard_source(shard, template, con) as src, arrow_on_malloc(), \
                 WorkTables(con) as work, publishing(folder) as tmp:
             corpus = read_corpus(con, src)
             counts = count_units(con, corpus.query, units, work.table("shard_counts"))

@@ -93,15 +93,23 @@ def _file_shards(path: str, shard_bytes: int) -> list[Shard]:
     return [Shard(path, st.st_size, st.st_mtime_ns, "file", 0, 0, st.st_size)]
 
 
+def has_row_number_column(names: list[str]) -> bool:
+    """Whether a Parquet file's columns `names` include one named file_row_number (any case), which
+    DuckDB's option of that name (the shards' row filter) clashes with."""
+    return "file_row_number" in (name.lower() for name in names)
+
+
 def _parquet_shards(path: str, st: os.stat_result, shard_bytes: int) -> list[Shard]:
     """Row ranges of about `shard_bytes` bytes each, uncompressed (as a byte range of JSONL is), so that
     a shard is about as much text whatever the file's compression: runs of consecutive row groups, and
     a row group larger than `shard_bytes` cut into parts of equal rows (DuckDB reads the pages of a
-    part's rows only), so that a file of few big row groups still gives the workers even tasks."""
+    part's rows only), so that a file of few big row groups still gives the workers even tasks. A file
+    with a column named file_row_number is cut at row groups only (its shards are read by row group)."""
     try:
-        meta = pq.ParquetFile(path).metadata
+        f = pq.ParquetFile(path)
     except (OSError, ValueError) as e:
         raise CorpusError(f"cannot read the shard {path}: {e}") from None
+    meta, cut = f.metadata, not has_row_number_column(f.schema_arrow.names)
     groups = [(meta.row_group(i).num_rows, meta.row_group(i).total_byte_size) for i in range(meta.num_row_groups)]
     if len(groups) <= 1 and sum(size for _, size in groups) <= shard_bytes:
         return [Shard(path, st.st_size, st.st_mtime_ns, "file", 0, 0, sum(size for _, size in groups))]
@@ -112,7 +120,7 @@ def _parquet_shards(path: str, st: os.stat_result, shard_bytes: int) -> list[Sha
 
     first = row = held = 0
     for rows, size in groups:
-        if size > shard_bytes and rows > 1:
+        if cut and size > shard_bytes and rows > 1:
             if row > first:
                 add(first, row, held)
             parts = min(rows, -(-size // shard_bytes))

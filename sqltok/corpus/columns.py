@@ -17,6 +17,20 @@ def source_columns(con: duckdb.DuckDBPyConnection, source: Source) -> list[str]:
     return [row[0] for row in con.execute(f"DESCRIBE {source.rows_query()}").fetchall()]
 
 
+def typed_rows_query(con: duckdb.DuckDBPyConnection, source: Source) -> str:
+    """`source.rows_query()`, a JSONL source's keys read as the types DuckDB detects (detected once,
+    here: the query does not detect them again), but a text key whose strings it detects as dates or
+    times (all sampled values like "2024-01-02") read as VARCHAR, the strings as written: DATE text
+    was a binder error in `encode`. Other types stay, for the callers' checks."""
+    rows = source.rows_query()
+    if not source.is_jsonl:
+        return rows
+    types = dict(con.execute(f"SELECT column_name, column_type FROM (DESCRIBE {rows})").fetchall())
+    if types.get(source.text_key, "").startswith(("DATE", "TIME")):
+        types[source.text_key] = "VARCHAR"
+    return source.rows_query(types)
+
+
 def require_text_column(con: duckdb.DuckDBPyConnection, source: Source) -> None:
     """A CorpusError when `source` has no column named its text key. Not asked of JSONL, whose keys
     come from a sample of its lines: a line without the key reads as a NULL text."""

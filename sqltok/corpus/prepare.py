@@ -19,7 +19,7 @@ import duckdb
 
 from sqltok.corpus.balance import balance_query, language_shares, target_shares
 from sqltok.corpus.clean import CleanSettings, clean_query, invalid_utf8_count
-from sqltok.corpus.columns import TEXT_KEY_HINT
+from sqltok.corpus.columns import TEXT_KEY_HINT, typed_rows_query
 from sqltok.corpus.manifest import Manifest
 from sqltok.corpus.pii import KINDS, PLACEHOLDERS, check_kinds
 from sqltok.corpus.sources import Source, quote_ident, quote_literal
@@ -229,14 +229,15 @@ def _step_count(s: PrepareSettings) -> int:
 def _source_query(con: duckdb.DuckDBPyConnection, sources: list[Source]) -> str:
     """All sources one after another, every column kept, the text column named `text`."""
     def one(s: Source) -> str:
+        rows = typed_rows_query(con, s)
         if s.text_key == "text":
-            return f"SELECT * FROM ({s.rows_query()})"
-        if "text" in [r[0] for r in con.execute(f"DESCRIBE {s.rows_query()}").fetchall()]:
+            return f"SELECT * FROM ({rows})"
+        if "text" in [r[0] for r in con.execute(f"DESCRIBE {rows}").fetchall()]:
             # it would stay beside the documents as the steps' `text`, and the documents (text_1) go unprocessed
             raise SqltokError(f"{s.describe()} has a column 'text' besides the text key {s.text_key!r}: rename "
                               f"or drop that column")
         key = quote_ident(s.text_key)
-        return f"SELECT * EXCLUDE ({key}), {key} AS text FROM ({s.rows_query()})"
+        return f"SELECT * EXCLUDE ({key}), {key} AS text FROM ({rows})"
 
     return " UNION ALL BY NAME ".join(one(s) for s in sources)
 

@@ -87,10 +87,7 @@ class Source:
         counting documents and bytes, and for reading documents again once `query()` has been read."""
         if not self.is_jsonl:
             return self.query()
-        cols = "{" + quote_literal(self.text_key) + ": 'VARCHAR'}"
-        q = (f"SELECT {quote_ident(self.text_key)} AS text FROM read_json({quote_literal(self.path)}, "
-             f"format = 'newline_delimited', records = true, columns = {cols}, "
-             f"maximum_object_size = {self.json_object_size})")
+        q = f"SELECT {quote_ident(self.text_key)} AS text FROM {self._read_json({self.text_key: 'VARCHAR'})}"
         return self._limited(q)
 
     @property
@@ -102,8 +99,10 @@ class Source:
         """Query `q` cut to `max_documents` rows when that is set."""
         return q if self.max_documents is None else f"SELECT text FROM ({q}) LIMIT {int(self.max_documents)}"
 
-    def rows_query(self) -> str:
-        """A SQL query with every column of the source (plain text: `text` only), in order."""
+    def rows_query(self, types: dict[str, str] | None = None) -> str:
+        """A SQL query with every column of the source (plain text: `text` only), in order; JSONL
+        keys read as `types` says (name: DuckDB type, the keys it leaves out not read), else as
+        DuckDB detects them (see `columns.typed_rows_query`)."""
         if self.sql is not None:
             q = f"SELECT * FROM query({quote_literal(self.sql)})"
         elif self.table is not None:
@@ -114,13 +113,20 @@ class Source:
             if stem.endswith(".parquet"):
                 q = f"SELECT * FROM read_parquet({lit})"
             elif stem.endswith(_JSON_SUFFIXES):
-                q = (f"SELECT * FROM read_json({lit}, format = 'newline_delimited', "
-                     f"maximum_object_size = {self.json_object_size})")
+                q = f"SELECT * FROM {self._read_json(types)}"
             else:
                 return self.query()
         if self.max_documents is not None:
             q = f"{q} LIMIT {int(self.max_documents)}"
         return q
+
+    def _read_json(self, types: dict[str, str] | None) -> str:
+        """DuckDB's reader of the JSONL files: the keys of `types` as those types (every line an object,
+        `records`: the reader's detection of it cost 0.15-0.3 s a query), else every key as detected."""
+        columns = "" if types is None else (", records = true, columns = {" + ", ".join(
+            f"{quote_literal(k)}: {quote_literal(v)}" for k, v in types.items()) + "}")
+        return (f"read_json({quote_literal(self.path)}, format = 'newline_delimited'{columns}, "
+                f"maximum_object_size = {self.json_object_size})")
 
     def _table_ref(self) -> str:
         """The table or view `table` names (`schema.name` too) as DuckDB's `query_table`: a name, never
@@ -145,15 +151,12 @@ class Source:
         if stem.endswith(".parquet"):
             return f"SELECT {key} AS text FROM read_parquet({lit})"
         if stem.endswith(_JSON_SUFFIXES):
-            # Read as JSON, so that a number or a list under the key is an error, not stringified;
-            # every line an object (`records`: the reader's detection of it cost 0.15-0.3 s a query).
-            cols = "{" + quote_literal(self.text_key) + ": 'JSON'}"
+            # Read as JSON, so that a number or a list under the key is an error, not stringified.
             wrong = quote_literal(f"a line's {self.text_key!r} is not a string but a ")
             return ("SELECT CASE WHEN kind IS NULL OR kind = 'NULL' THEN NULL WHEN kind = 'VARCHAR' THEN v ->> '$' "
                     f"ELSE error({wrong} || kind) END AS text "
                     f"FROM (SELECT {key} AS v, json_type({key}) AS kind "
-                    f"FROM read_json({lit}, format = 'newline_delimited', records = true, columns = {cols}, "
-                    f"maximum_object_size = {self.json_object_size}))")
+                    f"FROM {self._read_json({self.text_key: 'JSON'})})")
         if self.text_mode == "file":
             return f"SELECT content AS text FROM read_text({lit})"
         if self.text_mode == "line":

@@ -11,7 +11,8 @@ from typing import Sequence
 import duckdb
 import pyarrow as pa
 
-from sqltok.corpus.columns import TEXT_KEY_HINT, require_columns, require_text_column, varchar_text
+from sqltok.corpus.columns import (TEXT_KEY_HINT, require_columns, require_text_column, typed_rows_query,
+                                   varchar_text)
 from sqltok.corpus.sources import Source, quote_ident, quote_literal
 from sqltok.duck import arrow_table
 from sqltok.errors import ModelNotFoundError, SqltokError
@@ -65,7 +66,8 @@ def documents_query(con: duckdb.DuckDBPyConnection, source: Source, by: str | No
         q = source.query()
     else:
         require_columns(con, source, {source.text_key: TEXT_KEY_HINT, by: "to group by"})
-        q = f"SELECT {quote_ident(source.text_key)} AS text, {quote_ident(by)} FROM ({source.rows_query()})"
+        rows = typed_rows_query(con, source)
+        q = f"SELECT {quote_ident(source.text_key)} AS text, {quote_ident(by)} FROM ({rows})"
     return varchar_text(con, source, q)
 
 
