@@ -13,7 +13,7 @@ from pathlib import Path
 
 import duckdb
 
-from sqltok.corpus.columns import TEXT_KEY_HINT, require_columns, typed_rows_query
+from sqltok.corpus.columns import TEXT_KEY_HINT, require_columns, typed_rows_query, varchar_text
 from sqltok.corpus.sources import Source, quote_ident, quote_literal
 from sqltok.errors import SqltokError
 from sqltok.interrupts import interruptible
@@ -82,6 +82,7 @@ def encode_file(con: duckdb.DuckDBPyConnection, tokenizer: str, src: Source, out
     wanted.update((c, "to keep") for c in keep_columns if c != "*")
     if wanted:
         require_columns(con, src, wanted)
+    rows_query = varchar_text(con, src, rows_query, key)
     kept = "*, " if keep_columns == ("*",) else "".join(f"{quote_ident(c)}, " for c in keep_columns)
     values = f"{fn}({quote_literal(tokenizer)}, {quote_ident(key)})"
     if compact and not count:

@@ -339,3 +339,30 @@ def test_encode_reads_jsonl_texts_that_look_like_dates_or_numbers_as_text(tmp_pa
         days = con.execute(f"SELECT DISTINCT typeof(day), day::VARCHAR FROM '{out}'").fetchall()
     assert rows == [(t, ref.encode(t)) for t in texts]
     assert days == [("DATE", "2024-01-02")]
+
+
+def test_encode_reads_binary_text_as_training_does(trained, tmp_path, capsys):
+    """A Parquet text column of binary type encodes as the same text as a string column (training
+    already decoded it); one that is not UTF-8 names its document, and no output is left."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    _, db = trained
+    texts = ["The quick brown fox.", None, "", "Ünïcödé wörds"]
+    as_string, as_binary = tmp_path / "s.parquet", tmp_path / "b.parquet"
+    pq.write_table(pa.table({"body": pa.array(texts)}), as_string)
+    pq.write_table(pa.table({"body": pa.array([t and t.encode() for t in texts], pa.binary())}), as_binary)
+    outs = {}
+    for src in (as_string, as_binary):
+        out = tmp_path / f"{src.stem}.ids.parquet"
+        assert main(["encode", "--model", "m", "--input", str(src), "--text-key", "body", "--output", str(out),
+                     "--db", str(db)]) == 0
+        outs[src] = pq.read_table(out).column("ids").to_pylist()
+    assert outs[as_binary] == outs[as_string] and outs[as_string][0]
+    bad = tmp_path / "bad.parquet"
+    pq.write_table(pa.table({"body": pa.array([b"fine", b"\xff\xfe"], pa.binary())}), bad)
+    capsys.readouterr()
+    assert main(["encode", "--model", "m", "--input", str(bad), "--text-key", "body", "--output",
+                 str(tmp_path / "bad.ids.parquet"), "--db", str(db)]) == 2
+    err = capsys.readouterr().err
+    assert "document 2 of" in err and "not valid UTF-8" in err
+    assert not (tmp_path / "bad.ids.parquet").exists()

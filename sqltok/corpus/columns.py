@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import duckdb
 
-from sqltok.corpus.sources import Source
+from sqltok.corpus.sources import Source, quote_ident
 from sqltok.errors import CorpusError
 from sqltok.sql_files import sql_text
 
@@ -52,17 +52,20 @@ def require_columns(con: duckdb.DuckDBPyConnection, source: Source, wanted: dict
                               f"{', '.join(columns)}")
 
 
-def varchar_text(con: duckdb.DuckDBPyConnection, source: Source, query: str) -> str:
-    """`query` (the documents of `source`, a `text` column and maybe others) with `text` as VARCHAR:
-    BLOB text (Parquet binary) is decoded once every document is known to be UTF-8; a CorpusError
-    names the first document that is not, and a text of another type."""
-    kind = dict(con.execute(f"SELECT column_name, column_type FROM (DESCRIBE {query})").fetchall()).get("text")
+def varchar_text(con: duckdb.DuckDBPyConnection, source: Source, query: str, column: str = "text") -> str:
+    """`query` (the documents of `source`, their text in `column` and maybe other columns) with that
+    column as VARCHAR: BLOB text (Parquet binary) is decoded once every document is known to be
+    UTF-8; a CorpusError names the first document that is not, and a text of another type."""
+    kinds = dict(con.execute(f"SELECT column_name, column_type FROM (DESCRIBE {query})").fetchall())
+    kind = next((k for c, k in kinds.items() if c.lower() == column.lower()), None)
+    col = quote_ident(column)
     if kind == "BLOB":
-        bad = con.execute(sql_text("first_invalid_utf8").format(source=query)).fetchall()[0][0]
+        checked = f"SELECT {col} AS text FROM ({query})"
+        bad = con.execute(sql_text("first_invalid_utf8").format(source=checked)).fetchall()[0][0]
         if bad is not None:
             raise CorpusError(f"document {bad} of {source.describe()!r} is not valid UTF-8 (clean or decode it "
                               "first: sqltok prepare fixes or drops invalid UTF-8)")
-        return f"SELECT * REPLACE (decode(text) AS text) FROM ({query})"
+        return f"SELECT * REPLACE (decode({col}) AS {col}) FROM ({query})"
     if kind not in ("VARCHAR", '"NULL"'):  # "NULL": a query whose texts are all NULL literals
         raise CorpusError(f"the text of {source.describe()!r} is {kind}, not VARCHAR or BLOB")
     return query
