@@ -12,6 +12,7 @@ from glob import glob, has_magic
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 
 from sqltok.corpus.columns import TEXT_KEY_HINT, require_columns, typed_rows_query, varchar_text
 from sqltok.corpus.sources import Source, quote_ident, quote_literal
@@ -63,6 +64,18 @@ def id_list_type(n_vocab: int) -> str:
     return "USMALLINT[]" if n_vocab <= 1 << 16 else "UINTEGER[]"
 
 
+def holds_no_line(src: Source) -> bool:
+    """Whether `src` is one JSONL file (compressed or not) of white space only: an empty file, or a
+    byte range within one line longer than a cluster's shard."""
+    if not src.is_jsonl or src.path is None or not os.path.isfile(src.path):
+        return False
+    with pa.input_stream(src.path, compression="detect") as f:  # .gz and .zst by the suffix
+        while chunk := f.read(1 << 16):
+            if chunk.strip():
+                return False
+    return True
+
+
 @interruptible
 def encode_file(con: duckdb.DuckDBPyConnection, tokenizer: str, src: Source, output: str, *,
                 count: bool = False, allow_special: bool = False, keep_columns: tuple[str, ...] = (),
@@ -75,14 +88,15 @@ def encode_file(con: duckdb.DuckDBPyConnection, tokenizer: str, src: Source, out
         raise SqltokError(f"the output {output} is the input: choose another output file")
     fn = "token_count" if count else "encode_special" if allow_special else "encode"
     column = "n_tokens" if count else "ids"
-    rows_query = typed_rows_query(con, src)
-    whole_rows = rows_query != src.query()  # every column as DuckDB reads it (JSONL: a sample's keys)
+    empty = holds_no_line(src)  # DuckDB reads no column of it: its output is one of no rows
+    rows_query = "SELECT NULL::VARCHAR AS text LIMIT 0" if empty else typed_rows_query(con, src)
+    whole_rows = not empty and rows_query != src.query()  # every column as DuckDB reads it (JSONL: a sample's keys)
     key = src.text_key if whole_rows else "text"
     wanted = {key: TEXT_KEY_HINT} if whole_rows else {}
     wanted.update((c, "to keep") for c in keep_columns if c != "*")
     if wanted:
         require_columns(con, src, wanted)
-    rows_query = varchar_text(con, src, rows_query, key)
+    rows_query = rows_query if empty else varchar_text(con, src, rows_query, key)
     kept = "*, " if keep_columns == ("*",) else "".join(f"{quote_ident(c)}, " for c in keep_columns)
     values = f"{fn}({quote_literal(tokenizer)}, {quote_ident(key)})"
     if compact and not count:

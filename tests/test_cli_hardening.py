@@ -366,3 +366,19 @@ def test_encode_reads_binary_text_as_training_does(trained, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "document 2 of" in err and "not valid UTF-8" in err
     assert not (tmp_path / "bad.ids.parquet").exists()
+
+
+@pytest.mark.parametrize("name", ["empty.jsonl", "blank.jsonl.gz"])
+def test_encode_of_a_jsonl_without_lines_writes_an_output_of_no_rows(trained, tmp_path, capsys, name):
+    """A JSONL file of white space only (DuckDB reads no column of it) encodes to an output of no rows,
+    as its shard does on a cluster, not to "no column 'text'"."""
+    import gzip
+    _, db = trained
+    src = tmp_path / name
+    src.write_bytes(gzip.compress(b"\n \n") if name.endswith(".gz") else b"")
+    out = tmp_path / "ids.parquet"
+    assert main(["encode", "--model", "m", "--input", str(src), "--output", str(out), "--db", str(db)]) == 0
+    assert "0 rows, 0 tokens" in capsys.readouterr().out
+    with duckdb.connect() as con:
+        assert con.execute(f"SELECT count(*) FROM read_parquet('{out}')").fetchall() == [(0,)]
+        assert [d[0] for d in con.execute(f"SELECT * FROM read_parquet('{out}')").description] == ["ids"]

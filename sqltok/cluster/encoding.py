@@ -15,7 +15,6 @@ from pathlib import PurePath
 from typing import Iterator
 
 import duckdb
-import pyarrow as pa
 
 from sqltok.bpe.model import Model
 from sqltok.bpe.tokenizer import BPETokenizer
@@ -25,9 +24,8 @@ from sqltok.cluster.shard_source import shard_source
 from sqltok.cluster.shards import Shard, shards_of
 from sqltok.cluster.tasks import run_tasks
 from sqltok.cluster.worker_state import worker_connection, worker_tokenizer
-from sqltok.corpus.sources import Source, quote_literal
-from sqltok.encode_files import EncodeSummary, encode_file, id_list_type
-from sqltok.named_tokenizers import named_tokenizers
+from sqltok.corpus.sources import Source
+from sqltok.encode_files import encode_file
 from sqltok.errors import ShardError, SqltokError
 from sqltok.tokenizer import Tokenizer
 from sqltok.store import ModelFile, load_model, load_model_file
@@ -190,37 +188,13 @@ def encode_shard(item: tuple[Shard, str, str, str], source: Source, tok: Tokeniz
             os.makedirs(os.path.dirname(output), exist_ok=True)
             if os.path.exists(record):  # an earlier run's: it must not vouch for the file replaced below
                 os.unlink(record)
-            if _holds_no_line(src):
-                summary = _write_empty(con, tok.name, output)
-            else:
-                summary = encode_file(con, tok.name, src, output, allow_special=allow_special, compact=True)
+            summary = encode_file(con, tok.name, src, output, allow_special=allow_special, compact=True)
     except (duckdb.Error, OSError, ValueError) as e:  # SqltokErrors and Arrow's are ValueErrors
         raise ShardError(f"shard {shard.name}: {e}") from None
     result = ShardEncoding(shard.name, output, summary.rows, summary.tokens)
     with publishing(record) as tmp, open(tmp, "w", encoding="utf-8") as f:
         json.dump({"key": key, **asdict(result)}, f)
     return result
-
-
-def _holds_no_line(src: Source) -> bool:
-    """Whether `src` is a JSONL file (compressed or not) of white space only: a byte range within one
-    line longer than a shard, or an empty file. DuckDB reads no columns from it (not even the text key)."""
-    if not src.is_jsonl:
-        return False
-    with pa.input_stream(src.path, compression="detect") as f:  # .gz and .zst by the suffix
-        while chunk := f.read(1 << 16):
-            if chunk.strip():
-                return False
-    return True
-
-
-def _write_empty(con: duckdb.DuckDBPyConnection, tokenizer: str, output: str) -> EncodeSummary:
-    """A shard output of no rows, with the columns and types `encode_file` writes."""
-    ids = id_list_type(named_tokenizers(con).get(tokenizer).n_vocab)
-    with publishing(output) as tmp:
-        con.execute(f"COPY (SELECT NULL::{ids} AS ids, NULL::BIGINT AS n_tokens LIMIT 0) "
-                    f"TO {quote_literal(tmp)} (FORMAT parquet)")
-    return EncodeSummary(output, 0, 0)
 
 
 def _record(path: str, key: str) -> ShardEncoding | None:
