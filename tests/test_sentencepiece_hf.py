@@ -163,12 +163,15 @@ def test_decode_any_ids(ids):
 
 def test_unknown_ids_are_key_errors():
     """An id without a piece is `UnknownTokenError`, a KeyError as tiktoken and the other families
-    raise (HF: an id past the vocabulary decodes to nothing, a negative one is an OverflowError)."""
+    raise, or an OverflowError when no u32 holds it, as tiktoken's (HF: an id past the vocabulary
+    decodes to nothing, a negative one is an OverflowError)."""
     tok, _ = _loaded("mistral-v1-llama-legacy")
-    for bad in ([tok.n_vocab], [0, -1]):
-        with pytest.raises(KeyError, match="not in this vocabulary"):
+    for bad, error, message in (([tok.n_vocab], KeyError, "not in this vocabulary"),
+                                ([0, 2**31], KeyError, "not in this vocabulary"),
+                                ([0, -1], OverflowError, "out of range"), ([2**32], OverflowError, "out of range")):
+        with pytest.raises(error, match=message):
             tok.decode(bad)
-        with pytest.raises(KeyError, match="not in this vocabulary"):
+        with pytest.raises(error, match=message):
             tok.decode_batch([[1], bad])
 
 
