@@ -16,7 +16,7 @@ import operator
 import os
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence, Set
 from pathlib import Path
 from typing import ClassVar, Literal
 
@@ -617,10 +617,13 @@ def _not_unicode(e: Exception) -> SqltokError:
 
 
 def id_array(ids: Sequence[int]) -> pa.Array:
-    """One row of token ids (large_list<int32>); TypeError for anything that is not an integer, as
-    tiktoken gives, `ids_error` for an id no int32 holds. A short sequence is checked id by id (cheaper than Arrow's setup, 3.6 against
-    9 us for 15 ids); a long one converts in C when it is all integers (6,000 ids: 0.15 against
-    0.23 ms a decode) and is only looked at id by id when it is not."""
+    """One row of token ids (large_list<int32>); as tiktoken, TypeError for a set or mapping and for
+    anything that is not an integer, `ids_error` for an id no int32 holds. A short sequence is
+    checked id by id (cheaper than Arrow's setup, 3.6 against 9 us for 15 ids); a long one converts
+    in C when it is all integers (6,000 ids: 0.15 against 0.23 ms a decode) and is only looked at id
+    by id when it is not."""
+    if isinstance(ids, (Set, Mapping)):  # (as tiktoken: their order is not the ids')
+        raise TypeError(f"token ids must be a sequence of integers, not {type(ids).__name__}")
     if len(ids) < 64:
         ids = _int_ids(ids)
         try:

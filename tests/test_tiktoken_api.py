@@ -139,6 +139,30 @@ def test_ids_without_a_token_raise_what_tiktoken_raises(pair, bundled):
         tok.decode_single_token_bytes(2**31)
 
 
+def test_id_containers_are_taken_as_tiktoken_takes_them(pair, bundled):
+    """decode and decode_bytes take a sequence (list, tuple, range, numpy array) and refuse a set, a
+    dict or a generator, as tiktoken (sqltok decoded a set in its own order, a dict's keys);
+    decode_tokens_bytes and decode_with_offsets take any iterable, in every family (WordPiece's
+    decode_with_offsets gave no offsets for a generator, HF-SentencePiece's a TypeError)."""
+    tok, ref = pair
+    others = [sqltok.Tokenizer.load(bundled(f))
+              for f in ("bert-base-uncased_tokenizer.json", "botchan_en_bpe_1000.model")]
+    ids = [71, 13, 1]
+    for enc in (tok, *others):
+        for decode in (enc.decode, enc.decode_bytes):
+            want = decode(ids)
+            assert decode(tuple(ids)) == decode(np.array(ids, np.uint32)) == want
+            assert decode(range(3)) == decode([0, 1, 2])
+            for bad in ({71}, {71: 1}, (i for i in ids)):
+                with pytest.raises(TypeError):
+                    ref.decode(bad)
+                with pytest.raises(TypeError):
+                    decode(bad)
+        assert enc.decode_tokens_bytes(i for i in ids) == enc.decode_tokens_bytes(ids)
+        assert enc.decode_with_offsets(i for i in ids) == enc.decode_with_offsets(ids)
+    assert tok.decode_with_offsets(i for i in ids) == ref.decode_with_offsets(i for i in ids)
+
+
 def test_batches_and_numpy_equal_tiktoken(pair):
     tok, ref = pair
     batch = [ref.encode_ordinary(t) for t in texts()]

@@ -6,7 +6,8 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.number cimport PyNumber_Index
 from cpython.ref cimport PyObject
-from cpython.sequence cimport PySequence_Fast, PySequence_Fast_GET_SIZE, PySequence_Fast_ITEMS
+from cpython.sequence cimport (PySequence_Check, PySequence_Fast, PySequence_Fast_GET_SIZE,
+                               PySequence_Fast_ITEMS)
 from cpython.unicode cimport PyUnicode_AsUTF8, PyUnicode_DecodeUTF8
 from libc.stdint cimport UINT32_MAX, int64_t
 from libcpp.string cimport string
@@ -28,6 +29,8 @@ cdef inline int _join_pieces(object ids, const TokenPieces& pieces, string& out)
     every id to an unsigned 32-bit integer before it decodes: TypeError for the first item that is not
     an integer (as `operator.index` says) or OverflowError for the first id no u32 holds, else
     UnknownTokenError (a KeyError and a ValueError) for the first id without a piece."""
+    if not PySequence_Check(ids):  # (as tiktoken: no set, dict or generator, whose order is not the ids')
+        raise TypeError(f"token ids must be a sequence of integers, not {type(ids).__name__}")
     cdef object seq = PySequence_Fast(ids, "token ids must be a sequence of integers")
     cdef Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), j, bad = -1
     cdef PyObject** items = PySequence_Fast_ITEMS(seq)

@@ -53,6 +53,7 @@ from sqltok.wordpiece.byte_trie cimport ByteTrie, byte_trie_build, byte_trie_chi
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.number cimport PyNumber_Index
+from cpython.sequence cimport PySequence_Check
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 
 
@@ -1166,6 +1167,8 @@ cdef class SentencePieceEncoder:
         cdef vector[int64_t] starts
         cdef int64_t n_ids = <int64_t>self.starts.size(), t, bad = -1
         cdef string out, pending
+        if not PySequence_Check(ids):  # (as tiktoken: no set, dict or generator, whose order is not the ids')
+            raise TypeError(f"token ids must be a sequence of integers, not {type(ids).__name__}")
         for x in ids:
             t = PyNumber_Index(x)  # (not `t = x`, which would take 2.5 as 2; OverflowError past int64)
             if t < 0 or t >= n_ids:

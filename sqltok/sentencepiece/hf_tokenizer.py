@@ -197,6 +197,7 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
         """`decode(tokens)` (HF's decoders, special tokens left out) and the character index where
         each token's part starts in it: the byte tokens of one character at that character, a
         special token, which decodes to nothing, where it stands."""
+        tokens = list(tokens)  # any iterable of ids, as tiktoken's
         text = self.decode(tokens)
         dec = self.hf.decoder
         starts: list[int | None] = []
