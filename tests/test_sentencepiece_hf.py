@@ -175,6 +175,18 @@ def test_unknown_ids_are_key_errors():
             tok.decode_batch([[1], bad])
 
 
+def test_id_containers_are_taken_as_tiktoken_takes_them():
+    """decode refuses a set, a dict or a generator (tiktoken's decode takes sequences only: a set
+    decoded in its own order); decode_with_offsets takes any iterable (a generator was a TypeError)."""
+    tok, _ = _loaded("mistral-v1-llama-legacy")
+    ids = [1, 15043, 3186]
+    for bad in ({15043}, {15043: 1}, (i for i in ids)):
+        with pytest.raises(TypeError):
+            tok.decode(bad)
+    assert tok.decode(tuple(ids)) == tok.decode(ids)
+    assert tok.decode_with_offsets(i for i in ids) == tok.decode_with_offsets(ids)
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.lists(st.integers(0, 999) | st.sampled_from([0, 1, 2]), max_size=10), min_size=1, max_size=4))
 def test_decode_skip_special_tokens(batch):
