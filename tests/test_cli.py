@@ -86,7 +86,8 @@ def test_errors_are_clear_and_exit_2(tmp_path, monkeypatch, capsys, argv, messag
 @pytest.mark.parametrize("argv,message", [
     (["train", "docs.jsonl", "--lines", "--vocab-size", "300", "--model", "m"],
      "docs.jsonl (JSONL) has a document per row ('text' field): text_mode 'line' (--lines)"),
-    (["train", "docs.jsonl", "--whole-file", "--vocab-size", "300", "--model", "m"], "(--whole-file) is for plain text"),
+    (["train", "docs.jsonl", "--whole-file", "--vocab-size", "300", "--model", "m"],
+     "(--whole-file) is for plain text"),
     (["encode", "--model", "m", "--input", "docs.parquet", "--lines", "--output", "out.parquet"],
      "docs.parquet (Parquet) has a document per row"),
     (["train", "--sql", "SELECT 'a b' AS text", "--lines", "--vocab-size", "300", "--model", "m"],

@@ -69,7 +69,8 @@ def test_sql_decode_takes_the_id_lists_sqltok_writes(bundled):
     sqltok.register(con)
     con.execute("SELECT sqltok_load('o200k', ?), sqltok_load('bert', ?)",
                 [str(bundled("o200k_base.tiktoken")), str(bundled("bert-base-uncased_tokenizer.json"))])
-    con.execute("CREATE TABLE t AS SELECT * FROM (VALUES ('hello world'), (''), (NULL), ('héllo 𝄞 <|endoftext|>')) v(text)")
+    con.execute("CREATE TABLE t AS SELECT * FROM (VALUES ('hello world'), (''), (NULL), ('héllo 𝄞 <|endoftext|>')) "
+                "v(text)")
     assert con.execute("SELECT bool_and(decode('o200k', encode_uinteger('o200k', text)) IS NOT DISTINCT FROM text), "
                        "bool_and(decode('o200k', encode('o200k', text)::BIGINT[]) IS NOT DISTINCT FROM text) "
                        "FROM t").fetchall() == [(True, True)]
