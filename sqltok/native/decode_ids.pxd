@@ -54,7 +54,6 @@ cdef inline int _join_pieces(object ids, const TokenPieces& pieces, string& out)
     return 0
 
 
-
 cdef inline bytes decode_ids(object ids, const TokenPieces& pieces):
     """The pieces of `ids` back to back as bytes (errors: see `_join_pieces`)."""
     cdef string out
