@@ -16,7 +16,7 @@ import operator
 import os
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence, Set
 from pathlib import Path
 from typing import ClassVar, Literal
 
@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import regex
 
-from sqltok.errors import SqltokError, UnknownTokenError
+from sqltok.errors import SqltokError, UnknownTokenError, ids_error, token_id_error
 from sqltok.formats.errors import UnsupportedTokenizerError
 from sqltok.formats.json_file import load_json
 from sqltok.formats.kind import KINDS, TokenizerFile, sniff
@@ -451,11 +451,24 @@ class Tokenizer(ABC):
                      num_threads: int | None = None, skip_special_tokens: bool | None = None) -> list[str]:
         """`decode` of every id list, in one pass over Arrow (`num_threads` is tiktoken's argument;
         decoding is a copy of bytes and needs no threads)."""
-        return self.decode_arrow(id_lists_array(batch), errors, skip_special_tokens).to_pylist()
+        return self._decode_rows(batch, lambda ids: self.decode_arrow(ids, errors, skip_special_tokens)).to_pylist()
 
     def decode_bytes_batch(self, batch: Sequence[Sequence[int]], *, num_threads: int | None = None) -> list[bytes]:
         """`decode_bytes` of every id list, in one pass over Arrow."""
-        return self.decode_bytes_arrow(id_lists_array(batch)).to_pylist()
+        return self._decode_rows(batch, self.decode_bytes_arrow).to_pylist()
+
+    def _decode_rows(self, batch: Sequence[Sequence[int]], decode: Callable[[pa.Array], pa.Array]) -> pa.Array:
+        """`decode` of the id lists of `batch`, all in one pass; when that fails, the error of the first
+        row that fails on its own (what `decode_bytes` of it raises), as tiktoken decodes row by row."""
+        if isinstance(batch, (str, bytes)):
+            raise TypeError(f"expected a list of id lists, not {type(batch).__name__}")
+        rows = list(batch)
+        try:
+            return decode(id_lists_array(rows))
+        except (TypeError, OverflowError, KeyError):
+            for row in rows:  # (only when failing)
+                self.decode_bytes(row)
+            raise
 
     def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
         """The text of `tokens` and the character index where each token starts in it (tiktoken's
@@ -515,12 +528,9 @@ class Tokenizer(ABC):
         return f"<{type(self).__name__} {self.name!r} n_vocab={self.n_vocab}>"
 
 
-def id_lists_array(batch: Sequence[Sequence[int]]) -> pa.Array:
+def id_lists_array(rows: list[Sequence[int]]) -> pa.Array:
     """Rows of token ids (large_list<int32>); TypeError for an id that is not an integer, as tiktoken;
-    OverflowError for one that no vocabulary can have."""
-    if isinstance(batch, (str, bytes)):
-        raise TypeError(f"expected a list of id lists, not {type(batch).__name__}")
-    rows = list(batch)
+    `ids_error` for one that no int32 holds, so no vocabulary has."""
     try:  # inferred, not cast: a cast to integers would truncate 2.5 to 2
         lists = pa.array(rows)
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
@@ -531,7 +541,7 @@ def id_lists_array(batch: Sequence[Sequence[int]]) -> pa.Array:
     try:
         return lists.cast(pa.large_list(pa.int32()))
     except pa.ArrowInvalid:
-        raise OverflowError("a token id is out of range (ids are below 2**31)") from None
+        raise ids_error(pc.list_flatten(lists).to_pylist()) from None
 
 
 def require_str(texts: Sequence[str]) -> list[str]:
@@ -607,16 +617,39 @@ def _not_unicode(e: Exception) -> SqltokError:
 
 
 def id_array(ids: Sequence[int]) -> pa.Array:
-    """One row of token ids (large_list<int32>); TypeError for anything that is not an integer, as
-    tiktoken gives. A short sequence is checked id by id (cheaper than Arrow's setup, 3.6 against
-    9 us for 15 ids); a long one converts in C when it is all integers (6,000 ids: 0.15 against
-    0.23 ms a decode) and is only looked at id by id when it is not."""
+    """One row of token ids (large_list<int32>); as tiktoken, TypeError for a set or mapping and for
+    anything that is not an integer, `ids_error` for an id no int32 holds. A short sequence is
+    checked id by id (cheaper than Arrow's setup, 3.6 against 9 us for 15 ids); a long one converts
+    in C when it is all integers (6,000 ids: 0.15 against 0.23 ms a decode) and is only looked at id
+    by id when it is not."""
+    if isinstance(ids, (Set, Mapping)):  # (as tiktoken: their order is not the ids')
+        raise TypeError(f"token ids must be a sequence of integers, not {type(ids).__name__}")
     if len(ids) < 64:
-        return pa.array([[operator.index(i) for i in ids]], pa.large_list(pa.int32()))
+        ids = _int_ids(ids)
+        try:
+            return pa.array([ids], pa.large_list(pa.int32()))
+        except (pa.ArrowInvalid, OverflowError):
+            raise ids_error(ids) from None
     try:
         values = pa.array(ids)
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
         values = None
     if values is None or not pa.types.is_integer(values.type):
-        values = pa.array([operator.index(i) for i in ids], pa.int64())
-    return pa.LargeListArray.from_arrays(pa.array([0, len(values)], pa.int64()), values.cast(pa.int32()))
+        values = pa.array(_int_ids(ids), pa.int64())
+    try:
+        values = values.cast(pa.int32())
+    except pa.ArrowInvalid:
+        raise ids_error(values.to_pylist()) from None
+    return pa.LargeListArray.from_arrays(pa.array([0, len(values)], pa.int64()), values)
+
+
+def _int_ids(ids: Iterable) -> list[int]:
+    """`ids` as ints (`operator.index`: TypeError for an item that is no integer), raising what
+    tiktoken's conversion raises first: OverflowError for an id no u32 holds before such an item."""
+    try:
+        return [operator.index(i) for i in ids]
+    except TypeError:
+        for i in ids:
+            if not 0 <= operator.index(i) < 2**32:
+                raise token_id_error(operator.index(i)) from None
+        raise

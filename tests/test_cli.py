@@ -83,6 +83,29 @@ def test_errors_are_clear_and_exit_2(tmp_path, monkeypatch, capsys, argv, messag
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("argv,message", [
+    (["train", "docs.jsonl", "--lines", "--vocab-size", "300", "--model", "m"],
+     "docs.jsonl (JSONL) has a document per row ('text' field): text_mode 'line' (--lines)"),
+    (["train", "docs.jsonl", "--whole-file", "--vocab-size", "300", "--model", "m"],
+     "(--whole-file) is for plain text"),
+    (["encode", "--model", "m", "--input", "docs.parquet", "--lines", "--output", "out.parquet"],
+     "docs.parquet (Parquet) has a document per row"),
+    (["train", "--sql", "SELECT 'a b' AS text", "--lines", "--vocab-size", "300", "--model", "m"],
+     "a SQL query has a document per row"),
+    (["prepare", "docs.jsonl", "docs.parquet", "--lines", "-o", "p"], "docs.jsonl (JSONL) has a document per row"),
+])
+def test_plain_text_options_on_rows_are_refused(tmp_path, monkeypatch, capsys, argv, message):
+    """--lines and --whole-file say how a plain text file holds documents; on JSONL, Parquet, a table
+    or a query, whose documents are rows, they were ignored without a word (--whole-file even read a
+    JSONL file as one text document)."""
+    monkeypatch.chdir(tmp_path)
+    duckdb.connect("sqltok.duckdb").close()
+    (tmp_path / "docs.jsonl").write_text('{"text": "hello world"}\n{"text": "more text"}\n')
+    duckdb.sql("COPY (SELECT 'hello world' AS text) TO 'docs.parquet'")
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
 def test_existing_model_needs_replace(tmp_path, corpus, capsys):
     db = str(tmp_path / "w.duckdb")
     args = ["train", str(corpus), "--text-key", "body", "--vocab-size", "260", "--model", "m", "--db", db,

@@ -116,8 +116,12 @@ def test_decode_equals_the_arrow_path(tok, text, noise):
 
 
 def test_decode_refuses_what_the_arrow_path_refuses(tok):
-    for ids, error in (([tok.n_vocab], ValueError), ([-1], ValueError), ([2**31], ValueError), ([2**70], ValueError),
-                       ([1, "x"], TypeError), ([1.0], TypeError), ([2**70, "x"], TypeError), (5, TypeError)):
+    """What tiktoken raises: an id no u32 holds is an OverflowError, before an item that is no integer
+    (tiktoken converts the ids in order), which is a TypeError (an UnknownTokenError is a KeyError
+    and a ValueError)."""
+    for ids, error in (([tok.n_vocab], KeyError), ([-1], OverflowError), ([2**31], KeyError), ([2**70], OverflowError),
+                       ([1, "x"], TypeError), ([1.0], TypeError), ([2**70, "x"], OverflowError),
+                       (["x", 2**70], TypeError), (5, TypeError)):
         with pytest.raises(error):
             tok.decode(ids)
         with pytest.raises(error):

@@ -61,6 +61,32 @@ def test_sql_encode_decode_count_tokens(trained):
                        ).fetchall()[0] == (None, None, None)
 
 
+def test_sql_decode_takes_the_id_lists_sqltok_writes(bundled):
+    """decode, decode_special and decode_ordinary take INTEGER[], UINTEGER[] (encode_uinteger's: a
+    binder error before, DuckDB has no implicit cast to INTEGER[]), USMALLINT[] and BIGINT[], NULL rows
+    and empty texts included; an id no vocabulary has is an error naming it."""
+    con = duckdb.connect()
+    sqltok.register(con)
+    con.execute("SELECT sqltok_load('o200k', ?), sqltok_load('bert', ?)",
+                [str(bundled("o200k_base.tiktoken")), str(bundled("bert-base-uncased_tokenizer.json"))])
+    con.execute("CREATE TABLE t AS SELECT * FROM (VALUES ('hello world'), (''), (NULL), ('héllo 𝄞 <|endoftext|>')) "
+                "v(text)")
+    assert con.execute("SELECT bool_and(decode('o200k', encode_uinteger('o200k', text)) IS NOT DISTINCT FROM text), "
+                       "bool_and(decode('o200k', encode('o200k', text)::BIGINT[]) IS NOT DISTINCT FROM text) "
+                       "FROM t").fetchall() == [(True, True)]
+    for m, ids in (("o200k", "encode_uinteger('o200k', text)"), ("bert", "encode_uinteger('bert', text)"),
+                   ("bert", "encode_usmallint('bert', text)"), ("bert", "encode('bert', text)::BIGINT[]")):
+        for f in ("decode", "decode_special", "decode_ordinary"):
+            got = con.execute(f"SELECT {f}('{m}', {ids}), {f}('{m}', encode('{m}', text)) FROM t").fetchall()
+            assert all(a == b for a, b in got) and got[2] == (None, None)
+    for ids, message in (("[1, 4294967295]::UINTEGER[]", "token id 4294967295 is not in this vocabulary"),
+                         ("[1, -1]::BIGINT[]", "token id -1 is out of range"),
+                         ("[1, 4294967296]::BIGINT[]", "token id 4294967296 is out of range")):
+        with pytest.raises(duckdb.Error, match=message):
+            con.execute(f"SELECT decode('o200k', {ids})").fetchall()
+    con.close()
+
+
 def test_update_in_place_and_failed_update_keeps_table(trained):
     con = trained
     con.execute("CREATE TABLE t AS SELECT doc_id, text FROM docs")

@@ -115,6 +115,18 @@ def test_text_key_and_two_inputs(tmp_path, monkeypatch):
     assert m["sources"] == [{"license": "MIT", "documents": 2, "bytes": 24}, {"others": 1, "documents": 1, "bytes": 5}]
 
 
+def test_lines_apply_to_the_plain_text_sources(tmp_path):
+    """--lines with JSONL and plain text sources together: the text file's lines are documents, the
+    JSONL file's rows as ever (alone, a JSONL source with --lines is refused)."""
+    (tmp_path / "book.txt").write_text("one line\nanother line\n")
+    (tmp_path / "docs.jsonl").write_text('{"text": "a row"}\n')
+    assert main(["prepare", str(tmp_path / "book.txt"), str(tmp_path / "docs.jsonl"), "--lines",
+                 "-o", str(tmp_path / "p")]) == 0
+    m = json.loads((tmp_path / "p" / "manifest.json").read_text())
+    assert m["steps"][0]["documents_out"] == 3
+    assert main(["prepare", str(tmp_path / "docs.jsonl"), "--lines", "-o", str(tmp_path / "q")]) == 2
+
+
 def test_plain_text_lines(tmp_path):
     src = tmp_path / "book.txt"
     src.write_text("one line\n\nanother line\n")

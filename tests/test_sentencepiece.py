@@ -84,18 +84,23 @@ def test_single_text_calls_equal_sentencepiece(pair):
         assert [tok.token_count(t) for t in texts] == [len(x) for x in want]
     assert [tok.decode(x) for x in want] == sp.decode(want)
     assert [tok.decode_bytes(x) for x in want] == [t.encode() for t in sp.decode(want)]
-    for bad in ([tok.n_vocab], [0, -1]):
-        with pytest.raises(ValueError, match="not in this vocabulary"):
-            tok.decode(bad)
+    with pytest.raises(ValueError, match="not in this vocabulary"):
+        tok.decode([tok.n_vocab])
+    with pytest.raises(OverflowError, match="out of range"):
+        tok.decode([0, -1])
 
 
 def test_unknown_and_non_integer_ids_are_refused_as_tiktoken_refuses_them(pair):
     """An id without a piece is a KeyError (`UnknownTokenError`), as tiktoken and the other families
-    raise; an id that is no integer a TypeError (the direct path took 2.5 as token 2)."""
+    raise, or an OverflowError when no u32 holds it (tiktoken's conversion of the ids); an id that is
+    no integer a TypeError (the direct path took 2.5 as token 2)."""
     tok, _ = pair
     for decode in (tok.decode, tok.decode_bytes, lambda ids: tok.decode_batch([ids]), tok.decode_tokens_bytes):
-        for bad in ([tok.n_vocab], [0, -1]):
+        for bad in ([tok.n_vocab], [0, 2**31]):
             with pytest.raises(KeyError, match="not in this vocabulary"):
+                decode(bad)
+        for bad in ([0, -1], [2**32]):
+            with pytest.raises(OverflowError, match="out of range"):
                 decode(bad)
         with pytest.raises(TypeError):
             decode([2.5, 3])

@@ -163,13 +163,28 @@ def test_decode_any_ids(ids):
 
 def test_unknown_ids_are_key_errors():
     """An id without a piece is `UnknownTokenError`, a KeyError as tiktoken and the other families
-    raise (HF: an id past the vocabulary decodes to nothing, a negative one is an OverflowError)."""
+    raise, or an OverflowError when no u32 holds it, as tiktoken's (HF: an id past the vocabulary
+    decodes to nothing, a negative one is an OverflowError)."""
     tok, _ = _loaded("mistral-v1-llama-legacy")
-    for bad in ([tok.n_vocab], [0, -1]):
-        with pytest.raises(KeyError, match="not in this vocabulary"):
+    for bad, error, message in (([tok.n_vocab], KeyError, "not in this vocabulary"),
+                                ([0, 2**31], KeyError, "not in this vocabulary"),
+                                ([0, -1], OverflowError, "out of range"), ([2**32], OverflowError, "out of range")):
+        with pytest.raises(error, match=message):
             tok.decode(bad)
-        with pytest.raises(KeyError, match="not in this vocabulary"):
+        with pytest.raises(error, match=message):
             tok.decode_batch([[1], bad])
+
+
+def test_id_containers_are_taken_as_tiktoken_takes_them():
+    """decode refuses a set, a dict or a generator (tiktoken's decode takes sequences only: a set
+    decoded in its own order); decode_with_offsets takes any iterable (a generator was a TypeError)."""
+    tok, _ = _loaded("mistral-v1-llama-legacy")
+    ids = [1, 15043, 3186]
+    for bad in ({15043}, {15043: 1}, (i for i in ids)):
+        with pytest.raises(TypeError):
+            tok.decode(bad)
+    assert tok.decode(tuple(ids)) == tok.decode(ids)
+    assert tok.decode_with_offsets(i for i in ids) == tok.decode_with_offsets(ids)
 
 
 @settings(max_examples=40, deadline=None)

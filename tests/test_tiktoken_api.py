@@ -91,6 +91,78 @@ def test_ids_that_are_not_integers_are_refused_as_tiktoken_refuses_them(pair, bu
     assert tok.decode_single_token_bytes(np.int64(3)) == ref.decode_single_token_bytes(np.int64(3))
 
 
+DECODE_CALLS = {
+    "decode": lambda enc, ids: enc.decode(ids), "decode_bytes": lambda enc, ids: enc.decode_bytes(ids),
+    "decode_tokens_bytes": lambda enc, ids: enc.decode_tokens_bytes(ids),
+    "decode_single_token_bytes": lambda enc, ids: [enc.decode_single_token_bytes(i) for i in ids],
+    "decode_batch": lambda enc, ids: enc.decode_batch([[0], ids]),
+    "decode_bytes_batch": lambda enc, ids: enc.decode_bytes_batch([[0], ids]),
+    "decode_with_offsets": lambda enc, ids: enc.decode_with_offsets(ids),
+}
+# ids tiktoken refuses with KeyError (past the vocabulary, u32 all the same) and OverflowError (no u32),
+# alone, in rows (a row's ids are all converted first, except in the calls that go id by id) and in
+# batches (the first row that fails)
+BAD_IDS = [[300_000], [2**31], [2**32 - 1], [-1], [-(2**31) - 1], [2**32], [2**64], [0, -1], [300_000, -1],
+           [-1, 300_000], [2**31, -(2**40)], [2**31] * 70 + [2**32], [1] * 70 + [-1], [1] * 70 + [2**31]]
+
+
+def _error_type(call, enc, ids) -> type[Exception] | None:
+    try:
+        call(enc, ids)
+    except (KeyError, OverflowError, TypeError) as e:
+        return KeyError if isinstance(e, KeyError) else type(e)
+    return None
+
+
+def test_ids_without_a_token_raise_what_tiktoken_raises(pair, bundled):
+    """KeyError (UnknownTokenError) for an id in 0..2**32-1 that is no token, OverflowError for one no
+    u32 holds, in every decoding call, as tiktoken's (sqltok gave UnknownTokenError for -1 and 2**32,
+    OverflowError for 2**31); the other families raise the same. Messages name the id."""
+    tok, ref = pair
+    others = [sqltok.Tokenizer.load(bundled(f))
+              for f in ("bert-base-uncased_tokenizer.json", "botchan_en_bpe_1000.model")]
+    for name, call in DECODE_CALLS.items():
+        for ids in BAD_IDS:
+            want = _error_type(call, ref, ids)
+            assert want in (KeyError, OverflowError), (name, ids)
+            one_bad = sum(not 0 <= i < 300_000 for i in ids) == 1  # (the others' decode_with_offsets decode first)
+            for enc in (tok, *others) if one_bad or name != "decode_with_offsets" else (tok,):
+                assert _error_type(call, enc, ids) is want, (name, ids, enc)
+        for rows in ([[300_000], [-1]], [[-1], [300_000]], [[300_000], [2**32]], [[2**31], [2.5]]):
+            for batch_call in ("decode_batch", "decode_bytes_batch"):
+                want = _error_type(lambda enc, _: getattr(enc, batch_call)(rows), ref, None)
+                for enc in (tok, *others):
+                    assert _error_type(lambda enc, _: getattr(enc, batch_call)(rows), enc, None) is want
+    with pytest.raises(OverflowError, match="token id -1 is out of range"):
+        tok.decode([5, -1])
+    with pytest.raises(KeyError, match=f"token id {2**31} is not in this vocabulary"):
+        tok.decode_single_token_bytes(2**31)
+
+
+def test_id_containers_are_taken_as_tiktoken_takes_them(pair, bundled):
+    """decode and decode_bytes take a sequence (list, tuple, range, numpy array) and refuse a set, a
+    dict or a generator, as tiktoken (sqltok decoded a set in its own order, a dict's keys);
+    decode_tokens_bytes and decode_with_offsets take any iterable, in every family (WordPiece's
+    decode_with_offsets gave no offsets for a generator, HF-SentencePiece's a TypeError)."""
+    tok, ref = pair
+    others = [sqltok.Tokenizer.load(bundled(f))
+              for f in ("bert-base-uncased_tokenizer.json", "botchan_en_bpe_1000.model")]
+    ids = [71, 13, 1]
+    for enc in (tok, *others):
+        for decode in (enc.decode, enc.decode_bytes):
+            want = decode(ids)
+            assert decode(tuple(ids)) == decode(np.array(ids, np.uint32)) == want
+            assert decode(range(3)) == decode([0, 1, 2])
+            for bad in ({71}, {71: 1}, (i for i in ids)):
+                with pytest.raises(TypeError):
+                    ref.decode(bad)
+                with pytest.raises(TypeError):
+                    decode(bad)
+        assert enc.decode_tokens_bytes(i for i in ids) == enc.decode_tokens_bytes(ids)
+        assert enc.decode_with_offsets(i for i in ids) == enc.decode_with_offsets(ids)
+    assert tok.decode_with_offsets(i for i in ids) == ref.decode_with_offsets(i for i in ids)
+
+
 def test_batches_and_numpy_equal_tiktoken(pair):
     tok, ref = pair
     batch = [ref.encode_ordinary(t) for t in texts()]

@@ -64,7 +64,7 @@ from sqltok.pretokenizer.matcher cimport pretokenize_pattern
 import pyarrow as pa
 
 from sqltok.added_tokens import SPACE, WORD, AddedTokenFlags, code_point_ranges
-from sqltok.errors import SqltokError, UnknownTokenError
+from sqltok.errors import SqltokError, token_id_error
 from sqltok.normalizers import normalize
 
 cdef enum:
@@ -765,22 +765,23 @@ cdef class Encoder:
 
     def decode_arrow(self, ids, bint skip_special=False):
         """Bytes of each row of a list<integer> array (NULL stays NULL), as a large_binary array;
-        special tokens left out when `skip_special`. Unknown ids raise ValueError."""
+        special tokens left out when `skip_special`. Ids without a token: see `decode_arrow.pxd`."""
         return decode_arrow(ids, self._pieces(skip_special), pa.large_binary())
 
     def decode_ids(self, ids, bint skip_special=False) -> bytes:
-        """The bytes of one sequence of ids (Python ints), without Arrow. Unknown ids raise
-        ValueError, items that are no integers TypeError."""
+        """The bytes of one sequence of ids (Python ints), without Arrow; errors as tiktoken's (see
+        `decode_ids.pxd`)."""
         return decode_ids(ids, self._pieces(skip_special))
 
     def decode_text(self, ids, str errors not None="replace", bint skip_special=False) -> str:
         """`decode_ids(ids, skip_special).decode("utf-8", errors)` in one call, without the bytes object."""
         return decode_text(ids, self._pieces(skip_special), errors)
 
-    def token_bytes(self, int32_t token_id) -> bytes:
-        """The bytes of one token id; UnknownTokenError (a KeyError, as tiktoken's) for an id without one."""
-        if token_id < 0 or token_id >= <int32_t>self.starts.size() or not self.valid[token_id]:
-            raise UnknownTokenError(f"token id {token_id} is not in this vocabulary")
+    def token_bytes(self, int64_t token_id) -> bytes:
+        """The bytes of one token id; `token_id_error` (as tiktoken's: UnknownTokenError, a KeyError, or
+        OverflowError for an id no u32 holds) for an id without one."""
+        if token_id < 0 or token_id >= <int64_t>self.starts.size() or not self.valid[token_id]:
+            raise token_id_error(token_id)
         return self.vocab.substr(self.starts[token_id], self.ends[token_id] - self.starts[token_id])
 
     def merge_bytes(self, bytes piece) -> list:

@@ -35,7 +35,7 @@ from sqltok.pretokenizer._pretokenize import PATTERN_IDS, pattern_id, pretokeniz
 from sqltok.store import load_model
 from sqltok.threads import default_threads
 from sqltok.token_offsets import EncodedText, byte_range_offsets, byte_span_offsets, require_unicode
-from sqltok.tokenizer import AllowedSpecial, Tokenizer, id_lists_array, require_str
+from sqltok.tokenizer import AllowedSpecial, Tokenizer, require_str
 
 #: Pattern id meaning "each piece is already one pretoken" (used after a Python `regex` split).
 PAT_NONE = -1
@@ -236,7 +236,8 @@ class BPETokenizer(Tokenizer):
         """`Tokenizer.decode_batch`, a batch that is not all UTF-8 decoded row by row as `decode` does
         (as tiktoken: "strict" raises UnicodeDecodeError, "surrogateescape" gives lone surrogates, which
         no Arrow string holds)."""
-        data = self._encoder.decode_arrow(id_lists_array(batch), self._skips(skip_special_tokens))
+        skips = self._skips(skip_special_tokens)
+        data = self._decode_rows(batch, lambda ids: self._encoder.decode_arrow(ids, skips))
         try:
             return data.cast(pa.large_string()).to_pylist()
         except pa.ArrowInvalid:

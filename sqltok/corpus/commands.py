@@ -14,7 +14,7 @@ from sqltok.corpus.clean import FORMS, CleanSettings
 from sqltok.corpus.manifest import Manifest
 from sqltok.corpus.pii import KINDS, check_kinds
 from sqltok.corpus.prepare import Dedup, PrepareSettings, prepare
-from sqltok.corpus.sources import Source
+from sqltok.corpus.sources import Source, rows_format
 from sqltok.errors import SqltokError
 
 
@@ -76,7 +76,9 @@ def settings_from(args) -> PrepareSettings:
 def run(args) -> None:
     settings = settings_from(args)
     mode = "line" if args.lines else "file" if args.whole_file else None
-    sources = [Source(path=s, text_key=args.text_key, text_mode=mode) for s in args.sources]
+    text = [s for s in args.sources if not rows_format(s)]  # --lines, --whole-file: for these (refused if none)
+    sources = [Source(path=s, text_key=args.text_key, text_mode=mode if s in text or not text else None)
+               for s in args.sources]
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     spill_dir = os.path.dirname(os.path.abspath(args.output))
     while not os.path.isdir(spill_dir):  # the output's folders are made by prepare, and unmade if it fails

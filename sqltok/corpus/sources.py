@@ -39,8 +39,9 @@ class Source:
     """Where documents come from. Exactly one of `path`, `table` and `sql` is set.
 
     `text_key` names the text field (JSONL key, Parquet or table column); `text_mode` is required for
-    plain text files: "file" (one document per file) or "line" (one document per line, a CRLF line
-    end taken off whole unless `strip_cr` is false: spm_train keeps the "\r").
+    plain text files, and refused for the other sources: "file" (one document per file) or "line"
+    (one document per line, a CRLF line end taken off whole unless `strip_cr` is false: spm_train
+    keeps the "\r").
     """
 
     path: str | None = None
@@ -58,6 +59,11 @@ class Source:
             raise CorpusError("give exactly one source: a file path, a table name or a SQL query")
         if self.text_mode not in (None, "file", "line"):
             raise CorpusError(f"text_mode must be 'file' or 'line', not {self.text_mode!r}")
+        rows = self._rows_format() if self.text_mode is not None else None
+        if rows:
+            flag = "--lines" if self.text_mode == "line" else "--whole-file"
+            raise CorpusError(f"{rows} has a document per row ({self.text_key!r} field): text_mode "
+                              f"{self.text_mode!r} ({flag}) is for plain text files only")
         if self.max_documents is not None and self.max_documents < 1:
             raise CorpusError("max_documents must be a positive number")
 
@@ -138,10 +144,15 @@ class Source:
         assert path is not None
         if not has_magic(path) and not os.path.exists(path):
             raise CorpusError(f"no such file: {path}")
-        stem = path.lower()
-        for c in _COMPRESSION:
-            stem = stem.removesuffix(c)
-        return stem
+        return _suffix_stem(path)
+
+    def _rows_format(self) -> str | None:
+        """What the source is when its documents are rows (a Parquet or JSONL file, a table, a
+        query), None for a plain text file."""
+        if self.path is None:
+            return f"table {self.table}" if self.table is not None else "a SQL query"
+        kind = rows_format(self.path)
+        return f"{self.path} ({kind})" if kind else None
 
     def _file_query(self) -> str:
         path = self.path
@@ -173,6 +184,23 @@ class Source:
                               "(text_mode='file', --whole-file) or one line (text_mode='line', --lines)")
         raise CorpusError(f"cannot tell the format of {path}: expected .parquet, .jsonl/.ndjson/.json "
                           "(optionally .gz/.zst), or plain text with text_mode 'file' or 'line'")
+
+
+def _suffix_stem(path: str) -> str:
+    """`path` in lower case without a compression suffix (.gz, .zst): its format's suffix last."""
+    stem = path.lower()
+    for c in _COMPRESSION:
+        stem = stem.removesuffix(c)
+    return stem
+
+
+def rows_format(path: str) -> str | None:
+    """"Parquet" or "JSONL" for files of one of these formats by their name, whose documents are
+    rows; None for plain text."""
+    stem = _suffix_stem(path)
+    if stem.endswith(".parquet"):
+        return "Parquet"
+    return "JSONL" if stem.endswith(_JSON_SUFFIXES) else None
 
 
 def is_line_too_long(error: Exception) -> bool:

@@ -36,10 +36,10 @@ cdef inline bint add_piece(const TokenPieces& pieces, int64_t t, bint* first, st
 
 cdef inline object decode_arrow(object ids, const TokenPieces& pieces, object out_type):
     """The pieces of each row of the list<integer> array `ids` as an `out_type` array (large_binary or
-    large_string); NULL stays NULL, an id without a piece raises UnknownTokenError
-    (a ValueError and a KeyError)."""
+    large_string); NULL stays NULL. The first row with an id without a piece raises `token_id_error`
+    of its first negative id (an OverflowError), if any, as tiktoken converts a row's ids before it
+    decodes them, else of that id (UnknownTokenError, a ValueError and a KeyError)."""
     import pyarrow as pa
-    from sqltok.errors import UnknownTokenError
     cdef list keep = []
     cdef IdListView view = id_list_view(ids, keep)
     ids = keep[0]  # the array as read: large_list
@@ -61,7 +61,12 @@ cdef inline object decode_arrow(object ids, const TokenPieces& pieces, object ou
                 break
             offs.push_back(<int64_t>out.size())
     if bad >= 0:
-        raise UnknownTokenError(f"token id {tok[bad]} is not in this vocabulary (ids 0..{pieces.n_ids - 1})")
+        from sqltok.errors import token_id_error
+        for j in range(loff[r], loff[r + 1]):
+            if tok[j] < 0:
+                bad = j
+                break
+        raise token_id_error(tok[bad], pieces.n_ids)
     off_bytes = PyBytes_FromStringAndSize(<const char*>offs.data(), offs.size() * sizeof(int64_t))
     data = pa.Array.from_buffers(out_type, n, [None, pa.py_buffer(off_bytes), pa.py_buffer(out)])
     if ids.null_count:

@@ -6,8 +6,10 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.number cimport PyNumber_Index
 from cpython.ref cimport PyObject
-from cpython.sequence cimport PySequence_Fast, PySequence_Fast_GET_SIZE, PySequence_Fast_ITEMS
+from cpython.sequence cimport (PySequence_Check, PySequence_Fast, PySequence_Fast_GET_SIZE,
+                               PySequence_Fast_ITEMS)
 from cpython.unicode cimport PyUnicode_AsUTF8, PyUnicode_DecodeUTF8
+from libc.stdint cimport UINT32_MAX, int64_t
 from libcpp.string cimport string
 
 from sqltok.native.decode_arrow cimport TokenPieces, add_piece
@@ -16,10 +18,19 @@ cdef extern from "Python.h":
     bint _int_exact "PyLong_CheckExact"(PyObject*)
 
 
+cdef inline int _raise_for(PyObject* token_id, int64_t n_ids) except -1:
+    """Raise `token_id_error` of an id of a vocabulary of ids 0..n_ids-1."""
+    from sqltok.errors import token_id_error  # (only when failing: an import costs a decode's time)
+    raise token_id_error(PyNumber_Index(<object>token_id), n_ids)
+
+
 cdef inline int _join_pieces(object ids, const TokenPieces& pieces, string& out) except -1:
-    """The pieces of `ids` back to back into `out` (see `decode_arrow`). TypeError for an item that is
-    not an integer (as `operator.index` says), else UnknownTokenError (a KeyError, as tiktoken raises,
-    and a ValueError) for the first id without a piece."""
+    """The pieces of `ids` back to back into `out` (see `decode_arrow`). As tiktoken, which converts
+    every id to an unsigned 32-bit integer before it decodes: TypeError for the first item that is not
+    an integer (as `operator.index` says) or OverflowError for the first id no u32 holds, else
+    UnknownTokenError (a KeyError and a ValueError) for the first id without a piece."""
+    if not PySequence_Check(ids):  # (as tiktoken: no set, dict or generator, whose order is not the ids')
+        raise TypeError(f"token ids must be a sequence of integers, not {type(ids).__name__}")
     cdef object seq = PySequence_Fast(ids, "token ids must be a sequence of integers")
     cdef Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), j, bad = -1
     cdef PyObject** items = PySequence_Fast_ITEMS(seq)
@@ -33,12 +44,13 @@ cdef inline int _join_pieces(object ids, const TokenPieces& pieces, string& out)
             t = PyLong_AsLongLongAndOverflow(<object>items[j], &overflow)
         else:
             t = PyLong_AsLongLongAndOverflow(PyNumber_Index(<object>items[j]), &overflow)
-        if bad < 0 and (overflow or not add_piece(pieces, t, &first, out)):
-            bad = j  # (the rest is only checked for items that are no integers, as before)
+        if overflow or not (bad < 0 and add_piece(pieces, t, &first, out)):
+            if overflow or t < 0 or t > UINT32_MAX:
+                _raise_for(items[j], pieces.n_ids)
+            if bad < 0:
+                bad = j  # (the rest is only converted, to raise what it raises first)
     if bad >= 0:
-        from sqltok.errors import UnknownTokenError  # (only when failing: an import costs a decode's time)
-        raise UnknownTokenError(f"token id {PyNumber_Index(<object>items[bad])} is not in this vocabulary "
-                                f"(ids 0..{pieces.n_ids - 1})")
+        _raise_for(items[bad], pieces.n_ids)
     return 0
 
 

@@ -39,14 +39,21 @@ cdef struct IdListView:
 
 cdef inline IdListView id_list_view(object ids, list keep_alive) except *:
     """A view of a list<integer> array as int32 ids and int64 offsets (cast when needed); the arrays
-    and buffers it reads are appended to `keep_alive`. NULL ids are an error."""
+    and buffers it reads are appended to `keep_alive`. NULL ids are an error, and so is an id that no
+    int32 holds (`ids_error`: no vocabulary has it)."""
     import pyarrow as pa
     if isinstance(ids, pa.ChunkedArray):
         ids = ids.combine_chunks()
-    if not pa.types.is_large_list(ids.type):
-        from sqltok.native.list_views import as_large_list
-        ids = as_large_list(ids, pa.int32())
-    flat = ids.values.cast(pa.int32())
+    try:
+        if not pa.types.is_large_list(ids.type):
+            from sqltok.native.list_views import as_large_list
+            ids = as_large_list(ids, pa.int32())
+        flat = ids.values.cast(pa.int32())
+    except pa.ArrowInvalid:
+        if not pa.types.is_integer(ids.type.value_type):
+            raise
+        from sqltok.errors import ids_error
+        raise ids_error(ids.values.drop_null().to_pylist()) from None
     if flat.null_count:
         raise ValueError("token ids must not be NULL")
     values, offsets = flat.buffers()[1], ids.buffers()[1]

@@ -28,13 +28,13 @@ Rows are shared among threads by the row driver with the GIL released; ids go to
 vectors without a copy. One str or one sequence of ids from Python is read directly (`encode_str`,
 `decode_ids`). Each thread works in a `Workspace` the encoder keeps between calls, word cache and all.
 """
-from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport UINT32_MAX, int8_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
 import pyarrow as pa
 
-from sqltok.errors import UnknownTokenError
+from sqltok.errors import token_id_error
 
 from sqltok.native.arrow_buffers cimport BinaryView, view_end, view_start, view_valid
 from sqltok.bpe.merge_table cimport MergeTable, merge_table_add, merge_table_init, merge_table_rank
@@ -53,6 +53,7 @@ from sqltok.wordpiece.byte_trie cimport ByteTrie, byte_trie_build, byte_trie_chi
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.number cimport PyNumber_Index
+from cpython.sequence cimport PySequence_Check
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 
 
@@ -1129,8 +1130,8 @@ cdef class SentencePieceEncoder:
 
     def decode_arrow(self, ids):
         """Text (large_string) of each row of a list<integer> array as sentencepiece decodes it;
-        NULL stays NULL, an id out of range raises UnknownTokenError (a KeyError, as tiktoken's, and a
-        ValueError)."""
+        NULL stays NULL, an id out of range raises `token_id_error` (UnknownTokenError, a KeyError as
+        tiktoken's and a ValueError; OverflowError for a negative one)."""
         cdef list keep = []
         cdef IdListView view = id_list_view(ids, keep)
         ids = keep[0]
@@ -1149,7 +1150,7 @@ cdef class SentencePieceEncoder:
                                      NULL)
                     offsets.push_back(<int64_t>out.size())
         if bad >= 0:
-            raise UnknownTokenError(f"token id {view.ids[bad]} is not in this vocabulary (ids 0..{n_ids - 1})")
+            raise token_id_error(view.ids[bad], n_ids)
         off = PyBytes_FromStringAndSize(<const char*>offsets.data(), offsets.size() * sizeof(int64_t))
         data = pa.Array.from_buffers(pa.large_string(), view.length, [None, pa.py_buffer(off), pa.py_buffer(out)])
         if ids.null_count:
@@ -1157,28 +1158,38 @@ cdef class SentencePieceEncoder:
         return data
 
     def decode_ids(self, ids, bint with_starts=False):
-        """The text (UTF-8 bytes) of one sequence of ints, as `decode_arrow` gives a row; an id out
-        of range raises UnknownTokenError, an item that is no integer TypeError. `with_starts`:
+        """The text (UTF-8 bytes) of one sequence of ints, as `decode_arrow` gives a row. As tiktoken,
+        which converts every id to an unsigned 32-bit integer before it decodes: TypeError for the first
+        item that is no integer, OverflowError for the first id no u32 holds, else UnknownTokenError
+        for the first id out of range. `with_starts`:
         (text, the byte where each id's text starts in it; byte pieces of one character at its start)."""
         cdef vector[int32_t] row
         cdef vector[int64_t] starts
-        cdef int64_t n_ids = <int64_t>self.starts.size(), t
+        cdef int64_t n_ids = <int64_t>self.starts.size(), t, bad = -1
         cdef string out, pending
+        if not PySequence_Check(ids):  # (as tiktoken: no set, dict or generator, whose order is not the ids')
+            raise TypeError(f"token ids must be a sequence of integers, not {type(ids).__name__}")
         for x in ids:
-            t = PyNumber_Index(x)  # (not `t = x`, which would take 2.5 as 2)
+            t = PyNumber_Index(x)  # (not `t = x`, which would take 2.5 as 2; OverflowError past int64)
             if t < 0 or t >= n_ids:
-                raise UnknownTokenError(f"token id {t} is not in this vocabulary (ids 0..{n_ids - 1})")
+                if t < 0 or t > UINT32_MAX:
+                    raise token_id_error(t)
+                if bad < 0:
+                    bad = t
             row.push_back(<int32_t>t)
+        if bad >= 0:
+            raise token_id_error(bad, n_ids)
         starts.resize(row.size() if with_starts else 0)
         self._decode_row(row.data(), <int64_t>row.size(), out, pending,
                          starts.data() if with_starts else <int64_t*>NULL)
         text = PyBytes_FromStringAndSize(out.data(), out.size())
         return (text, [starts[k] for k in range(<Py_ssize_t>starts.size())]) if with_starts else text
 
-    def piece_bytes(self, int32_t token_id) -> bytes:
-        """The piece of one id as the model spells it ("▁the", "<0x41>")."""
-        if token_id < 0 or token_id >= <int32_t>self.starts.size():
-            raise UnknownTokenError(f"token id {token_id} is not in this vocabulary")
+    def piece_bytes(self, int64_t token_id) -> bytes:
+        """The piece of one id as the model spells it ("▁the", "<0x41>"); `token_id_error` for an id
+        without one."""
+        if token_id < 0 or token_id >= <int64_t>self.starts.size():
+            raise token_id_error(token_id)
         return self.vocab.substr(self.starts[token_id], self.ends[token_id] - self.starts[token_id])
 
 

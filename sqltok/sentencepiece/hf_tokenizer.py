@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sqltok.added_rows import AddedRows
-from sqltok.errors import SqltokError, UnknownTokenError
+from sqltok.errors import SqltokError, token_id_error
 from sqltok.formats.errors import ModelFormatError
 from sqltok.formats.files import read_bytes
 from sqltok.formats.json_file import load_json
@@ -169,14 +169,16 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
     def decode_arrow(self, ids: pa.Array, errors: str = "replace",
                      skip_special_tokens: bool | None = None) -> pa.Array:
         """Texts (large_string) of a list<integer> array as HF's `decode(ids, skip_special_tokens)`
-        gives them (the special tokens' ids taken out first, as HF does); NULL stays NULL."""
+        gives them (the special tokens' ids taken out first, as HF does); NULL stays NULL, an id
+        without a token raises `token_id_error` (one no u32 holds before the others)."""
         if isinstance(ids, pa.ChunkedArray):
             ids = ids.combine_chunks()
         ids = as_large_list(ids, pa.int64())
         flat = pc.list_flatten(ids)
         if len(flat) and (pc.min(flat).as_py() < 0 or pc.max(flat).as_py() >= self.n_vocab):
-            bad = flat.filter(pc.or_(pc.less(flat, 0), pc.greater_equal(flat, self.n_vocab)))[0].as_py()
-            raise UnknownTokenError(f"token id {bad} is not in this vocabulary (ids 0..{self.n_vocab - 1})")
+            bad = flat.filter(pc.or_(pc.less(flat, 0), pc.greater_equal(flat, self.n_vocab)))
+            outside = bad.filter(pc.or_(pc.less(bad, 0), pc.greater_equal(bad, 2**32)))  # first, as tiktoken's
+            raise token_id_error((outside if len(outside) else bad)[0].as_py(), self.n_vocab)
         if self._skips(skip_special_tokens):
             ids = self._without_special_ids(ids)
             flat = pc.list_flatten(ids)
@@ -195,6 +197,7 @@ class HfSentencePieceTokenizer(SentencePieceTokenizer):
         """`decode(tokens)` (HF's decoders, special tokens left out) and the character index where
         each token's part starts in it: the byte tokens of one character at that character, a
         special token, which decodes to nothing, where it stands."""
+        tokens = list(tokens)  # any iterable of ids, as tiktoken's
         text = self.decode(tokens)
         dec = self.hf.decoder
         starts: list[int | None] = []

@@ -153,6 +153,7 @@ class SentencePieceTokenizer(Tokenizer):
         """`decode(tokens)` and the character index where each token's text starts in it, as
         sentencepiece's `decode(ids, out_type="proto")` pieces' `begin` (the byte pieces of one
         character all at that character; a control piece, which decodes to nothing, where it stands)."""
+        tokens = list(tokens)  # any iterable of ids, as tiktoken's
         data, starts = self._encoder.decode_ids(tokens, True)
         chars_before = np.concatenate([[0], np.cumsum((np.frombuffer(data, np.uint8) & 0xC0) != 0x80)])
         return data.decode(), chars_before[np.asarray(starts, np.int64)].tolist()

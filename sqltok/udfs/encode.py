@@ -5,7 +5,8 @@ Special-token text is ordinary text in `encode` and `token_count`; `encode_speci
 special token; `encode_checked` raises when special-token text appears. `decode` keeps each family's
 default for special tokens (as `Tokenizer.decode`); `decode_special` writes them as their text and
 `decode_ordinary` leaves them out (HF's `skip_special_tokens` False and True: DuckDB's Python UDFs
-take no overloads or named arguments, and a macro named `decode` would hide DuckDB's own).
+take no overloads or named arguments, and a macro named `decode` would hide DuckDB's own). The
+decoders take any list of ids sqltok writes (INTEGER[], UINTEGER[], USMALLINT[]) and BIGINT[].
 """
 from __future__ import annotations
 
@@ -28,6 +29,10 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
     reg = named_tokenizers(con)
     varchar, integer = duckdb.sqltype("VARCHAR"), duckdb.sqltype("INTEGER")
     ids_type = duckdb.list_type(integer)
+    # decode's ids: BIGINT[], to which DuckDB casts every list sqltok writes (INTEGER[], UINTEGER[],
+    # USMALLINT[]) implicitly (a Python UDF has one signature; UINTEGER[] is no INTEGER[]); an id no
+    # int32 holds is no token (`id_list_view`)
+    any_ids = duckdb.list_type(duckdb.sqltype("BIGINT"))
 
     def encode_with(allowed):
         def run(names, texts):
@@ -78,9 +83,9 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
     define(con, "encode_special", encode_with("all"), [varchar, varchar], ids_type)
     define(con, "encode_checked", encode_checked, [varchar, varchar], ids_type)
     define(con, "token_count", token_count, [varchar, varchar], duckdb.sqltype("BIGINT"))
-    define(con, "decode", decode_with(None), [varchar, ids_type], varchar)
-    define(con, "decode_special", decode_with(False), [varchar, ids_type], varchar)
-    define(con, "decode_ordinary", decode_with(True), [varchar, ids_type], varchar)
+    define(con, "decode", decode_with(None), [varchar, any_ids], varchar)
+    define(con, "decode_special", decode_with(False), [varchar, any_ids], varchar)
+    define(con, "decode_ordinary", decode_with(True), [varchar, any_ids], varchar)
     define(con, "tokens", tokens, [varchar, varchar], duckdb.list_type(varchar))
     define(con, "token_bytes", token_bytes, [varchar, varchar], duckdb.list_type(duckdb.sqltype("BLOB")))
     define(con, "sqltok_load_file", load, [varchar, varchar, varchar], varchar, side_effects=True)

@@ -22,7 +22,7 @@ from libcpp.vector cimport vector
 
 import pyarrow as pa
 
-from sqltok.errors import UnknownTokenError
+from sqltok.errors import token_id_error
 
 from sqltok.native.arrow_buffers cimport BinaryView, binary_view, view_bytes, view_end, view_start, view_valid
 from sqltok.normalizers.bert_normalize cimport BertOptions, bert_normalize_text, bert_options, block_capitals
@@ -557,11 +557,12 @@ cdef class WordPieceEncoder:
         """`decode_ids(ids, skip_special).decode("utf-8", errors)` in one call, without the bytes object."""
         return decode_text(ids, self._pieces(skip_special), errors)
 
-    def token_bytes(self, int32_t token_id) -> bytes:
-        """The vocabulary entry of one id (continuation prefix included); UnknownTokenError (a
-        KeyError, as tiktoken's) for an id without one."""
-        if token_id < 0 or token_id >= <int32_t>self.starts.size():
-            raise UnknownTokenError(f"token id {token_id} is not in this vocabulary")
+    def token_bytes(self, int64_t token_id) -> bytes:
+        """The vocabulary entry of one id (continuation prefix included); `token_id_error` (as
+        tiktoken's: UnknownTokenError, a KeyError, or OverflowError for an id no u32 holds) for an id
+        without one."""
+        if token_id < 0 or token_id >= <int64_t>self.starts.size():
+            raise token_id_error(token_id)
         return self.vocab.substr(self.starts[token_id], self.ends[token_id] - self.starts[token_id])
 
 

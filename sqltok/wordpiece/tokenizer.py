@@ -225,6 +225,7 @@ class WordPieceTokenizer(Tokenizer, WordPieceDirect):
     def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
         """`decode(tokens)` (HF's decoder) and the character index where each token's part starts in
         it (a special token, which decodes to nothing, at the index where it stands)."""
+        tokens = list(tokens)  # any iterable of ids, as tiktoken's
         first, later = self._decoded_pieces
         text = self.decode(tokens)
         offsets, at, started = [], 0, False
