@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -137,6 +138,24 @@ def test_ids_without_a_token_raise_what_tiktoken_raises(pair, bundled):
         tok.decode([5, -1])
     with pytest.raises(KeyError, match=f"token id {2**31} is not in this vocabulary"):
         tok.decode_single_token_bytes(2**31)
+
+
+def test_int64_id_lists_decode_as_int32_ones_with_tiktokens_errors(pair, bundled):
+    """int64 id lists (what SQL's BIGINT[] and numpy give) are decoded as they are read: the same text
+    as int32 lists, and a row's id outside 0..2**32-1 is an OverflowError even after an id that is no
+    token, as tiktoken converts a row before it decodes it."""
+    tok, ref = pair
+    bert = sqltok.Tokenizer.load(bundled("bert-base-uncased_tokenizer.json"))
+    for enc in (tok, bert):
+        rows = [[71, 13, 1], None, [], [5, 6]]
+        want = enc.decode_arrow(pa.array(rows, pa.list_(pa.int32()))).to_pylist()
+        for t in (pa.int64(), pa.uint32(), pa.int16()):
+            assert enc.decode_arrow(pa.array(rows, pa.large_list(t))).to_pylist() == want
+    for row, error in (([300_000, 2**32], OverflowError), ([300_000, -1], OverflowError), ([1, 300_000], KeyError)):
+        with pytest.raises(error):
+            ref.decode(row)
+        with pytest.raises(error):
+            tok.decode_arrow(pa.array([[1], row], pa.list_(pa.int64())))
 
 
 def test_id_containers_are_taken_as_tiktoken_takes_them(pair, bundled):
