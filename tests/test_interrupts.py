@@ -1,13 +1,16 @@
 """Ctrl-C in the Python API is a KeyboardInterrupt, however DuckDB reports it, and loses nothing."""
 import os
+import random
 import signal
 import threading
 import time
 
 import duckdb
+import pyarrow as pa
 import pytest
 
 import sqltok
+from conftest import tiktoken_pair
 from sqltok.bpe import train
 from sqltok.interrupts import interruptible, is_interrupt
 from sqltok.unigram.spec import UnigramSpec
@@ -89,3 +92,57 @@ def test_a_real_ctrl_c_while_duckdb_reads_the_corpus(con, docs, run):
     finally:
         signal.signal(signal.SIGINT, previous)
     assert sent and _store(con) == []
+
+
+
+def _tiktoken_ids(path):
+    tok, ref = tiktoken_pair(path)
+    return tok, ref.encode_ordinary_batch
+
+
+def _hf_ids(path):
+    import tokenizers
+    ref = tokenizers.Tokenizer.from_file(str(path))
+    ref.no_truncation()
+    ref.no_padding()
+    return sqltok.Tokenizer.load(path), lambda texts: [e.ids for e in ref.encode_batch(texts)]
+
+
+def _sentencepiece_ids(path):
+    import sentencepiece
+    return sqltok.Tokenizer.load(path), sentencepiece.SentencePieceProcessor(model_file=str(path)).encode
+
+
+@pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="signals need the main thread")
+@pytest.mark.parametrize("name, pair", [("o200k_base.tiktoken", _tiktoken_ids),
+                                        ("bert-base-uncased_tokenizer.json", _hf_ids),
+                                        ("botchan_en_unigram_1000.model", _sentencepiece_ids)],
+                         ids=["bpe", "wordpiece", "sentencepiece"])
+def test_ctrl_c_stops_encode_arrow_on_threads(bundled, name, pair):
+    """Ctrl-C while `encode_arrow` encodes on threads raises KeyboardInterrupt from inside the call,
+    before the rows left are encoded (it came only once every row was), and the tokenizer gives the
+    oracle's ids afterwards. The signal is sent 20 ms into a call of about 0.2-0.3 s (longer on a
+    slower machine), each of its 32 chunks a chance to stop."""
+    tok, oracle = pair(bundled(name))
+    rng = random.Random(7)  # words the tokenizer has not met: each is merged
+    lines = [" ".join("".join(rng.choices("abcdefghijklmnopqrstuvwxyzéü", k=rng.randint(3, 14)))
+                      for _ in range(100)) for _ in range(4000)]
+    started = threading.Event()
+
+    def ctrl_c():
+        started.wait()
+        time.sleep(0.02)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    sender = threading.Thread(target=ctrl_c)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        sender.start()
+        with pytest.raises(KeyboardInterrupt) as info:
+            started.set()
+            tok.encode_arrow(pa.array(lines), threads=2)
+    finally:
+        sender.join()
+        signal.signal(signal.SIGINT, previous)
+    assert any(str(entry.path).endswith(".pyx") for entry in info.traceback)  # raised in the call
+    assert tok.encode_arrow(pa.array(lines[:64]), threads=2).to_pylist() == oracle(lines[:64])

@@ -10,14 +10,21 @@ takes the chunks left in the other runs from their back, chunk c into part `thre
 thread the machine slows down hands its last chunks to the others; every chunk is claimed exactly
 once. Without it each run is one chunk. With `chunk_parts` (take-over only) every chunk goes to a part
 of its own, so that a caller can use a chunk's rows as soon as it is `finished`, while the threads
-work on: an `after` hook runs on each thread after each of its chunks. A task says what to do with a
-range of rows (`RowsWork`); the driver gives back the parts in row order and the first row that failed.
+work on: an `after` hook runs on each thread after each of its chunks. With take-over, the caller's
+thread checks for Ctrl-C before each chunk after its first; a pending KeyboardInterrupt claims every
+chunk left, so the threads stop after the chunks they hold (each whole), and `rows_run` raises it. A
+task says what to do with a range of rows (`RowsWork`); the driver gives back the parts in row order
+and the first row that failed.
 """
 from cython.parallel cimport prange
 from libc.stdint cimport int64_t
 from libcpp.vector cimport vector
 
 from sqltok.native.arrow_buffers cimport BinaryView, binary_view, view_end, view_start
+
+
+cdef extern from "Python.h":
+    int signals_raised "PyErr_CheckSignals" ()    # (its exception left set: no `except`)
 
 
 cdef extern from "chunk_claims.h":
@@ -62,6 +69,7 @@ cdef cppclass RowRun:           # one call's rows and how they are shared out
     vector[int] order           # the parts that hold rows, in row order
     int64_t error_row           # the first row that failed, or -1
     int error_part              # the part that holds it
+    bint interrupted            # a signal handler raised (KeyboardInterrupt): its exception is set
 
 
 cdef inline int row_threads(int threads, int64_t rows) noexcept nogil:
@@ -110,7 +118,27 @@ cdef inline int rows_open(RowRun& run, object texts, list keep_alive, int thread
     run.order.clear()
     run.error_row = -1
     run.error_part = -1
+    run.interrupted = False
     return 0
+
+
+cdef inline bint _interrupted(RowRun& run) noexcept with gil:
+    """Whether a signal handler raised (Ctrl-C) on the caller's thread; if so, every chunk is claimed
+    so that no thread starts another, and the handler's exception stays set for `rows_run`."""
+    cdef int c
+    if signals_raised():
+        run.interrupted = True
+        for c in range(run.chunks):
+            run.claims.claim(c)
+    return run.interrupted
+
+
+cdef inline bint _may_claim(RowRun& run, int t, int c) noexcept nogil:
+    """Whether thread t gets chunk c: the caller's thread (t = 0) first checks for Ctrl-C, with
+    take-over and after its first chunk."""
+    if t == 0 and run.take_over and c != owned_first(run, 0) and _interrupted(run):
+        return False
+    return run.claims.claim(c)
 
 
 cdef inline void _chunk_done(RowRun& run, void* task, int t, int c) noexcept nogil:
@@ -126,7 +154,7 @@ cdef inline void _rows_share(RowRun& run, RowsWork work, RowsOpen open, void* ta
     cdef int64_t first, last, bad = -1
     if open != NULL:
         open(task, run, t, t, row_split(run.view, c, run.chunks), row_split(run.view, end, run.chunks))
-    while c < end and run.claims.claim(c):
+    while c < end and _may_claim(run, t, c):
         first = row_split(run.view, c, run.chunks)
         last = row_split(run.view, c + 1, run.chunks)
         if run.chunk_parts:
@@ -149,7 +177,7 @@ cdef inline void _rows_share(RowRun& run, RowsWork work, RowsOpen open, void* ta
         for d in range(1, run.threads):
             u = (t + d) % run.threads
             c = owned_first(run, u + 1) - 1
-            while c >= owned_first(run, u) and run.claims.claim(c):
+            while c >= owned_first(run, u) and _may_claim(run, t, c):
                 first = row_split(run.view, c, run.chunks)
                 last = row_split(run.view, c + 1, run.chunks)
                 if open != NULL:
@@ -165,11 +193,14 @@ cdef inline void _rows_share(RowRun& run, RowsWork work, RowsOpen open, void* ta
 
 cdef inline int rows_run(RowRun& run, RowsWork work, RowsOpen open, void* task) except -1:
     """Run `task` over the rows of `run` (opened by `rows_open`), the GIL released, then put the
-    parts in row order (`run.order`) and find the first row that failed (`run.error_row`)."""
+    parts in row order (`run.order`) and find the first row that failed (`run.error_row`). Raises
+    KeyboardInterrupt (or what a signal handler raised) when Ctrl-C stopped the run."""
     cdef int t, c
     cdef size_t k
     for t in prange(run.threads, nogil=True, num_threads=run.threads, schedule="static"):
         _rows_share(run, work, open, task, t)
+    if run.interrupted:
+        return -1
     if run.chunk_parts:
         for c in range(run.chunks):
             run.order.push_back(run.threads + c)
