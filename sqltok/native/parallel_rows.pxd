@@ -10,11 +10,11 @@ takes the chunks left in the other runs from their back, chunk c into part `thre
 thread the machine slows down hands its last chunks to the others; every chunk is claimed exactly
 once. Without it each run is one chunk. With `chunk_parts` (take-over only) every chunk goes to a part
 of its own, so that a caller can use a chunk's rows as soon as it is `finished`, while the threads
-work on: an `after` hook runs on each thread after each of its chunks. With take-over, the caller's
-thread checks for Ctrl-C before each chunk after its first; a pending KeyboardInterrupt claims every
-chunk left, so the threads stop after the chunks they hold (each whole), and `rows_run` raises it. A
-task says what to do with a range of rows (`RowsWork`); the driver gives back the parts in row order
-and the first row that failed.
+work on: an `after` hook runs on each thread after each of its chunks. With take-over, a caller on
+the main thread checks for Ctrl-C before each of its chunks after the first; a pending
+KeyboardInterrupt claims every chunk left, so the threads stop after the chunks they hold (each
+whole), and `rows_run` raises it. A task says what to do with a range of rows (`RowsWork`); the
+driver gives back the parts in row order and the first row that failed.
 """
 from cython.parallel cimport prange
 from libc.stdint cimport int64_t
@@ -69,6 +69,7 @@ cdef cppclass RowRun:           # one call's rows and how they are shared out
     vector[int] order           # the parts that hold rows, in row order
     int64_t error_row           # the first row that failed, or -1
     int error_part              # the part that holds it
+    bint check_signals          # the caller's thread looks for Ctrl-C between chunks (see `_may_claim`)
     bint interrupted            # a signal handler raised (KeyboardInterrupt): its exception is set
 
 
@@ -118,8 +119,16 @@ cdef inline int rows_open(RowRun& run, object texts, list keep_alive, int thread
     run.order.clear()
     run.error_row = -1
     run.error_part = -1
+    run.check_signals = run.take_over and _on_main_thread()
     run.interrupted = False
     return 0
+
+
+cdef inline bint _on_main_thread():
+    """Whether the caller runs on the main thread, the only one Python runs signal handlers on (on
+    another, checking would only wait for the GIL)."""
+    import threading
+    return threading.current_thread() is threading.main_thread()
 
 
 cdef inline bint _interrupted(RowRun& run) noexcept with gil:
@@ -135,8 +144,8 @@ cdef inline bint _interrupted(RowRun& run) noexcept with gil:
 
 cdef inline bint _may_claim(RowRun& run, int t, int c) noexcept nogil:
     """Whether thread t gets chunk c: the caller's thread (t = 0) first checks for Ctrl-C, with
-    take-over and after its first chunk."""
-    if t == 0 and run.take_over and c != owned_first(run, 0) and _interrupted(run):
+    take-over on the main thread and after its first chunk."""
+    if t == 0 and run.check_signals and c != owned_first(run, 0) and _interrupted(run):
         return False
     return run.claims.claim(c)
 
