@@ -100,14 +100,6 @@ def _tiktoken_ids(path):
     return tok, ref.encode_ordinary_batch
 
 
-def _hf_ids(path):
-    import tokenizers
-    ref = tokenizers.Tokenizer.from_file(str(path))
-    ref.no_truncation()
-    ref.no_padding()
-    return sqltok.Tokenizer.load(path), lambda texts: [e.ids for e in ref.encode_batch(texts)]
-
-
 def _sentencepiece_ids(path):
     import sentencepiece
     return sqltok.Tokenizer.load(path), sentencepiece.SentencePieceProcessor(model_file=str(path)).encode
@@ -115,9 +107,8 @@ def _sentencepiece_ids(path):
 
 @pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="signals need the main thread")
 @pytest.mark.parametrize("name, pair", [("o200k_base.tiktoken", _tiktoken_ids),
-                                        ("bert-base-uncased_tokenizer.json", _hf_ids),
                                         ("botchan_en_unigram_1000.model", _sentencepiece_ids)],
-                         ids=["bpe", "wordpiece", "sentencepiece"])
+                         ids=["bpe", "sentencepiece"])
 def test_ctrl_c_stops_encode_arrow_on_threads(bundled, name, pair):
     """Ctrl-C while `encode_arrow` encodes on threads raises KeyboardInterrupt from inside the call,
     before the rows left are encoded (it came only once every row was), and the tokenizer gives the

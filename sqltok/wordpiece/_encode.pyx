@@ -30,7 +30,7 @@ from sqltok.wordpiece.byte_trie cimport ByteTrie, byte_trie_build, byte_trie_lon
 from sqltok.native.bytes_table cimport (BytesTable, _mix64, bytes_hash, bytes_table_build, bytes_table_get_hashed,
                           bytes_table_get_head)
 from sqltok.native.decode_arrow cimport TokenPieces, decode_arrow
-from sqltok.native.id_lists cimport IdRows, IdVector, id_rows_move
+from sqltok.native.id_lists cimport IdRows, IdVector
 from sqltok.native.decode_ids cimport decode_ids, decode_text
 from sqltok.native.id_output cimport (IdPool, id_list_fill, id_pool_new, id_pool_release, id_pool_take,
                                       id_rows_arrow)
@@ -392,7 +392,7 @@ cdef class WordPieceEncoder:
         same length, each row encoded as the pair (texts[i], pairs[i])."""
         cdef list keep = []
         cdef RowRun run
-        rows_open(run, texts, keep, threads, True)  # take-over: chunks, so Ctrl-C stops the threads
+        rows_open(run, texts, keep, threads, False)
         cdef BinaryView w
         cdef WordPieceCall call
         call.second = NULL
@@ -409,10 +409,7 @@ cdef class WordPieceEncoder:
         call.keep_ids = not counts_only
         call.parts = parts.data()
         rows_run(run, _wordpiece_rows, NULL, &call)
-        cdef vector[IdRows] ordered
-        for k in run.order:
-            id_rows_move(ordered, parts[k])
-        return id_rows_arrow(ordered, counts_only, self.pool, run.threads)
+        return id_rows_arrow(parts, counts_only, self.pool, run.threads)
 
     # -- one str from Python, without Arrow ---------------------------------------------------------
     cdef int64_t _next_special(self, const uint8_t* p, int64_t i, int64_t n, int32_t* found,
