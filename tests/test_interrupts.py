@@ -94,7 +94,6 @@ def test_a_real_ctrl_c_while_duckdb_reads_the_corpus(con, docs, run):
     assert sent and _store(con) == []
 
 
-
 def _tiktoken_ids(path):
     tok, ref = tiktoken_pair(path)
     return tok, ref.encode_ordinary_batch
