@@ -30,8 +30,8 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
     varchar, integer = duckdb.sqltype("VARCHAR"), duckdb.sqltype("INTEGER")
     ids_type = duckdb.list_type(integer)
     # decode's ids: BIGINT[], to which DuckDB casts every list sqltok writes (INTEGER[], UINTEGER[],
-    # USMALLINT[]) implicitly (a Python UDF has one signature; UINTEGER[] is no INTEGER[]); an id no
-    # int32 holds is no token (`id_list_view`)
+    # USMALLINT[]) implicitly (a Python UDF has one signature; UINTEGER[] is no INTEGER[]); the decoder
+    # reads them as int64, without a cast back (`decode_arrow`)
     any_ids = duckdb.list_type(duckdb.sqltype("BIGINT"))
 
     def encode_with(allowed):
