@@ -99,24 +99,35 @@ def _tiktoken_ids(path):
     return tok, ref.encode_ordinary_batch
 
 
+def _hf_ids(path):
+    import tokenizers
+    ref = tokenizers.Tokenizer.from_file(str(path))
+    ref.no_truncation()
+    ref.no_padding()
+    return sqltok.Tokenizer.load(path), lambda texts: [e.ids for e in ref.encode_batch(texts)]
+
+
 def _sentencepiece_ids(path):
     import sentencepiece
     return sqltok.Tokenizer.load(path), sentencepiece.SentencePieceProcessor(model_file=str(path)).encode
 
 
 @pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="signals need the main thread")
-@pytest.mark.parametrize("name, pair", [("o200k_base.tiktoken", _tiktoken_ids),
-                                        ("botchan_en_unigram_1000.model", _sentencepiece_ids)],
-                         ids=["bpe", "sentencepiece"])
-def test_ctrl_c_stops_encode_arrow_on_threads(bundled, name, pair):
+@pytest.mark.parametrize("name, pair, copies", [("o200k_base.tiktoken", _tiktoken_ids, 1),
+                                                ("bert-base-uncased_tokenizer.json", _hf_ids, 8),
+                                                ("botchan_en_unigram_1000.model", _sentencepiece_ids, 1)],
+                         ids=["bpe", "wordpiece", "sentencepiece"])
+def test_ctrl_c_stops_encode_arrow_on_threads(bundled, name, pair, copies):
     """Ctrl-C while `encode_arrow` encodes on threads raises KeyboardInterrupt from inside the call,
     before the rows left are encoded (it came only once every row was), and the tokenizer gives the
-    oracle's ids afterwards. The signal is sent 20 ms into a call of about 0.2-0.3 s (longer on a
-    slower machine), each of its 32 chunks a chance to stop."""
+    oracle's ids afterwards. The signal is sent 20 ms into a call of about 0.15-0.3 s (longer on a
+    slower machine; WordPiece, which merges nothing, gets its lines `copies` times over), each of its
+    32 chunks a chance to stop."""
     tok, oracle = pair(bundled(name))
     rng = random.Random(7)  # words the tokenizer has not met: each is merged
     lines = [" ".join("".join(rng.choices("abcdefghijklmnopqrstuvwxyzéü", k=rng.randint(3, 14)))
                       for _ in range(100)) for _ in range(4000)]
+    texts = pa.array(lines * copies)
     started = threading.Event()
 
     def ctrl_c():
@@ -130,7 +141,7 @@ def test_ctrl_c_stops_encode_arrow_on_threads(bundled, name, pair):
         sender.start()
         with pytest.raises(KeyboardInterrupt) as info:
             started.set()
-            tok.encode_arrow(pa.array(lines), threads=2)
+            tok.encode_arrow(texts, threads=2)
     finally:
         sender.join()
         signal.signal(signal.SIGINT, previous)

@@ -30,7 +30,7 @@ from sqltok.wordpiece.byte_trie cimport ByteTrie, byte_trie_build, byte_trie_lon
 from sqltok.native.bytes_table cimport (BytesTable, _mix64, bytes_hash, bytes_table_build, bytes_table_get_hashed,
                           bytes_table_get_head)
 from sqltok.native.decode_arrow cimport TokenPieces, decode_arrow
-from sqltok.native.id_lists cimport IdRows, IdVector
+from sqltok.native.id_lists cimport IdRows, IdVector, id_rows_move
 from sqltok.native.decode_ids cimport decode_ids, decode_text
 from sqltok.native.id_output cimport (IdPool, id_list_fill, id_pool_new, id_pool_release, id_pool_take,
                                       id_rows_arrow)
@@ -363,9 +363,6 @@ cdef class WordPieceEncoder:
         cdef Workspace ws
         cdef int64_t r, s, before
         page_cache_init(ws.w.cache)
-        if keep_ids and last > first:
-            # text gives 0.05-0.55 ids per byte: reserving (address space only) spares regrowth copies
-            res.ids.reserve(view_bytes(v, first, last) // 2 + 4 * (last - first) + 16)
         for r in range(first, last):
             if not view_valid(v, r) or (second != NULL and not view_valid(second[0], r)):
                 res.lengths.push_back(-1)
@@ -392,7 +389,8 @@ cdef class WordPieceEncoder:
         same length, each row encoded as the pair (texts[i], pairs[i])."""
         cdef list keep = []
         cdef RowRun run
-        rows_open(run, texts, keep, threads, False)
+        cdef int k
+        rows_open(run, texts, keep, threads, True)  # taking over chunks: Ctrl-C stops the threads between them
         cdef BinaryView w
         cdef WordPieceCall call
         call.second = NULL
@@ -408,8 +406,11 @@ cdef class WordPieceEncoder:
         call.template = template
         call.keep_ids = not counts_only
         call.parts = parts.data()
-        rows_run(run, _wordpiece_rows, NULL, &call)
-        return id_rows_arrow(parts, counts_only, self.pool, run.threads)
+        rows_run(run, _wordpiece_rows, _wordpiece_open, &call)
+        cdef vector[IdRows] ordered
+        for k in run.order:
+            id_rows_move(ordered, parts[k])
+        return id_rows_arrow(ordered, counts_only, self.pool, run.threads)
 
     # -- one str from Python, without Arrow ---------------------------------------------------------
     cdef int64_t _next_special(self, const uint8_t* p, int64_t i, int64_t n, int32_t* found,
@@ -621,6 +622,16 @@ cdef struct WordPieceCall:      # what the threads of one encode_arrow call shar
     bint template
     bint keep_ids
     IdRows* parts
+
+
+cdef void _wordpiece_open(void* task, const RowRun& run, int thread, int part, int64_t first,
+                          int64_t last) noexcept nogil:
+    """Before a thread's first rows of a part (its own run, or a chunk taken over): room for the ids of
+    rows [first, last) at once. Text gives 0.05-0.55 ids per byte; reserving (address space only)
+    spares the copies and fresh pages of growing chunk by chunk."""
+    cdef WordPieceCall* call = <WordPieceCall*>task
+    if call.keep_ids and last > first:
+        call.parts[part].ids.reserve(view_bytes(run.view, first, last) // 2 + 4 * (last - first) + 16)
 
 
 cdef int64_t _wordpiece_rows(void* task, const RowRun& run, int thread, int part, int64_t first,
