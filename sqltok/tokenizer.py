@@ -529,19 +529,17 @@ class Tokenizer(ABC):
 
 
 def id_lists_array(rows: list[Sequence[int]]) -> pa.Array:
-    """Rows of token ids (large_list<int32>); TypeError for an id that is not an integer, as tiktoken;
-    `ids_error` for one that no int32 holds, so no vocabulary has."""
+    """Rows of token ids (large_list of the integers as read: int64 for Python ints, which the
+    decoders read without a cast); TypeError for an id that is not an integer, as tiktoken. An id
+    that no vocabulary has is the decoders' to report (`token_id_error`)."""
     try:  # inferred, not cast: a cast to integers would truncate 2.5 to 2
         lists = pa.array(rows)
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
         lists = None
     if lists is None or not (pa.types.is_list(lists.type) and pa.types.is_integer(lists.type.value_type)) \
             or lists.null_count or pc.list_flatten(lists).null_count:  # (None is no row, nor an id)
-        lists = pa.array([[operator.index(i) for i in row] for row in rows], pa.large_list(pa.int64()))
-    try:
-        return lists.cast(pa.large_list(pa.int32()))
-    except pa.ArrowInvalid:
-        raise ids_error(pc.list_flatten(lists).to_pylist()) from None
+        return pa.array([[operator.index(i) for i in row] for row in rows], pa.large_list(pa.int64()))
+    return lists.cast(pa.large_list(lists.type.value_type))
 
 
 def require_str(texts: Sequence[str]) -> list[str]:
