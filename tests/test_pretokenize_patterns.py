@@ -30,12 +30,15 @@ LLAMA3 = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?
 QWEN2 = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
 GPT2 = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 GPT2_TIKTOKEN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
+# mistral-common's tekken_240718.json and tekken_240911.json, config.pattern
+TEKKEN = (r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?"""
+          r"""[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
 
 # Every pattern string with its id, written out here independently of the module.
-EXPECTED_PATTERNS = {O200K: 0, CL100K: 2, LLAMA3: 3, QWEN2: 4, GPT2: 5, GPT2_TIKTOKEN: 5}
-NEW_PATTERNS = [CL100K, LLAMA3, QWEN2, GPT2, GPT2_TIKTOKEN]
+EXPECTED_PATTERNS = {O200K: 0, CL100K: 2, LLAMA3: 3, QWEN2: 4, GPT2: 5, GPT2_TIKTOKEN: 5, TEKKEN: 6}
+NEW_PATTERNS = [CL100K, LLAMA3, QWEN2, GPT2, GPT2_TIKTOKEN, TEKKEN]
 NAMES = {O200K: "o200k", CL100K: "cl100k", LLAMA3: "llama3", QWEN2: "qwen2", GPT2: "gpt2",
-         GPT2_TIKTOKEN: "gpt2-tiktoken"}
+         GPT2_TIKTOKEN: "gpt2-tiktoken", TEKKEN: "tekken"}
 COMPILED = {pat: regex.compile(pat.replace("$", r"\Z")) for pat in EXPECTED_PATTERNS}
 
 
@@ -61,12 +64,12 @@ def read_texts(path: Path) -> list[str]:
 
 def test_pattern_ids():
     assert PATTERN_IDS == {"o200k": 0, "script_aware": 1, "cl100k": 2, "llama3": 3, "qwen2": 4,
-                           "gpt2": 5}
+                           "gpt2": 5, "tekken": 6}
     assert PATTERNS == EXPECTED_PATTERNS
     for pat, pid in EXPECTED_PATTERNS.items():
         assert pattern_id(pat) == pid
     for unknown in ["", "x", r"\s+", CL100K.replace(r"\s++$|", ""), LLAMA3 + "|x", GPT2.upper(),
-                    QWEN2.replace(r"\p{N}|", r"\p{N}{1,2}|")]:
+                    QWEN2.replace(r"\p{N}|", r"\p{N}{1,2}|"), TEKKEN.replace(r"\p{N}|", r"\p{N}{1,3}|")]:
         assert pattern_id(unknown) is None
 
 
@@ -195,9 +198,9 @@ def test_mixtures_equal_oracle(text):
     check_all(text)
 
 
-# --- the 64-byte ASCII windows of cl100k, Llama 3, Qwen 2 (cl100k_ascii.h) and GPT-2 (gpt2_ascii.h) -
+# --- the 64-byte ASCII windows of cl100k, Llama 3, Qwen 2 (cl100k_ascii.h), GPT-2 (gpt2_ascii.h), Tekken --
 
-WINDOW_PATTERNS = [CL100K, LLAMA3, QWEN2, GPT2, GPT2_TIKTOKEN]
+WINDOW_PATTERNS = [CL100K, LLAMA3, QWEN2, GPT2, GPT2_TIKTOKEN, TEKKEN]
 
 WINDOW_CHARS = "abstlrvemdSTLREVMDXY' \t\n\r\x0b\x0c/.(-1234567890\x00\x1c\x7f"
 
@@ -211,8 +214,9 @@ WINDOW_CHARS = "abstlrvemdSTLREVMDXY' \t\n\r\x0b\x0c/.(-1234567890\x00\x1c\x7f"
 def test_ascii_windows_equal_oracle(pat, text):
     """The windows: contractions only where the apostrophe starts a pretoken, a P run's CR/LF tail,
     whitespace runs around CR/LF and at the end of the text (cl100k's \\s++$), digit groups (one
-    digit each in Qwen 2), GPT-2's lowercase contractions, spaces joining the next run and whole digit
-    runs, and the hand-over at non-ASCII bytes."""
+    digit each in Qwen 2 and Tekken), GPT-2's lowercase contractions, spaces joining the next run and
+    whole digit runs, Tekken's apostrophes as prefixes (o200k_ascii.h without contractions), and the
+    hand-over at non-ASCII bytes."""
     check(text, pat)
 
 
@@ -284,7 +288,7 @@ def test_pattern_keyword_of_pretokenize():
         for aware in (True, False):  # pattern= overrides script_aware
             assert pretokenize(text, aware, pattern=pid) == expected(text, pat)
     assert pretokenize(text, pattern=np.int64(4)) == expected(text, QWEN2)  # any integer type
-    for bad in (-1, 6, 1 << 40, "cl100k", 2.0, True, "2"):
+    for bad in (-1, 7, 1 << 40, "cl100k", 2.0, True, "2"):
         with pytest.raises(ValueError):
             pretokenize(text, pattern=bad)
         with pytest.raises(ValueError):
@@ -316,7 +320,7 @@ def tiktoken_pieces(pat: str, text: str) -> list[str]:
     return [enc.decode_single_token_bytes(t).decode() for t in enc.encode_ordinary(text)]
 
 
-TIKTOKEN_PATTERNS = [CL100K, GPT2_TIKTOKEN, GPT2, O200K]
+TIKTOKEN_PATTERNS = [CL100K, GPT2_TIKTOKEN, GPT2, O200K, TEKKEN]
 
 
 @pytest.mark.parametrize("pat", TIKTOKEN_PATTERNS, ids=[NAMES[p] for p in TIKTOKEN_PATTERNS])

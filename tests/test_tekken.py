@@ -31,6 +31,28 @@ def test_ids_and_text_equal_mistral_common(pair):
     assert tok.special_tokens["<SPECIAL_999>"] == 999
 
 
+@pytest.mark.parametrize("name", ["tekken_240718.json", "tekken_240911.json"])
+def test_tekken_pattern_has_the_native_pretokenizer(name):
+    """Tekken's pattern is split by the Cython matcher (PAT_TEKKEN), not by Python `regex`."""
+    from sqltok.pretokenizer._pretokenize import PATTERN_IDS, pattern_id
+    config = json.loads((DATA / name).read_text(encoding="utf-8"))["config"]
+    assert pattern_id(config["pattern"]) == PATTERN_IDS["tekken"]
+    assert sqltok.Tokenizer.load(DATA / name)._plain
+
+
+def test_ids_of_digits_apostrophes_and_long_texts_equal_mistral_common(pair):
+    """Where Tekken's split differs from o200k's (one digit per pretoken, no contractions), in texts
+    long enough for the 64-byte ASCII windows, and one text over every fixture corpus."""
+    tok, oracle = pair
+    corpora = Path(__file__).parent / "data" / "corpora_sample.jsonl"
+    texts = ["It's 2024: we'll pay $1,234,567.89 for 3 cats' toys; they'RE 'S 'll." * 5,
+             "x'S 12 34\n\n  'd 9'9 ſ'S", "a" * 70 + "'s 1234 " + "b" * 70,
+             "\n\n".join(json.loads(line)["text"] for line in open(corpora, encoding="utf-8"))]
+    want = [oracle.encode(t, bos=False, eos=False) for t in texts]
+    assert tok.encode_ordinary_batch(texts) == want
+    assert [tok.encode_ordinary(t) for t in texts] == want
+
+
 @pytest.mark.parametrize("change, message", [
     (lambda d: d["config"].update(default_vocab_size=100), "does not fit"),
     (lambda d: d["config"].pop("pattern"), "config.pattern"),

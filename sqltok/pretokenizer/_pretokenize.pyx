@@ -41,7 +41,7 @@ from libcpp.vector cimport vector
 from sqltok.native.arrow_buffers cimport BinaryView, binary_view, int64_array, view_end, view_start, view_valid
 from sqltok.native.parallel_rows cimport RowRun, rows_open, rows_run
 from sqltok.pretokenizer.matcher cimport (N_PATTERNS, PAT_CL100K, PAT_GPT2, PAT_LLAMA3, PAT_O200K, PAT_QWEN2,
-                         PAT_SCRIPT_AWARE, SC_COUNT, SC_NAMES, UC_LL, UC_LM, UC_LO, UC_LT, UC_LU, UC_M,
+                         PAT_SCRIPT_AWARE, PAT_TEKKEN, SC_COUNT, SC_NAMES, UC_LL, UC_LM, UC_LO, UC_LT, UC_LU, UC_M,
                          UC_N, UC_WS, pretokenize_pattern, uc_entry)
 
 import pyarrow as pa
@@ -60,7 +60,7 @@ CLASS_BITS = {"Lu": UC_LU, "Ll": UC_LL, "Lt": UC_LT, "Lm": UC_LM, "Lo": UC_LO, "
 
 #: Pattern id of every family (the PAT_* constants of pretokenize.pxd).
 PATTERN_IDS = {"o200k": PAT_O200K, "script_aware": PAT_SCRIPT_AWARE, "cl100k": PAT_CL100K,
-               "llama3": PAT_LLAMA3, "qwen2": PAT_QWEN2, "gpt2": PAT_GPT2}
+               "llama3": PAT_LLAMA3, "qwen2": PAT_QWEN2, "gpt2": PAT_GPT2, "tekken": PAT_TEKKEN}
 
 
 #: Exact pattern strings (tiktoken `pat_str`, HF tokenizer.json Split regex) -> pattern id.
@@ -71,6 +71,7 @@ PATTERNS: dict[str, int] = {
     patterns.QWEN2: PAT_QWEN2,      # HF: Qwen 2 / 2.5 / 3
     patterns.GPT2: PAT_GPT2,        # GPT-2, Whisper, HF ByteLevel(use_regex=True)
     patterns.R50K: PAT_GPT2,        # tiktoken r50k/p50k: the same split, possessive quantifiers
+    patterns.TEKKEN: PAT_TEKKEN,    # Mistral's Tekken (tekken_*.json)
 }
 
 

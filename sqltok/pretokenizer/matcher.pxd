@@ -29,6 +29,7 @@ cdef extern from "unicode_tables.h" nogil:
 
 cdef extern from "o200k_ascii.h" nogil:
     uint64_t o200k_ascii_starts "sqltok_o200k_ascii_starts"(const unsigned char* s, size_t base, size_t n)
+    uint64_t tekken_ascii_starts "sqltok_tekken_ascii_starts"(const unsigned char* s, size_t base, size_t n)
 
 
 cdef extern from "cl100k_ascii.h" nogil:
@@ -69,7 +70,8 @@ cdef enum:
     PAT_LLAMA3 = 3  # HF tokenizer.json of Llama 3 (and of the cl100k_base conversion)
     PAT_QWEN2 = 4  # HF tokenizer.json of Qwen 2 / 2.5 / 3
     PAT_GPT2 = 5  # GPT-2: tiktoken r50k_base / p50k_base, whisper, HF ByteLevel(use_regex=True)
-    N_PATTERNS = 6
+    PAT_TEKKEN = 6  # Mistral's Tekken: PAT_O200K without contractions, one digit per pretoken
+    N_PATTERNS = 7
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -236,12 +238,12 @@ cdef inline Py_ssize_t whitespace_end(const unsigned char* s, Py_ssize_t i, Py_s
 
 
 cdef inline Py_ssize_t rest_end(const unsigned char* s, Py_ssize_t i, Py_ssize_t after, Py_ssize_t n,
-                                uint32_t cp0, uint16_t c0) noexcept nogil:
-    """End of the branches shared by both patterns (REST) at byte i."""
+                                uint32_t cp0, uint16_t c0, bint tekken) noexcept nogil:
+    """End of the branches shared by both patterns (REST) at byte i; `tekken`: \\p{N} for \\p{N}{1,3}."""
     cdef uint32_t cp1
     cdef Py_ssize_t nx
     if c0 & UC_N:
-        return digits_end(s, after, n)
+        return after if tekken else digits_end(s, after, n)
     if cp0 == SPACE and after < n:
         nx = next_char(s, after, n, &cp1)
         if not (uc_entry(cp1) & (UC_L | UC_N | UC_WS)):
@@ -298,23 +300,24 @@ cdef inline Py_ssize_t ascii_word_end(const unsigned char* s, Py_ssize_t i, Py_s
     return k if k > j else -1
 
 
-cdef inline Py_ssize_t match_main(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
-    """End of the main pattern's match at byte i."""
+cdef inline Py_ssize_t match_main(const unsigned char* s, Py_ssize_t i, Py_ssize_t n, bint tekken) noexcept nogil:
+    """End of the main pattern's match at byte i (`tekken`: Tekken's, with no contractions and single
+    digits)."""
     cdef uint32_t cp0
     cdef Py_ssize_t e
     if s[i] < 0x80:
         e = ascii_word_end(s, i, n)
         if e >= 0:
-            return contraction_end(s, e, n)
+            return e if tekken else contraction_end(s, e, n)
         if e == -1:
-            return rest_end(s, i, i + 1, n, s[i], uc_entry(s[i]))
+            return rest_end(s, i, i + 1, n, s[i], uc_entry(s[i]), tekken)
     cdef Py_ssize_t after = next_char(s, i, n, &cp0)
     cdef uint16_t c0 = uc_entry(cp0)
     if not (c0 & UC_N) and cp0 != CR and cp0 != LF:
         e = word_end(s, i, after, n, c0)
         if e >= 0:
-            return contraction_end(s, e, n)
-    return rest_end(s, i, after, n, cp0, c0)
+            return e if tekken else contraction_end(s, e, n)
+    return rest_end(s, i, after, n, cp0, c0, tekken)
 
 
 cdef inline Py_ssize_t match_specific(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
@@ -328,23 +331,24 @@ cdef inline Py_ssize_t match_specific(const unsigned char* s, Py_ssize_t i, Py_s
         nx = next_char(s, after, n, &cp1)
         if uc_entry(cp1) & UC_L:
             return class_run(s, nx, n, UC_M)
-    return rest_end(s, i, after, n, cp0, c0)
+    return rest_end(s, i, after, n, cp0, c0, False)
 
 
 cdef inline int match_run(const unsigned char* s, Py_ssize_t start, Py_ssize_t end, bint specific,
-                          Pretokens& ends) except -1 nogil:
+                          Pretokens& ends, bint tekken) except -1 nogil:
     """Put the end of every pretoken of s[start:end], matched as a string of its own, in `ends`. The
-    main pattern takes ASCII text 64 bytes at a time (o200k_ascii.h), the rest pretoken by pretoken."""
+    main pattern (`tekken`: Tekken's) takes ASCII text 64 bytes at a time (o200k_ascii.h), the rest
+    pretoken by pretoken."""
     cdef const unsigned char* run = s + start
     cdef Py_ssize_t n = end - start, i = 0
     cdef uint64_t starts
     while i < n:
         if not specific and run[i] < 0x80 and (i + 1 == n or run[i + 1] < 0x80):  # else no window helps
-            starts = o200k_ascii_starts(run, i, n)
+            starts = tekken_ascii_starts(run, i, n) if tekken else o200k_ascii_starts(run, i, n)
             if starts:
                 i = window_starts(starts, i, start, ends)
                 continue
-        i = match_specific(run, i, n) if specific else match_main(run, i, n)
+        i = match_specific(run, i, n) if specific else match_main(run, i, n, tekken)
         found(ends, start + i)
     return 0
 
@@ -403,7 +407,7 @@ cdef inline int pretokenize_utf8(const unsigned char* s, Py_ssize_t n, bint scri
     cdef int latin = uc_entry(97) >> 8
     cdef Py_ssize_t i = 0, nx, run_start = 0, last_end = 0
     if not script_aware or is_ascii(s, n):  # ASCII is Latin and Common only: one run
-        return match_run(s, 0, n, False, ends)
+        return match_run(s, 0, n, False, ends, False)
     while i < n:
         if current == latin:
             i = skip_ascii_latin(s, i, n, &last_end)
@@ -415,12 +419,12 @@ cdef inline int pretokenize_utf8(const unsigned char* s, Py_ssize_t n, bint scri
             last_end = nx
         elif script != SC_COMMON and script != SC_UNKNOWN:  # a new real script
             if current >= 0:
-                match_run(s, run_start, last_end, is_specific(current), ends)
+                match_run(s, run_start, last_end, is_specific(current), ends, False)
                 run_start = last_end
             current = script
             last_end = nx
         i = nx
-    return match_run(s, run_start, n, is_specific(current), ends)
+    return match_run(s, run_start, n, is_specific(current), ends, False)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -449,6 +453,9 @@ cdef inline int pretokenize_utf8(const unsigned char* s, Py_ssize_t n, bint scri
 #      \s*[\r\n] or \s*[\r\n]+ end after the run's last CR/LF; then \s+(?!\S) ends at k when k is
 #      the end, else before the run's last character if that leaves one; then \s or \s+ take the
 #      single character left. So "a\n  " -> "a", "\n  " (cl100k) but "a", "\n", "  " (Llama 3).
+# Tekken (Mistral): o200k's main pattern without (?i:'s|...)? and with \p{N} for \p{N}{1,3}, over the
+#   whole text (no script runs): match_run's main pattern with `tekken` set, so "it's" -> "it", "'s"
+#   (the apostrophe prefixes the letters) and "123" -> "1", "2", "3".
 # GPT-2 (r50k/p50k/whisper, HF ByteLevel(use_regex=True)):
 #     's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
 #   Contractions are case-sensitive; a U+0020 followed by a non-space joins the run of that
@@ -589,6 +596,8 @@ cdef inline int pretokenize_pattern(const unsigned char* s, Py_ssize_t n, int pa
     the pattern with id `pattern` (PAT_*); ValueError for an unknown id."""
     if pattern == PAT_O200K or pattern == PAT_SCRIPT_AWARE:
         return pretokenize_utf8(s, n, pattern == PAT_SCRIPT_AWARE, ends)
+    if pattern == PAT_TEKKEN:
+        return match_run(s, 0, n, False, ends, True)
     if pattern == PAT_CL100K or pattern == PAT_LLAMA3 or pattern == PAT_QWEN2 or pattern == PAT_GPT2:
         return match_windowed(s, n, pattern, ends)
     with gil:

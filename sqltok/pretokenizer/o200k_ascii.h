@@ -21,7 +21,10 @@
    The rules look at most 3 bytes back and 3 ahead, except that the first whitespace after a CR/LF
    needs its run to end (scanned; a run that reaches a non-ASCII byte is left to the caller). Positions whose rule would look at a byte outside the 64 or at a
    non-ASCII byte are left to the caller (no start is reported there). tests/test_pretokenize.py
-   checks these starts against `regex`. */
+   checks these starts against `regex`.
+
+   Mistral's Tekken pattern is this one without the contractions and with \p{N} for \p{N}{1,3}:
+   `contractions` = 0 and `three_digits` = 0 (sqltok_tekken_ascii_starts; tests/test_pretokenize_patterns.py). */
 #ifndef SQLTOK_O200K_ASCII_H
 #define SQLTOK_O200K_ASCII_H
 
@@ -29,7 +32,8 @@
 
 /* Starts of pretokens at positions base + j (bit j, j > 0) that the window decides; base starts one.
    Every start before the last one reported is reported. */
-static inline uint64_t sqltok_o200k_ascii_starts(const unsigned char* s, size_t base, size_t n) {
+static inline uint64_t sqltok_o200k_like_ascii_starts(const unsigned char* s, size_t base, size_t n,
+                                                      int contractions, int three_digits) {
     unsigned char buf[64];
     sqltok_window w;
     if (!sqltok_window_open(&w, s, base, n, buf)) return 0;
@@ -38,13 +42,14 @@ static inline uint64_t sqltok_o200k_ascii_starts(const unsigned char* s, size_t 
     int limit = w.limit;
 
     /* contractions: an apostrophe right after a word's letters (not after another contraction) */
-    uint64_t con_letters, con_end;
-    uint64_t con_apos = sqltok_contractions(&w, c.apos & (letter << 1) & w.valid & ~(uint64_t)1, 1, 0,
-                                            &con_letters, &con_end);
+    uint64_t con_letters = 0, con_end = 0, con_apos = 0;
+    if (contractions)
+        con_apos = sqltok_contractions(&w, c.apos & (letter << 1) & w.valid & ~(uint64_t)1, 1, 0,
+                                       &con_letters, &con_end);
     /* a P run's tail of CR, LF and '/' (from its first CR/LF): its pretoken's, up to the first other byte */
     uint64_t tail, tail_end;   /* a CR/LF right after a P seeds one (a '/' inside a tail is one) */
     sqltok_tails(nl & (punct << 1), (nl | c.slash) & w.valid, &tail, &tail_end);
-    uint64_t groups = sqltok_digit_groups(w.digit);
+    uint64_t groups = three_digits ? sqltok_digit_groups(w.digit) : w.digit;
     /* P: not after P or SP, nor in a tail */
     uint64_t punct_start = punct & ~(punct << 1) & ~(c.sp << 1) & ~con_apos & ~tail;
     punct_start |= punct & (1 | tail_end | con_end);   /* base itself starts a pretoken */
@@ -73,6 +78,14 @@ static inline uint64_t sqltok_o200k_ascii_starts(const unsigned char* s, size_t 
     }
     uint64_t starts = (letter_start | groups | punct_start | ws_start | con_end | tail_end) & w.valid;
     return starts & ~(uint64_t)1 & (SQLTOK_BIT(limit) - 1);
+}
+
+static inline uint64_t sqltok_o200k_ascii_starts(const unsigned char* s, size_t base, size_t n) {
+    return sqltok_o200k_like_ascii_starts(s, base, n, 1, 1);
+}
+
+static inline uint64_t sqltok_tekken_ascii_starts(const unsigned char* s, size_t base, size_t n) {
+    return sqltok_o200k_like_ascii_starts(s, base, n, 0, 0);
 }
 
 #endif

@@ -13,6 +13,17 @@ O200K = "|".join([
     r"""\s+""",
 ])
 
+#: Mistral's Tekken (`tekken_*.json` config.pattern): o200k's without the contractions, one digit each.
+TEKKEN = "|".join([
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+""",
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*""",
+    r"""\p{N}""",
+    r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+    r"""\s*[\r\n]+""",
+    r"""\s+(?!\S)""",
+    r"""\s+""",
+])
+
 #: The reference's pattern for runs of scripts written without spaces: one letter per pretoken.
 SCRIPT_SPECIFIC = r" ?\p{L}\p{M}*|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
 
