@@ -117,12 +117,13 @@ def _sentencepiece_ids(path):
                                                 ("bert-base-uncased_tokenizer.json", _hf_ids, 8),
                                                 ("botchan_en_unigram_1000.model", _sentencepiece_ids, 1)],
                          ids=["bpe", "wordpiece", "sentencepiece"])
-def test_ctrl_c_stops_encode_arrow_on_threads(bundled, name, pair, copies):
-    """Ctrl-C while `encode_arrow` encodes on threads raises KeyboardInterrupt from inside the call,
-    before the rows left are encoded (it came only once every row was), and the tokenizer gives the
-    oracle's ids afterwards. The signal is sent 20 ms into a call of about 0.15-0.3 s (longer on a
-    slower machine; WordPiece, which merges nothing, gets its lines `copies` times over), each of its
-    32 chunks a chance to stop."""
+@pytest.mark.parametrize("threads", [1, 2])
+def test_ctrl_c_stops_encode_arrow_on_threads(bundled, name, pair, copies, threads):
+    """Ctrl-C while `encode_arrow` encodes, on two threads or one, raises KeyboardInterrupt from inside
+    the call, before the rows left are encoded (it came only once every row was), and the tokenizer
+    gives the oracle's ids afterwards. The signal is sent 20 ms into a call of about 0.15-0.6 s
+    (longer on a slower machine; WordPiece, which merges nothing, gets its lines `copies` times over),
+    each of its 32 (one thread: 16) chunks a chance to stop."""
     tok, oracle = pair(bundled(name))
     rng = random.Random(7)  # words the tokenizer has not met: each is merged
     lines = [" ".join("".join(rng.choices("abcdefghijklmnopqrstuvwxyzéü", k=rng.randint(3, 14)))
@@ -141,7 +142,7 @@ def test_ctrl_c_stops_encode_arrow_on_threads(bundled, name, pair, copies):
         sender.start()
         with pytest.raises(KeyboardInterrupt) as info:
             started.set()
-            tok.encode_arrow(texts, threads=2)
+            tok.encode_arrow(texts, threads=threads)
     finally:
         sender.join()
         signal.signal(signal.SIGINT, previous)

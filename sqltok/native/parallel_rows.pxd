@@ -8,10 +8,12 @@ texts. Thread t owns a run of chunks, output part t, and takes them front to bac
 stays in one piece. With take-over (the encoder: 16 chunks a thread), a thread done with its own run
 takes the chunks left in the other runs from their back, chunk c into part `threads + c`, so that a
 thread the machine slows down hands its last chunks to the others; every chunk is claimed exactly
-once. Without it each run is one chunk. With `chunk_parts` (take-over only) every chunk goes to a part
-of its own, so that a caller can use a chunk's rows as soon as it is `finished`, while the threads
-work on: an `after` hook runs on each thread after each of its chunks. With take-over, a caller on
-the main thread checks for Ctrl-C before each of its chunks after the first; a pending
+once. A call that asks for take-over but gets one thread, on the main thread and with at least
+CHECKED_BYTES of text, still cuts its run into chunks, so that Ctrl-C is looked for between them;
+other calls without take-over have one chunk a run. With `chunk_parts` (take-over only) every chunk
+goes to a part of its own, so that a caller can use a chunk's rows as soon as it is `finished`, while
+the threads work on: an `after` hook runs on each thread after each of its chunks. With take-over
+asked for, a caller on the main thread checks for Ctrl-C before each of its chunks after the first; a pending
 KeyboardInterrupt claims every chunk left, so the threads stop after the chunks they hold (each
 whole), and `rows_run` raises it. A task says what to do with a range of rows (`RowsWork`); the
 driver gives back the parts in row order and the first row that failed.
@@ -38,6 +40,7 @@ cdef extern from "chunk_claims.h":
 cdef enum:
     CHUNKS_PER_THREAD = 16      # with take-over
     ROWS_PER_THREAD = 64        # a call gets one more thread per this many rows
+    CHECKED_BYTES = 1 << 20     # one thread: chunks (and Ctrl-C checks between them) from this much text
 
 
 cdef cppclass RowRun
@@ -110,7 +113,8 @@ cdef inline int rows_open(RowRun& run, object texts, list keep_alive, int thread
     run.take_over = take_over and run.threads > 1
     run.chunk_parts = chunk_parts and run.take_over
     run.after = NULL
-    run.chunks = run.threads * CHUNKS_PER_THREAD if run.take_over else run.threads
+    run.check_signals = take_over and (run.take_over or _view_bytes(run.view) >= CHECKED_BYTES) and _on_main_thread()
+    run.chunks = run.threads * CHUNKS_PER_THREAD if run.check_signals or run.take_over else run.threads
     run.parts = run.threads + (run.chunks if run.take_over else 0)
     run.claims.reset(run.chunks)
     run.until.assign(run.threads, 0)
@@ -119,9 +123,12 @@ cdef inline int rows_open(RowRun& run, object texts, list keep_alive, int thread
     run.order.clear()
     run.error_row = -1
     run.error_part = -1
-    run.check_signals = run.take_over and _on_main_thread()
     run.interrupted = False
     return 0
+
+
+cdef inline int64_t _view_bytes(const BinaryView& v) noexcept nogil:
+    return view_end(v, v.length - 1) - view_start(v, 0) if v.length > 0 else 0
 
 
 cdef inline bint _on_main_thread():
@@ -143,8 +150,8 @@ cdef inline bint _interrupted(RowRun& run) noexcept with gil:
 
 
 cdef inline bint _may_claim(RowRun& run, int t, int c) noexcept nogil:
-    """Whether thread t gets chunk c: the caller's thread (t = 0) first checks for Ctrl-C, with
-    take-over on the main thread and after its first chunk."""
+    """Whether thread t gets chunk c: the caller's thread (t = 0) first checks for Ctrl-C, on the
+    main thread (`check_signals`) and after its first chunk."""
     if t == 0 and run.check_signals and c != owned_first(run, 0) and _interrupted(run):
         return False
     return run.claims.claim(c)
