@@ -105,3 +105,19 @@ def test_decode_with_offsets_known(bundled):
     tok = Tokenizer.load(bundled("mistral_tokenizer.model.v1"))
     ids = tok.encode("Hello world \U0010ffff")
     assert tok.decode_with_offsets([1, *ids, 2]) == ("Hello world \U0010ffff", [0, 0, 5, 11, 12, 12, 12, 12, 13])
+
+
+def test_an_unknown_run_across_two_words_is_one_span(bundled, tmp_path):
+    """A character that is no piece alone but is inside one ("☃" of an added "☃a") ends a word as an
+    unknown id; an unknown character after it, a word of its own, joins that unknown id, whose span
+    then covers both (the encoder merges such texts word by word)."""
+    pb = pytest.importorskip("sentencepiece.sentencepiece_model_pb2")
+    model = pb.ModelProto()
+    model.ParseFromString(bundled("botchan_en_bpe_1000.model").read_bytes())
+    piece = model.pieces.add()
+    piece.piece, piece.score, piece.type = "☃a", -5000.0, pb.ModelProto.SentencePiece.NORMAL
+    path = tmp_path / "snowman.model"
+    path.write_bytes(model.SerializeToString())
+    tok, sp = Tokenizer.load(path), spm.SentencePieceProcessor(model_file=str(path))
+    for text in ["x☃😀", "x☃😀y ☃a☃😀😀 b", "☃☃😀", "a☃ 😀☃"]:
+        _check(tok, sp, text)

@@ -832,11 +832,14 @@ cdef class SentencePieceEncoder:
         The text's candidates then each lie within one word and a merge changes only its own word's
         candidates, so the merges of each word are in the order (score, then position) that word alone
         gives them. A run of unknown pieces across two words is still one unknown id. The next word's
-        cache slot is fetched while a word is looked up or merged."""
+        cache slot is fetched while a word is looked up or merged. With spans asked for, each word is
+        merged (no cache) and its spans moved to its place; an unknown id that joins the run before
+        extends that run's span."""
         cdef int64_t start = 0, pos, after, first, n = 0
         cdef uint64_t h, h_next
         cdef const int32_t* ids
         cdef bint last_unk = False
+        cdef size_t k, spans_before
         self._next_word(s, 0, size, &after, &h_next)
         while start < size:
             pos, h = after, h_next
@@ -844,9 +847,17 @@ cdef class SentencePieceEncoder:
             if h_next:  # the next word's slot on its way while this one is looked up or merged
                 word_cache_prefetch(&ws.words, h_next)
             ids = NULL
-            if h:
+            spans_before = ws.spans.size()
+            if h and not ws.want_spans:
                 ids = word_cache_get(&ws.words, s + start, pos - start, h, &n)
-            if ids == NULL:
+            if ws.want_spans:
+                ws.word_ids.clear()
+                self._bpe(s + start, pos - start, ws.word_ids, ws)
+                ids = ws.word_ids.data()
+                n = <int64_t>ws.word_ids.size()
+                for k in range(spans_before, ws.spans.size()):
+                    ws.spans[k] += start
+            elif ids == NULL:
                 ws.word_ids.clear()
                 if not self._bpe_short(s + start, pos - start, ws.word_ids, ws):
                     self._bpe(s + start, pos - start, ws.word_ids, ws)
@@ -855,6 +866,9 @@ cdef class SentencePieceEncoder:
                 if h:
                     word_cache_put(&ws.words, s + start, pos - start, h, ids, n, ws.max_words)
             first = 1 if last_unk and not self.byte_fallback and n and ids[0] == self.unk else 0
+            if first and ws.want_spans:  # the run's span ends where this word's unknown id ends
+                ws.spans[spans_before - 1] = ws.spans[spans_before + 1]
+                ws.spans.erase(ws.spans.begin() + spans_before, ws.spans.begin() + spans_before + 2)
             out.insert(out.end(), ids + first, ids + n)
             if n:
                 last_unk = ids[n - 1] == self.unk
@@ -890,7 +904,7 @@ cdef class SentencePieceEncoder:
 
     cdef void _merged(self, const uint8_t* s, int64_t size, IdVector& out, Workspace& ws) noexcept nogil:
         """The model without `ignore_merges`' lookup."""
-        if self.words_apart and not ws.want_spans:  # the same ids as the whole text at once
+        if self.words_apart:  # the same ids (and spans) as the whole text at once
             self._bpe_words(s, size, out, ws)
         elif self.bpe:
             self._bpe(s, size, out, ws)
@@ -1015,7 +1029,7 @@ cdef class SentencePieceEncoder:
         cdef size_t k
         if self.hf.active or self.hf_json:
             raise ValueError("offsets are sentencepiece's, not followed through HF's steps")
-        ws.want_spans = True  # (so no word cache: see _merged)
+        ws.want_spans = True  # (so no word cache: see _bpe_words)
         with nogil:
             normalize(&self.normalizer, p, n, ws.norm, &origin)
             self._model(<const uint8_t*>ws.norm.data(), ws.norm.size(), ids, ws)
@@ -1034,7 +1048,7 @@ cdef class SentencePieceEncoder:
         cdef const uint8_t* p = <const uint8_t*>b
         cdef int64_t n = len(b)
         cdef size_t k
-        ws.want_spans = True  # (so no word cache: see _merged)
+        ws.want_spans = True  # (so no word cache: see _bpe_words)
         with nogil:
             self._model(p, n, ids, ws)
         return ([ids[k] for k in range(ids.size())],
