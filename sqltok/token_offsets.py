@@ -8,7 +8,7 @@ post-processor adds ([CLS], [SEP]) is (0, 0).
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
@@ -53,7 +53,8 @@ def byte_range_offsets(text: str, starts: np.ndarray, ends: np.ndarray,
     return list(zip(starts.tolist(), (lasts + 1).tolist()))
 
 
-def byte_offsets_to_chars(text: str, begins: list[int], ends: list[int]) -> list[tuple[int, int]]:
+def byte_offsets_to_chars(text: str, begins: Sequence[int] | np.ndarray,
+                          ends: Sequence[int] | np.ndarray) -> list[tuple[int, int]]:
     """Character offsets from (begin, end) byte offsets into the UTF-8 of `text`: a begin inside a
     character moves to its start, an end inside one to its end."""
     data = np.frombuffer(text.encode("utf-8"), np.uint8)
