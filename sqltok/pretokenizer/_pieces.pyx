@@ -21,7 +21,7 @@ MODES = {"pretokens": CUT_PRETOKENS, "candidates": CUT_CANDIDATES, "lines": CUT_
 #: The pretokenizers counting can cut for ("pretokens" mode), by their `PATTERN_IDS` name: whether
 #: the script-aware cuts apply, and whether cuts after a line feed do (see the module).
 PRETOKEN_CUTS = {"script_aware": (True, True), "o200k": (False, True), "cl100k": (False, True),
-                 "llama3": (False, True), "qwen2": (False, True), "gpt2": (False, False)}
+                 "llama3": (False, True), "qwen2": (False, True), "gpt2": (False, False), "tekken": (False, True)}
 
 
 cdef int64_t _longest_line(const uint8_t* s, int64_t n) noexcept nogil:

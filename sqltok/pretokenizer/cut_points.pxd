@@ -8,7 +8,7 @@ Cut points, at byte b ("x|y" below is text[b-1]|text[b]):
   " b..." starts one, and both sides are in the same Latin run;
   or an ASCII letter right after a line feed ("\\n|a"): the pretoken holding the line feed ends
   there in the patterns whose whitespace rule takes a run up to its last line feed (GPT-4o's,
-  cl100k's, Llama 3's, Qwen 2's; not GPT-2's, whose "\\s+(?!\\S)" leaves the last line feed of
+  cl100k's, Llama 3's, Qwen 2's, Tekken's; not GPT-2's, whose "\\s+(?!\\S)" leaves the last line feed of
   "\\n\\n|a" a pretoken of its own: `newline_cuts` is off for it); in script-aware mode only when
   the ASCII non-letters that end with the line feed follow an ASCII letter (or start the text), so
   that they are in the Latin run of the letter after them (after another script's run they would
