@@ -50,6 +50,10 @@ cdef class Encoder:
     cdef vector[int32_t] always_ids
     cdef AddedTokens added            # the special and always-matched tokens, with HF's flags
     cdef readonly int pattern
+    cdef bint cuts                    # texts over `segment_bytes` are encoded in segments, cut at the
+    cdef bint cut_script_aware        # pattern's cut points (`cut_points.pxd`: candidates' with
+    cdef bint cut_newlines            # supermerges), so that their work vectors stay that small
+    cdef public int64_t segment_bytes
     cdef bint rank_guard
     cdef readonly int32_t n_vocab
     cdef IdPool* pool                 # ids memory handed back by Arrow, for the next call
@@ -74,6 +78,7 @@ cdef class Encoder:
     cdef void _supermerge_run(self, IdVector& out, size_t first, size_t count, size_t tail,
                               Workspace& ws) noexcept nogil
     cdef int encode_ordinary(self, const uint8_t* p, int64_t n, IdVector& out, Workspace& ws) noexcept nogil
+    cdef int _encode_segment(self, const uint8_t* p, int64_t n, IdVector& out, Workspace& ws) noexcept nogil
     cdef int _encode_pieces(self, const uint8_t* p, int64_t n, IdVector& out, Workspace& ws) noexcept nogil
     cdef PieceKey* _piece_key(self, const uint8_t* p, int64_t n, const uint8_t* limit, Workspace& ws) noexcept nogil
     cdef int encode_text(self, const uint8_t* p, int64_t n, const uint8_t* allowed, IdVector& out,

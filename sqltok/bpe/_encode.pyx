@@ -59,6 +59,7 @@ from sqltok.native.id_output cimport (collector_pause, collector_resume, id_list
 from sqltok.native.parallel_rows cimport RowRun, row_split, rows_open, rows_run
 from sqltok.native.portable cimport prefetch
 from sqltok.native.shared_pieces cimport SharedPieces
+from sqltok.pretokenizer.cut_points cimport CUT_CANDIDATES, CUT_PRETOKENS, cut_after, pattern_cuts
 from sqltok.pretokenizer.matcher cimport pretokenize_pattern
 
 import pyarrow as pa
@@ -78,6 +79,7 @@ cdef enum:
     DIRECT_SPARSE = 2         # single calls size the cache for 1/this of their bytes (see _encode_one)
     SHARED_SLOT_BITS = 18     # the pretokens shared by a call's threads: up to 256k of them,
     SHARED_BYTES = 16 << 20   # in up to 16 MiB
+    SEGMENT_BYTES = 1 << 20   # texts longer than this are encoded a segment at a time (see encode_ordinary)
 
 
 cdef inline void _prefetch(const PretokenCache& cache, const BytesTable* direct, uint64_t h) noexcept nogil:
@@ -116,6 +118,8 @@ cdef class Encoder:
             self.in_super[left] = 1
             self.in_super[right] = 1
         self.pattern = pattern
+        self.cuts = pattern_cuts(pattern, &self.cut_script_aware, &self.cut_newlines)
+        self.segment_bytes = SEGMENT_BYTES
         self.rank_guard = rank_guard
         for t in tokens:
             self.starts.push_back(self.vocab.size())
@@ -472,6 +476,23 @@ cdef class Encoder:
         out.erase(out.begin() + first + m, out.begin() + first + count)
 
     cdef int encode_ordinary(self, const uint8_t* p, int64_t n, IdVector& out, Workspace& ws) noexcept nogil:
+        """Token ids of p[:n] (no special tokens) appended to `out`, a segment at a time when the text
+        is longer than `segment_bytes`: each ends at the first cut point after that many bytes, where
+        no pretoken (with supermerges: no supermerge candidate) crosses, so the ids are the whole
+        text's, and the pretokens' ends and keys never take more than a segment's worth of memory."""
+        cdef int64_t at = 0, cut
+        cdef int rc
+        while True:
+            cut = n
+            if self.cuts and n - at > self.segment_bytes:
+                cut = cut_after(p, at + self.segment_bytes, n, CUT_CANDIDATES if self.has_supers else CUT_PRETOKENS,
+                                self.cut_script_aware, self.cut_newlines)
+            rc = self._encode_segment(p + at, cut - at, out, ws)
+            if rc or cut >= n:
+                return rc
+            at = cut
+
+    cdef int _encode_segment(self, const uint8_t* p, int64_t n, IdVector& out, Workspace& ws) noexcept nogil:
         """Token ids of p[:n] (no special tokens) appended to `out`: the pieces, then the batch of
         deferred merges put in place of their placeholders."""
         cdef int rc = self._encode_pieces(p, n, out, ws)

@@ -11,17 +11,25 @@ from libc.stdint cimport int64_t, uint8_t
 from libcpp.vector cimport vector
 
 from sqltok.native.arrow_buffers cimport BinaryView, binary_view, view_end, view_start, view_valid
-from sqltok.pretokenizer.cut_points cimport CUT_CANDIDATES, CUT_LINES, CUT_PRETOKENS, cut_after
+from sqltok.pretokenizer.cut_points cimport CUT_CANDIDATES, CUT_LINES, CUT_PRETOKENS, cut_after, pattern_cuts
 
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from sqltok.pretokenizer._pretokenize import PATTERN_IDS
 
 MODES = {"pretokens": CUT_PRETOKENS, "candidates": CUT_CANDIDATES, "lines": CUT_LINES}
 
 #: The pretokenizers counting can cut for ("pretokens" mode), by their `PATTERN_IDS` name: whether
 #: the script-aware cuts apply, and whether cuts after a line feed do (see the module).
-PRETOKEN_CUTS = {"script_aware": (True, True), "o200k": (False, True), "cl100k": (False, True),
-                 "llama3": (False, True), "qwen2": (False, True), "gpt2": (False, False), "tekken": (False, True)}
+def _cuts(int pattern) -> tuple[bool, bool]:
+    cdef bint script_aware, newline_cuts
+    if not pattern_cuts(pattern, &script_aware, &newline_cuts):
+        raise ValueError(f"pattern id {pattern} has no cut points")
+    return script_aware, newline_cuts
+
+
+PRETOKEN_CUTS = {name: _cuts(pid) for name, pid in PATTERN_IDS.items()}
 
 
 cdef int64_t _longest_line(const uint8_t* s, int64_t n) noexcept nogil:

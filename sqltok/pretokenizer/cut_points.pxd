@@ -23,7 +23,8 @@ equal the whole document's.
 """
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t
 
-from sqltok.pretokenizer.matcher cimport UC_L, next_char, uc_entry
+from sqltok.pretokenizer.matcher cimport (PAT_CL100K, PAT_GPT2, PAT_LLAMA3, PAT_O200K, PAT_QWEN2, PAT_SCRIPT_AWARE,
+                                          PAT_TEKKEN, UC_L, next_char, uc_entry)
 
 cdef enum:
     CUT_PRETOKENS = 0
@@ -74,6 +75,14 @@ cdef inline bint cut_at(const uint8_t* s, int64_t b, int64_t n, int mode, bint s
             k -= 1
         return han_letter_at(s, k, n)
     return False
+
+
+cdef inline bint pattern_cuts(int pattern, bint* script_aware, bint* newline_cuts) noexcept nogil:
+    """The cut points of pattern id `pattern` (PAT_*): whether the script-aware ones apply and whether
+    cuts after a line feed do; False for an id without cut points."""
+    script_aware[0] = pattern == PAT_SCRIPT_AWARE
+    newline_cuts[0] = pattern != PAT_GPT2
+    return pattern in (PAT_O200K, PAT_SCRIPT_AWARE, PAT_CL100K, PAT_LLAMA3, PAT_QWEN2, PAT_GPT2, PAT_TEKKEN)
 
 
 cdef inline int64_t cut_after(const uint8_t* s, int64_t start, int64_t n, int mode, bint script_aware,
