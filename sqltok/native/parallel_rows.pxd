@@ -13,9 +13,9 @@ CHECKED_BYTES of text, still cuts its run into chunks, so that Ctrl-C is looked 
 other calls without take-over have one chunk a run. With `chunk_parts` (take-over only) every chunk
 goes to a part of its own, so that a caller can use a chunk's rows as soon as it is `finished`, while
 the threads work on: an `after` hook runs on each thread after each of its chunks. With take-over
-asked for, a caller on the main thread checks for Ctrl-C before each of its chunks after the first; a pending
-KeyboardInterrupt claims every chunk left, so the threads stop after the chunks they hold (each
-whole), and `rows_run` raises it. A task says what to do with a range of rows (`RowsWork`); the
+asked for, a caller on the main thread checks for Ctrl-C before each of its chunks after the first;
+a pending KeyboardInterrupt claims every chunk left, so the threads stop after the chunks they hold
+(each whole), and `rows_run` raises it. A task says what to do with a range of rows (`RowsWork`); the
 driver gives back the parts in row order and the first row that failed.
 """
 from cython.parallel cimport prange

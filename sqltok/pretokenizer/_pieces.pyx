@@ -20,15 +20,16 @@ from sqltok.pretokenizer._pretokenize import PATTERN_IDS
 
 MODES = {"pretokens": CUT_PRETOKENS, "candidates": CUT_CANDIDATES, "lines": CUT_LINES}
 
-#: The pretokenizers counting can cut for ("pretokens" mode), by their `PATTERN_IDS` name: whether
-#: the script-aware cuts apply, and whether cuts after a line feed do (see the module).
 def _cuts(int pattern) -> tuple[bool, bool]:
+    """`pattern_cuts` of a pattern id."""
     cdef bint script_aware, newline_cuts
     if not pattern_cuts(pattern, &script_aware, &newline_cuts):
         raise ValueError(f"pattern id {pattern} has no cut points")
     return script_aware, newline_cuts
 
 
+#: The pretokenizers counting can cut for ("pretokens" mode), by their `PATTERN_IDS` name: whether
+#: the script-aware cuts apply, and whether cuts after a line feed do (see the module).
 PRETOKEN_CUTS = {name: _cuts(pid) for name, pid in PATTERN_IDS.items()}
 
 
