@@ -148,3 +148,35 @@ def test_ctrl_c_stops_encode_arrow_on_threads(bundled, name, pair, copies, threa
         signal.signal(signal.SIGINT, previous)
     assert any(str(entry.path).endswith(".pyx") for entry in info.traceback)  # raised in the call
     assert tok.encode_arrow(pa.array(lines[:64]), threads=2).to_pylist() == oracle(lines[:64])
+
+
+@pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="signals need the main thread")
+@pytest.mark.parametrize("call", ["encode_ordinary", "token_count"])
+def test_ctrl_c_stops_one_long_text(bundled, call):
+    """Ctrl-C while one long str is encoded (one call, GIL released) raises KeyboardInterrupt from
+    inside the call, between two of its 1 MiB segments, and the tokenizer gives tiktoken's ids
+    afterwards. The signal is sent 20 ms into a text of 24 MB (about 0.2-0.4 s here)."""
+    tok, ref = tiktoken_pair(bundled("o200k_base.tiktoken"))
+    rng = random.Random(11)  # words the tokenizer has not met: each is merged
+    text = " ".join("".join(rng.choices("abcdefghijklmnopqrstuvwxyzéü", k=rng.randint(3, 14)))
+                    for _ in range(200_000))
+    big = text * (24_000_000 // len(text))
+    started = threading.Event()
+
+    def ctrl_c():
+        started.wait()
+        time.sleep(0.02)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    sender = threading.Thread(target=ctrl_c)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        sender.start()
+        with pytest.raises(KeyboardInterrupt) as info:
+            started.set()
+            getattr(tok, call)(big)
+    finally:
+        sender.join()
+        signal.signal(signal.SIGINT, previous)
+    assert any(str(entry.path).endswith(".pyx") for entry in info.traceback)  # raised in the call
+    assert tok.encode_ordinary(text[:5000]) == ref.encode_ordinary(text[:5000])

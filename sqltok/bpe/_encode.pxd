@@ -22,6 +22,7 @@ from sqltok.native.shared_pieces cimport SharedPieces
 cdef enum:
     NO_TOKEN = 1              # failure codes of encoding: a byte has no token in the vocabulary
     PRETOKENIZE_FAILED = 2
+    INTERRUPTED = 3           # a signal handler raised between segments (its exception is set)
 
 
 cdef inline str failure_message(int64_t row, int code):

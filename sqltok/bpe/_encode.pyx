@@ -56,7 +56,7 @@ from sqltok.native.id_lists cimport IdRows, IdVector, id_rows_move
 from sqltok.native.decode_ids cimport decode_ids, decode_text
 from sqltok.native.id_output cimport (collector_pause, collector_resume, id_list, id_pool_new, id_pool_release, id_pool_take, id_rows_arrow, id_rows_into,
                                       id_rows_lists)
-from sqltok.native.parallel_rows cimport RowRun, row_split, rows_open, rows_run
+from sqltok.native.parallel_rows cimport RowRun, on_main_thread, row_split, rows_open, rows_run
 from sqltok.native.portable cimport prefetch
 from sqltok.native.shared_pieces cimport SharedPieces
 from sqltok.pretokenizer.cut_points cimport CUT_CANDIDATES, CUT_PRETOKENS, cut_after, pattern_cuts
@@ -80,6 +80,21 @@ cdef enum:
     SHARED_SLOT_BITS = 18     # the pretokens shared by a call's threads: up to 256k of them,
     SHARED_BYTES = 16 << 20   # in up to 16 MiB
     SEGMENT_BYTES = 1 << 20   # texts longer than this are encoded a segment at a time (see encode_ordinary)
+
+
+cdef extern from "Python.h":
+    int _check_signals "PyErr_CheckSignals" ()    # (its exception left set: no `except`)
+
+
+cdef inline bint _signal_raised() noexcept nogil:
+    """Whether a signal handler raised (Ctrl-C) since the last look; its exception stays set."""
+    with gil:
+        return _check_signals() != 0
+
+
+cdef int _raise_set() except -1:
+    """Raise the exception a signal handler left set."""
+    return -1
 
 
 cdef inline void _prefetch(const PretokenCache& cache, const BytesTable* direct, uint64_t h) noexcept nogil:
@@ -479,7 +494,8 @@ cdef class Encoder:
         """Token ids of p[:n] (no special tokens) appended to `out`, a segment at a time when the text
         is longer than `segment_bytes`: each ends at the first cut point after that many bytes, where
         no pretoken (with supermerges: no supermerge candidate) crosses, so the ids are the whole
-        text's, and the pretokens' ends and keys never take more than a segment's worth of memory."""
+        text's, and the pretokens' ends and keys never take more than a segment's worth of memory.
+        With `ws.check_signals`, Ctrl-C is looked for after each segment (INTERRUPTED)."""
         cdef int64_t at = 0, cut
         cdef int rc
         while True:
@@ -490,6 +506,8 @@ cdef class Encoder:
             rc = self._encode_segment(p + at, cut - at, out, ws)
             if rc or cut >= n:
                 return rc
+            if ws.check_signals and _signal_raised():
+                return INTERRUPTED
             at = cut
 
     cdef int _encode_segment(self, const uint8_t* p, int64_t n, IdVector& out, Workspace& ws) noexcept nogil:
@@ -646,12 +664,15 @@ cdef class Encoder:
         ws.direct_bytes += n  # single calls one after another: a cache sized as for a part of their total
         workspace_init(ws[0], ws.direct_bytes // DIRECT_SPARSE, 1)  # (its page faults cost more than its misses)
         ws.defer = not self.has_supers
+        ws.check_signals = n > self.segment_bytes and on_main_thread()
         ws.out.clear()
         if n < NOGIL_BYTES:
             rc = self.encode_text(p, n, allowed, ws.out, ws[0])
         else:
             with nogil:
                 rc = self.encode_text(p, n, allowed, ws.out, ws[0])
+        if rc == INTERRUPTED:
+            _raise_set()
         if rc:
             raise SqltokError(failure_message(0, rc))
         if counts_only:

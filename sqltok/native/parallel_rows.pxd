@@ -113,7 +113,7 @@ cdef inline int rows_open(RowRun& run, object texts, list keep_alive, int thread
     run.take_over = take_over and run.threads > 1
     run.chunk_parts = chunk_parts and run.take_over
     run.after = NULL
-    run.check_signals = take_over and (run.take_over or _view_bytes(run.view) >= CHECKED_BYTES) and _on_main_thread()
+    run.check_signals = take_over and (run.take_over or _view_bytes(run.view) >= CHECKED_BYTES) and on_main_thread()
     run.chunks = run.threads * CHUNKS_PER_THREAD if run.check_signals or run.take_over else run.threads
     run.parts = run.threads + (run.chunks if run.take_over else 0)
     run.claims.reset(run.chunks)
@@ -131,7 +131,7 @@ cdef inline int64_t _view_bytes(const BinaryView& v) noexcept nogil:
     return view_end(v, v.length - 1) - view_start(v, 0) if v.length > 0 else 0
 
 
-cdef inline bint _on_main_thread():
+cdef inline bint on_main_thread():
     """Whether the caller runs on the main thread, the only one Python runs signal handlers on (on
     another, checking would only wait for the GIL)."""
     import threading
