@@ -112,6 +112,29 @@ def _sentencepiece_ids(path):
     return sqltok.Tokenizer.load(path), sentencepiece.SentencePieceProcessor(model_file=str(path)).encode
 
 
+def _ctrl_c_during(call) -> None:
+    """Run `call()` with Ctrl-C (SIGINT) sent 20 ms after it starts: it must raise KeyboardInterrupt
+    from inside the call (a handler that runs only once the call returned is too late)."""
+    started = threading.Event()
+
+    def ctrl_c():
+        started.wait()
+        time.sleep(0.02)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    sender = threading.Thread(target=ctrl_c)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        sender.start()
+        with pytest.raises(KeyboardInterrupt) as info:
+            started.set()
+            call()
+    finally:
+        sender.join()
+        signal.signal(signal.SIGINT, previous)
+    assert any(str(entry.path).endswith(".pyx") for entry in info.traceback)  # raised in the call
+
+
 @pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="signals need the main thread")
 @pytest.mark.parametrize("name, pair, copies", [("o200k_base.tiktoken", _tiktoken_ids, 1),
                                                 ("bert-base-uncased_tokenizer.json", _hf_ids, 8),
@@ -129,24 +152,7 @@ def test_ctrl_c_stops_encode_arrow_on_threads(bundled, name, pair, copies, threa
     lines = [" ".join("".join(rng.choices("abcdefghijklmnopqrstuvwxyzéü", k=rng.randint(3, 14)))
                       for _ in range(100)) for _ in range(4000)]
     texts = pa.array(lines * copies)
-    started = threading.Event()
-
-    def ctrl_c():
-        started.wait()
-        time.sleep(0.02)
-        os.kill(os.getpid(), signal.SIGINT)
-
-    sender = threading.Thread(target=ctrl_c)
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        sender.start()
-        with pytest.raises(KeyboardInterrupt) as info:
-            started.set()
-            tok.encode_arrow(texts, threads=threads)
-    finally:
-        sender.join()
-        signal.signal(signal.SIGINT, previous)
-    assert any(str(entry.path).endswith(".pyx") for entry in info.traceback)  # raised in the call
+    _ctrl_c_during(lambda: tok.encode_arrow(texts, threads=threads))
     assert tok.encode_arrow(pa.array(lines[:64]), threads=2).to_pylist() == oracle(lines[:64])
 
 
@@ -161,22 +167,5 @@ def test_ctrl_c_stops_one_long_text(bundled, call):
     text = " ".join("".join(rng.choices("abcdefghijklmnopqrstuvwxyzéü", k=rng.randint(3, 14)))
                     for _ in range(200_000))
     big = text * (24_000_000 // len(text))
-    started = threading.Event()
-
-    def ctrl_c():
-        started.wait()
-        time.sleep(0.02)
-        os.kill(os.getpid(), signal.SIGINT)
-
-    sender = threading.Thread(target=ctrl_c)
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        sender.start()
-        with pytest.raises(KeyboardInterrupt) as info:
-            started.set()
-            getattr(tok, call)(big)
-    finally:
-        sender.join()
-        signal.signal(signal.SIGINT, previous)
-    assert any(str(entry.path).endswith(".pyx") for entry in info.traceback)  # raised in the call
+    _ctrl_c_during(lambda: getattr(tok, call)(big))
     assert tok.encode_ordinary(text[:5000]) == ref.encode_ordinary(text[:5000])
