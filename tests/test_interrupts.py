@@ -157,15 +157,17 @@ def test_ctrl_c_stops_encode_arrow_on_threads(bundled, name, pair, copies, threa
 
 
 @pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="signals need the main thread")
-@pytest.mark.parametrize("call", ["encode_ordinary", "token_count"])
+@pytest.mark.parametrize("call", ["encode_ordinary", "token_count", "encode_arrow"])
 def test_ctrl_c_stops_one_long_text(bundled, call):
-    """Ctrl-C while one long str is encoded (one call, GIL released) raises KeyboardInterrupt from
-    inside the call, between two of its 1 MiB segments, and the tokenizer gives tiktoken's ids
-    afterwards. The signal is sent 20 ms into a text of 24 MB (about 0.2-0.4 s here)."""
+    """Ctrl-C while one long text is encoded (one str, GIL released, or one row of an Arrow array)
+    raises KeyboardInterrupt from inside the call, between two of its 1 MiB segments, and the
+    tokenizer gives tiktoken's ids afterwards. The signal is sent 20 ms into a text of 24 MB (about
+    0.2-0.4 s here)."""
     tok, ref = tiktoken_pair(bundled("o200k_base.tiktoken"))
     rng = random.Random(11)  # words the tokenizer has not met: each is merged
     text = " ".join("".join(rng.choices("abcdefghijklmnopqrstuvwxyzéü", k=rng.randint(3, 14)))
                     for _ in range(200_000))
     big = text * (24_000_000 // len(text))
-    _ctrl_c_during(lambda: getattr(tok, call)(big))
+    _ctrl_c_during(lambda: tok.encode_arrow(pa.array([big, "x"]), threads=2) if call == "encode_arrow"
+                   else getattr(tok, call)(big))
     assert tok.encode_ordinary(text[:5000]) == ref.encode_ordinary(text[:5000])

@@ -777,6 +777,8 @@ cdef class Encoder:
             finally:
                 for k in range(run.threads):
                     self._give_back(workspaces[k], not run.thread_ok[k])
+            if run.error_row >= 0 and parts[run.error_part].error_code == INTERRUPTED:
+                _raise_set()
             if run.error_row >= 0:
                 raise SqltokError(failure_message(run.error_row, parts[run.error_part].error_code))
             if run.chunk_parts:
@@ -895,6 +897,7 @@ cdef void _encode_open(void* task, const RowRun& run, int thread, int part, int6
     if part == thread:
         workspace_init(ws[0], size, run.threads)
         ws.defer = not (<Encoder>call.encoder).has_supers
+        ws.check_signals = run.check_signals and thread == 0  # (the caller's thread: one long row too)
         if run.threads > 1 and (<Encoder>call.encoder).shared.ready():
             ws.shared = &(<Encoder>call.encoder).shared
     if call.keep_ids and not (run.chunk_parts and part == thread):  # (chunk parts: the thread's own is unused)
