@@ -56,7 +56,7 @@ from sqltok.native.id_lists cimport IdRows, IdVector, id_rows_move
 from sqltok.native.decode_ids cimport decode_ids, decode_text
 from sqltok.native.id_output cimport (collector_pause, collector_resume, id_list, id_pool_new, id_pool_release, id_pool_take, id_rows_arrow, id_rows_into,
                                       id_rows_lists)
-from sqltok.native.parallel_rows cimport RowRun, on_main_thread, row_split, rows_open, rows_run
+from sqltok.native.parallel_rows cimport RowRun, on_main_thread, row_split, rows_open, rows_run, signals_raised
 from sqltok.native.portable cimport prefetch
 from sqltok.native.shared_pieces cimport SharedPieces
 from sqltok.pretokenizer.cut_points cimport CUT_CANDIDATES, CUT_PRETOKENS, cut_after, pattern_cuts
@@ -82,14 +82,10 @@ cdef enum:
     SEGMENT_BYTES = 1 << 20   # texts longer than this are encoded a segment at a time (see encode_ordinary)
 
 
-cdef extern from "Python.h":
-    int _check_signals "PyErr_CheckSignals" ()    # (its exception left set: no `except`)
-
-
 cdef inline bint _signal_raised() noexcept nogil:
     """Whether a signal handler raised (Ctrl-C) since the last look; its exception stays set."""
     with gil:
-        return _check_signals() != 0
+        return signals_raised() != 0
 
 
 cdef int _raise_set() except -1:

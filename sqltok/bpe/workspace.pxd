@@ -29,7 +29,7 @@ cdef cppclass Workspace:
     bint keep_sizes
     IdVector out                  # the direct path: the ids of the text at hand
     int64_t direct_bytes          # the direct path: bytes of the texts encoded so far (sizes the cache)
-    bint check_signals            # the direct path on the main thread: look for Ctrl-C between segments
+    bint check_signals            # on the caller's (main) thread: look for Ctrl-C between a long text's segments
 
 
 cdef inline void workspace_init(Workspace& ws, int64_t text_bytes, int threads) noexcept nogil:
