@@ -59,6 +59,6 @@ def byte_offsets_to_chars(text: str, begins: Sequence[int] | np.ndarray,
     character moves to its start, an end inside one to its end."""
     data = np.frombuffer(text.encode("utf-8"), np.uint8)
     chars_before = np.concatenate([[0], np.cumsum((data & 0xC0) != 0x80)])  # characters started before byte b
-    starts = chars_before[np.minimum(np.asarray(begins, np.int64) + 1, len(data))]
-    starts -= np.asarray(begins, np.int64) < len(data)
+    begins = np.asarray(begins, np.int64)
+    starts = chars_before[np.minimum(begins + 1, len(data))] - (begins < len(data))
     return list(zip(starts.tolist(), chars_before[np.asarray(ends, np.int64)].tolist()))

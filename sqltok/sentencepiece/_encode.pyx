@@ -29,16 +29,14 @@ vectors without a copy. One str or one sequence of ids from Python is read direc
 `decode_ids`). Each thread works in a `Workspace` the encoder keeps between calls, word cache and all.
 """
 from libc.stdint cimport UINT32_MAX, int8_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.string cimport memcpy
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
-import numpy as np
 import pyarrow as pa
 
 from sqltok.errors import token_id_error
 
-from sqltok.native.arrow_buffers cimport BinaryView, view_end, view_start, view_valid
+from sqltok.native.arrow_buffers cimport BinaryView, int64_array, view_end, view_start, view_valid
 from sqltok.bpe.merge_table cimport MergeTable, merge_table_add, merge_table_init, merge_table_rank
 from sqltok.native.bytes_table cimport BytesTable, bytes_hash, bytes_table_build, bytes_table_get
 from sqltok.native.id_lists cimport IdListView, IdRows, IdVector, id_list_view, id_rows_move
@@ -155,15 +153,6 @@ cdef cppclass Workspace:  # one thread's scratch, kept by the encoder between ca
     int8_t short_next[SCAN_SYMBOLS]  # ... and its neighbours (-1: none)
     int8_t short_prev[SCAN_SYMBOLS]
     IdVector text_ids           # a single text's ids (`encode_str`)
-
-
-cdef object _int64_array(const vector[int64_t]& values):
-    """A NumPy copy of `values` (no Python int per value)."""
-    out = np.empty(values.size(), np.int64)
-    cdef int64_t[::1] view = out
-    if values.size():
-        memcpy(&view[0], values.data(), values.size() * sizeof(int64_t))
-    return out
 
 
 cdef inline void _push(IdVector& out, int32_t id, Workspace& ws, int64_t start, int64_t end) noexcept nogil:
@@ -1030,8 +1019,8 @@ cdef class SentencePieceEncoder:
 
     def encode_with_byte_offsets(self, str text):
         """(ids, begins, ends) of a text (valid Unicode), each token's span of the text's UTF-8 bytes
-        as sentencepiece's `encode(text, out_type='immutable_proto')` gives `begin` and `end` (int64
-        arrays)."""
+        as sentencepiece's `encode(text, out_type='immutable_proto')` gives `begin` and `end` (Arrow
+        int64 arrays: no Python int per token)."""
         cdef bytes b = text.encode()
         cdef const uint8_t* p = <const uint8_t*>b
         cdef int64_t n = len(b)
@@ -1048,7 +1037,7 @@ cdef class SentencePieceEncoder:
             for k in range(0, ws.spans.size(), 2):
                 begins.push_back(origin[ws.spans[k]])
                 ends.push_back(origin[ws.spans[k + 1]])
-        return [ids[k] for k in range(ids.size())], _int64_array(begins), _int64_array(ends)
+        return [ids[k] for k in range(ids.size())], int64_array(begins), int64_array(ends)
 
     def model_spans(self, str text):
         """(ids, spans) of a text the model reads as it is (HF's pipeline has normalized and

@@ -147,7 +147,7 @@ class SentencePieceTokenizer(Tokenizer):
         text = require_str([text])[0]
         require_unicode(text)
         ids, begins, ends = self._encoder.encode_with_byte_offsets(text)
-        return EncodedText(ids, byte_offsets_to_chars(text, begins, ends))
+        return EncodedText(ids, byte_offsets_to_chars(text, begins.to_numpy(), ends.to_numpy()))
 
     def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
         """`decode(tokens)` and the character index where each token's text starts in it, as
