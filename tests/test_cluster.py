@@ -463,6 +463,7 @@ def test_a_worker_killed_mid_task_costs_a_retry_not_the_run(con, client, trainin
     task again elsewhere and the model is the reference's."""
     spec = next(m for m in MANIFEST if m["name"] == "bpe_en_simple_v2048")
     sentinel = tmp_path / "stuck"
+    client.wait_for_workers(2, timeout=60)  # (a worker an earlier test killed may still be restarting)
     victim = next(iter(client.scheduler_info()["workers"]))
 
     def stall_first_task(path=str(sentinel)):

@@ -168,6 +168,6 @@ def test_ctrl_c_stops_one_long_text(bundled, call):
     text = " ".join("".join(rng.choices("abcdefghijklmnopqrstuvwxyzéü", k=rng.randint(3, 14)))
                     for _ in range(200_000))
     big = text * (24_000_000 // len(text))
-    _ctrl_c_during(lambda: tok.encode_arrow(pa.array([big, "x"]), threads=2) if call == "encode_arrow"
-                   else getattr(tok, call)(big))
+    rows = pa.array([big, "x"])  # (made before the signal's clock starts: building it takes 10-30 ms)
+    _ctrl_c_during(lambda: tok.encode_arrow(rows, threads=2) if call == "encode_arrow" else getattr(tok, call)(big))
     assert tok.encode_ordinary(text[:5000]) == ref.encode_ordinary(text[:5000])
